@@ -1,0 +1,51 @@
+"""The kconfigs error tree.
+
+Every error a user can cause is a ``KconfigsError``: ``cli.main()`` prints its message as one
+line on stderr and exits with ``exit_code``. Nothing else catches these.
+"""
+
+from __future__ import annotations
+
+
+class KconfigsError(Exception):
+    """Base of all user-facing errors. ``str(err)`` is the one-line message."""
+
+    exit_code: int = 1
+    retriable: bool = False
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(KconfigsError):
+    """Bad command-line arguments (kafka-configs' IllegalArgumentException texts)."""
+
+
+class ValidationError(KconfigsError):
+    """A config key, value or entity name is not acceptable; nothing was written."""
+
+
+class StoreUnavailable(KconfigsError):
+    """The store cannot be reached (ZooKeeper down, broker unreachable, auth failed)."""
+
+    retriable = True
+
+
+class CorruptData(KconfigsError):
+    """Data in the store cannot be decoded (e.g. a znode that is not Kafka's JSON)."""
+
+
+class VersionConflict(KconfigsError):
+    """A compare-and-set lost against a concurrent writer more times than allowed."""
+
+    retriable = True
+
+
+class PartialFailure(KconfigsError):
+    """A multi-entity operation applied some changes and not others; the message says which."""
+
+    exit_code = 3

@@ -1,0 +1,63 @@
+"""The Store protocol: what every quota store (ZooKeeper, embedded SQLite, Kafka admin API) offers.
+
+Stores return model types only and every write is all-or-nothing. The read-merge-write of an
+alter is a compare-and-set: the store reads the current configs with their version, calls the
+caller's pure ``update`` function, and writes only if nobody wrote in between (retrying
+otherwise), so concurrent alters of different keys never lose one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Protocol
+
+from kconfigs.model import EntityFilter, QuotaEntity, QuotaRecord
+
+# Pure function from the current configs of an entity to its new configs. It may raise a
+# KconfigsError (e.g. "Invalid config(s): k"), which aborts the alter with nothing written.
+ConfigUpdate = Callable[[Mapping[str, str]], Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class StoreChange:
+    """Entities whose configs changed; an empty ``configs`` means the entity has no quotas now."""
+
+    records: tuple[QuotaRecord, ...]
+    full_snapshot: bool = False  # True on the first delivery and after a resync
+
+
+class Watch(Protocol):
+    def close(self) -> None: ...
+
+
+class Store(Protocol):
+    """A quota store. Implementations: ZooKeeperStore, SqliteStore, AdminApiStore."""
+
+    #: "zookeeper" | "sqlite" | "admin-api": renderers use it to pick kafka-configs' text style.
+    kind: str
+
+    def describe(self, entity_filter: EntityFilter) -> list[QuotaRecord]:
+        """Entities that exist in the store and match, with their raw configs (may be empty).
+
+        :raises StoreUnavailable, CorruptData:
+        """
+
+    def alter(self, entity: QuotaEntity, update: ConfigUpdate, *, validate_only: bool = False) -> QuotaRecord:
+        """Atomically replace ``entity``'s configs with ``update(current)`` and notify brokers.
+
+        An empty result removes the entity's configs (Kafka 3.5+ deletes the empty znode).
+        :raises StoreUnavailable, VersionConflict, and whatever ``update`` raises:
+        """
+
+    def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
+        """Apply several alters, each atomic per entity; on failure raises PartialFailure
+        naming what was and was not applied."""
+
+    def watch(self, on_change: Callable[[StoreChange], None], on_state: Callable[[str], None] | None = None) -> Watch:
+        """Call ``on_change`` with a full snapshot, then with every change until closed.
+
+        ``on_state`` receives "connected" / "lost" / "resynced" so callers can log; while lost
+        the caller keeps its last snapshot.
+        """
+
+    def close(self) -> None: ...
