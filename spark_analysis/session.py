@@ -1,0 +1,194 @@
+"""The only SparkSession builder: one quiet session per command, and its progress display.
+
+Quiet means the JVM starts with our log4j2 configuration (errors only, or INFO with
+``--verbose``) so nothing of Spark's start-up chatter reaches the terminal; ``spark.ui`` is off
+and shuffles use few partitions because the inputs of one command fit one machine by default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Iterator
+
+from kconfigs.errors import KconfigsError
+
+_LOG4J2_TEMPLATE = """\
+status = error
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+rootLogger.level = {level}
+rootLogger.appenderRef.console.ref = console
+logger.parquet.name = org.apache.parquet
+logger.parquet.level = {level}
+"""
+
+
+class JavaNotFound(KconfigsError):
+    """Spark needs a Java runtime and none was found."""
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """How to start Spark: ``master`` (``local[*]`` default), verbosity, shuffle partitions."""
+
+    master: str = "local[*]"
+    verbose: bool = False
+    shuffle_partitions: int = 8
+    driver_memory: str = "2g"
+    app_name: str = "kconfigs-analyze"
+
+
+def find_java() -> str:
+    """Return the java executable Spark will use. :raises JavaNotFound:"""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = os.path.join(java_home, "bin", "java")
+        if os.access(candidate, os.X_OK):
+            return candidate
+        raise JavaNotFound(f"JAVA_HOME={java_home} has no bin/java: install Java 17+ or fix JAVA_HOME")
+    found = shutil.which("java")
+    if found is None:
+        raise JavaNotFound("Java not found: Spark needs Java 17+ (install it or set JAVA_HOME)")
+    return found
+
+
+def _write_log4j2(directory: str, verbose: bool) -> str:
+    path = os.path.join(directory, "log4j2.properties")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(_LOG4J2_TEMPLATE.format(level="info" if verbose else "error"))
+    return path
+
+
+@contextlib.contextmanager
+def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["object"]:
+    """Yield a started SparkSession and stop it afterwards.
+
+    :raises JavaNotFound: before trying to start the JVM.
+    :raises KconfigsError: when the JVM does not start (message names the master).
+    """
+    find_java()
+    from pyspark.sql import SparkSession
+
+    with tempfile.TemporaryDirectory(prefix="kconfigs-spark-") as scratch:
+        log4j = _write_log4j2(scratch, options.verbose)
+        java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
+        builder = (
+            SparkSession.builder.master(options.master)
+            .appName(options.app_name)
+            .config("spark.driver.extraJavaOptions", java_opts)
+            .config("spark.executor.extraJavaOptions", java_opts)
+            .config("spark.driver.memory", options.driver_memory)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")  # we draw our own progress
+            .config("spark.sql.shuffle.partitions", str(options.shuffle_partitions))
+            .config("spark.sql.session.timeZone", "UTC")
+            # lenient casts: a bad number becomes null and is counted as malformed, not a crash
+            .config("spark.sql.ansi.enabled", "false")
+            .config("spark.sql.mapKeyDedupPolicy", "LAST_WIN")  # repeated Prometheus labels
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.local.dir", scratch)
+        )
+        try:
+            with _jvm_stderr_to(None if options.verbose else os.path.join(scratch, "spark-jvm.log")):
+                spark = builder.getOrCreate()
+        except Exception as err:  # the JVM gateway raises bare Exceptions (py4j / RuntimeError)
+            raise KconfigsError(f"Spark did not start on master {options.master}: {_first_line(err)}") from None
+        spark.sparkContext.setLogLevel("INFO" if options.verbose else "ERROR")
+        try:
+            yield spark
+        finally:
+            spark.stop()
+
+
+@contextlib.contextmanager
+def _jvm_stderr_to(log_path: str | None) -> Iterator[None]:
+    """Start the JVM with its stderr going to ``log_path`` (None: the terminal).
+
+    The java launcher prints notes (e.g. "Using incubator modules") before log4j is configured,
+    so only an fd-level redirect keeps the terminal quiet. The child keeps the redirected fd;
+    ours is restored as soon as the JVM is up.
+    """
+    if log_path is None:
+        yield
+        return
+    import sys
+    import warnings
+
+    # pyspark warns about pandas versions on import; that is noise for a CLI user
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\..*")
+    sys.stderr.flush()
+    saved_fd = os.dup(2)
+    with open(log_path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved_fd, 2)
+            os.close(saved_fd)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__
+
+
+class SparkProgress:
+    """Show what Spark is doing (stage, finished/total tasks) on stderr while a job runs.
+
+    Polls ``statusTracker`` from a daemon thread, because PySpark offers no listener callbacks
+    on the Python side; the display is rich's transient status line, so stdout stays clean.
+    """
+
+    def __init__(self, spark, enabled: bool = True, poll_interval_s: float = 0.25):
+        self._spark = spark
+        self._enabled = enabled
+        self._poll_interval_s = poll_interval_s
+        self._stop = threading.Event()
+        self._label = ""
+        self._status = None
+
+    def step(self, label: str) -> None:
+        """Name the current step (e.g. "reading dumps"); shown before the task counts."""
+        self._label = label
+        self._refresh()
+
+    def _describe_stages(self) -> str:
+        tracker = self._spark.sparkContext.statusTracker()
+        parts = []
+        for stage_id in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(stage_id)
+            if info is not None:
+                parts.append(f"stage {stage_id}: {info.numCompletedTasks}/{info.numTasks} tasks")
+        return ", ".join(parts)
+
+    def _refresh(self) -> None:
+        if self._status is not None:
+            stages = self._describe_stages()
+            self._status.update(f"[bold]{self._label}[/bold] {stages}")
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self._poll_interval_s):
+            with contextlib.suppress(Exception):  # the context may be stopping under us
+                self._refresh()
+
+    def __enter__(self) -> "SparkProgress":
+        if self._enabled:
+            from rich.console import Console
+
+            self._status = Console(stderr=True).status("starting")
+            self._status.__enter__()
+            threading.Thread(target=self._poll, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._status is not None:
+            self._status.__exit__(*exc)
