@@ -1,0 +1,172 @@
+"""kafka-configs ``--bootstrap-server`` mode for client quotas, as pure functions (Kafka 3.x texts).
+
+Inputs are plain values as ``args.py`` parses them: ``types`` (``["users", "clients"]``),
+``names`` (``""`` = default), ``add`` (ordered dict) and ``delete`` (list). Outputs are strings,
+model values, or kconfigs errors carrying kafka-configs' exact message (spec sections 2.4, 4.2;
+checked against Kafka 3.9 ``kafka.admin.ConfigCommand``).
+
+Collections in the "Unexpected config names" messages are rendered as Scala 2.13 prints them:
+added keys come from a Map's key set (``Set(a, b)``), deleted keys from joptsimple's value list
+(``ArrayBuffer(a, b)``). Scala sets of more than 4 keys print in hash order; here they keep the
+command-line order (the order is unspecified in kafka-configs too).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Mapping, Sequence
+
+from kconfigs.errors import UsageError, ValidationError
+from kconfigs.javafmt import double_to_string, parse_java_double
+from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
+
+CLIENT_OR_USER_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
+                             "controller_mutation_rate")
+IP_QUOTA_KEYS = ("connection_creation_rate",)
+SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+_TYPE_OF = {"users": EntityType.USER, "clients": EntityType.CLIENT_ID, "ips": EntityType.IP}
+_DISPLAY = {EntityType.USER: "user-principal", EntityType.CLIENT_ID: "client-id", EntityType.IP: "ip"}
+
+
+def _scala_set(items: Iterable[str]) -> str:
+    return "Set(" + ", ".join(dict.fromkeys(items)) + ")"
+
+
+def _scala_buffer(items: Iterable[str]) -> str:
+    return "ArrayBuffer(" + ", ".join(items) + ")"
+
+
+def check_alter_keys(types: Sequence[str], names: Sequence[str], add: Mapping[str, str],
+                     delete: Sequence[str]) -> str:
+    """kafka-configs' key checks for an alter; returns ``"quota"`` or ``"scram"`` (which API).
+
+    :raises UsageError: with kafka-configs' IllegalArgumentException text.
+    """
+    if types[0] == "ips":
+        unknown = [k for k in [*add, *delete] if k not in IP_QUOTA_KEYS]
+        if unknown:
+            raise UsageError("Only connection quota configs can be added for 'ips' using --bootstrap-server. "
+                             f"Unexpected config names: {','.join(unknown)}")
+        return "quota"
+    is_quota = lambda key: key in CLIENT_OR_USER_QUOTA_KEYS  # noqa: E731 (mirrors QuotaConfigs.isClientOrUserQuotaConfig)
+    is_scram = lambda key: key in SCRAM_KEYS  # noqa: E731
+    unknown_add = [k for k in add if not (is_scram(k) or is_quota(k))]
+    unknown_delete = [k for k in delete if not (is_scram(k) or is_quota(k))]
+    scram_add = [k for k in add if is_scram(k)]
+    scram_delete = [k for k in delete if is_scram(k)]
+    if types[0] == "clients" or len(types) == 2:
+        if unknown_add or scram_add:
+            raise UsageError("Only quota configs can be added for 'clients' using --bootstrap-server. "
+                             f"Unexpected config names: {_scala_set(unknown_add + scram_add)}")
+        if unknown_delete or scram_delete:
+            raise UsageError("Only quota configs can be deleted for 'clients' using --bootstrap-server. "
+                             f"Unexpected config names: {_scala_buffer(unknown_delete + scram_delete)}")
+    else:
+        _check_user_keys(names, unknown_add, unknown_delete, scram_add + scram_delete,
+                         any(map(is_quota, [*add, *delete])))
+    return "quota" if any(map(is_quota, [*add, *delete])) else "scram"
+
+
+def _check_user_keys(names, unknown_add, unknown_delete, scram_keys, has_quota) -> None:
+    if unknown_add:
+        raise UsageError("Only quota and SCRAM credential configs can be added for 'users' using "
+                         f"--bootstrap-server. Unexpected config names: {_scala_set(unknown_add)}")
+    if unknown_delete:
+        raise UsageError("Only quota and SCRAM credential configs can be deleted for 'users' using "
+                         f"--bootstrap-server. Unexpected config names: {_scala_buffer(unknown_delete)}")
+    if scram_keys:
+        if any(name == "" for name in names):
+            raise UsageError("The use of --entity-default or --user-defaults is not allowed with User SCRAM "
+                             "Credentials using --bootstrap-server.")
+        if has_quota:
+            raise UsageError("Cannot alter both quota and SCRAM credential configs simultaneously for 'users' "
+                             "using --bootstrap-server.")
+
+
+def alter_entity(types: Sequence[str], names: Sequence[str]) -> QuotaEntity:
+    """The entity an alter targets (types and names paired by index; ``""`` = default).
+
+    :raises UsageError: ``An entity name must be specified for every entity type``.
+    """
+    if len(types) != len(names):
+        raise UsageError("An entity name must be specified for every entity type")
+    parts = {_TYPE_OF[t]: (DEFAULT if n == "" else n) for t, n in zip(types, names)}
+    return QuotaEntity(user=parts.get(EntityType.USER), client_id=parts.get(EntityType.CLIENT_ID),
+                       ip=parts.get(EntityType.IP))
+
+
+def describe_filter(types: Sequence[str], names: Sequence[str]) -> EntityFilter:
+    """``ClientQuotaFilter.containsOnly`` of the zipAll of types and names (strict).
+
+    :raises UsageError: ``More entity names specified than entity types``.
+    """
+    if len(names) > len(types):
+        raise UsageError("More entity names specified than entity types")
+    components = []
+    for index, type_name in enumerate(types):
+        entity_type = _TYPE_OF[type_name]
+        name = names[index] if index < len(names) else None
+        if name is None:
+            components.append(FilterComponent(entity_type, Match.ANY))
+        elif name == "":
+            components.append(FilterComponent(entity_type, Match.DEFAULT))
+        else:
+            components.append(FilterComponent(entity_type, Match.EXACT, name))
+    return EntityFilter(components=tuple(components), strict=True)
+
+
+def quota_update(add: Mapping[str, str], delete: Sequence[str]) -> Callable[[Mapping[str, str]], dict[str, str]]:
+    """The store ``update`` for an alter: deletes must exist, added values must parse as doubles.
+
+    :raises ValidationError: ``Invalid config(s): k1,k2`` (nothing changed) or
+        ``Cannot parse quota configuration value for k: v``.
+    """
+
+    def update(current: Mapping[str, str]) -> dict[str, str]:
+        missing = [key for key in delete if key not in current]
+        if missing:
+            raise ValidationError(f"Invalid config(s): {','.join(missing)}")
+        for key, value in add.items():
+            try:
+                parse_java_double(value)
+            except ValueError:
+                raise ValidationError(f"Cannot parse quota configuration value for {key}: {value}") from None
+        new = {k: v for k, v in current.items() if k not in delete}
+        new.update(add)
+        return new
+
+    return update
+
+
+def alter_done_line(types: Sequence[str], names: Sequence[str]) -> str:
+    """``Completed updating config for user u.`` (first type, first name, as kafka-configs)."""
+    if names[0]:
+        return f"Completed updating config for {types[0][:-1]} {names[0]}."
+    return f"Completed updating default config for {types[0]} in the cluster."
+
+
+def entity_description(entity: QuotaEntity) -> str:
+    """``user-principal 'u', client-id 'c'`` / ``the default user-principal`` / ``ip '1.2.3.4'``."""
+    parts = []
+    for entity_type, name in entity.components().items():
+        label = _DISPLAY[entity_type]
+        parts.append(f"the default {label}" if name is DEFAULT else f"{label} '{name}'")
+    return ", ".join(parts)
+
+
+def describe_line(record: QuotaRecord) -> str | None:
+    """``Quota configs for <entity> are k=1024.0, ...``; None when the entity has no quotas."""
+    if not record.configs:
+        return None
+    pairs = ", ".join(f"{key}={_as_java_double(value)}" for key, value in record.configs.items())
+    return f"Quota configs for {entity_description(record.entity)} are {pairs}"
+
+
+def describe_lines(records: Iterable[QuotaRecord]) -> list[str]:
+    return [line for line in map(describe_line, records) if line is not None]
+
+
+def _as_java_double(raw: str) -> str:
+    try:
+        return double_to_string(parse_java_double(raw))
+    except ValueError:
+        return raw  # not a number (only possible from a hand-edited store): show it as stored

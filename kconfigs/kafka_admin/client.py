@@ -1,0 +1,151 @@
+"""Blocking request/response to a Kafka broker or controller, over kafka-python's net layer.
+
+kafka-python 3.0.12 supplies the hard parts and we use them as they are: ``NetworkSelector``
+(an IO thread), ``KafkaConnectionManager`` (bootstrap via Metadata, TCP/TLS, backoff,
+least-loaded node choice) and ``KafkaConnection`` (ApiVersions on connect, SaslHandshake +
+SaslAuthenticate with its PLAIN/SCRAM mechanisms). kafka-python has no client-quota admin
+method, so this module only adds: per-node version negotiation for keys 48/49, node routing
+(any broker, or the bootstrap controllers for ``--bootstrap-controller``), and the mapping of
+kafka-python exceptions to kconfigs errors (``_mapped_errors``), so no traceback escapes.
+
+Routing follows the Java admin client: with ``--bootstrap-server`` it fetches Metadata and
+sends to the least-loaded broker; with ``--bootstrap-controller`` it sends to a bootstrap
+controller and moves on to the next one on NOT_CONTROLLER. (Java learns the active controller
+from DescribeCluster; rotating over the given controllers reaches it as long as the voters are
+listed, which is how ``--bootstrap-controller`` is normally given.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any, Callable
+
+from kconfigs.errors import KconfigsError, StoreUnavailable, UsageError
+from kconfigs.kafka_admin.messages import SUPPORTED_VERSIONS
+from kconfigs.kafka_admin.security import ClientSecurity
+from kconfigs.kafka_admin.versions import API_NAMES, negotiate_version
+
+_CONTROLLER_UNSUPPORTED = (
+    "{api} is not supported when communicating directly with the controller quorum "
+    "(--bootstrap-controller); use --bootstrap-server"
+)
+
+
+def _quiet_kafka_python_logging() -> None:
+    """kafka-python logs to the ``kafka`` logger tree. Without a handler, Python's last-resort
+    handler would print its warnings on stderr (we promise one line); and its DEBUG request
+    dumps include SaslAuthenticate bytes (a PLAIN password), so that logger stays at INFO+."""
+    logging.getLogger("kafka").addHandler(logging.NullHandler())
+    logging.getLogger("kafka.net.connection").setLevel(logging.INFO)
+
+
+def kafka_python_config(security: ClientSecurity, bootstrap: str, request_timeout_ms: int) -> dict[str, Any]:
+    """KafkaConnectionManager settings for ``security`` (SSL context built from PEM here)."""
+    config: dict[str, Any] = {
+        "bootstrap_servers": bootstrap,
+        "client_id": security.client_id or "kconfigs",
+        "client_software_name": "kconfigs",
+        "request_timeout_ms": request_timeout_ms,
+        "socket_connection_setup_timeout_ms": min(request_timeout_ms, 10000),
+        "security_protocol": security.protocol,
+    }
+    if security.uses_sasl:
+        config.update(sasl_mechanism=security.sasl_mechanism, sasl_plain_username=security.sasl_username,
+                      sasl_plain_password=security.sasl_password)
+    if security.uses_ssl:
+        from kconfigs.kafka_admin.tls import build_ssl_context
+
+        config.update(ssl_context=build_ssl_context(security.pem, security.check_hostname),
+                      ssl_check_hostname=security.check_hostname)
+    return config
+
+
+class AdminClient:
+    """Sends one request at a time and returns the decoded response (kafka-python objects).
+
+    :raises StoreUnavailable: unreachable, authentication failure, unsupported API.
+    """
+
+    def __init__(self, bootstrap: str, security: ClientSecurity, *, controller: bool, request_timeout_ms: int):
+        from kafka.net.manager import KafkaConnectionManager
+        from kafka.net.selector import NetworkSelector
+
+        _quiet_kafka_python_logging()
+        self.bootstrap = bootstrap
+        self.controller = controller
+        self.request_timeout_ms = request_timeout_ms
+        config = kafka_python_config(security, bootstrap, request_timeout_ms)
+        with _mapped_errors(bootstrap):
+            self._net = NetworkSelector(client_id=config["client_id"])
+            self._manager = KafkaConnectionManager(self._net, **config)
+        self._net.start()
+        self._bootstrapped = False
+        self._controller_index = 0
+
+    def send(self, api_key: int, build_request: Callable[[int], Any]) -> Any:
+        """Negotiate the version with the chosen node, send ``build_request(version)``, await it."""
+        with _mapped_errors(self.bootstrap):
+            node_id = self._choose_node()
+            return self._manager.run(self._send_to, node_id, api_key, build_request)
+
+    def rotate_controller(self) -> None:
+        """After NOT_CONTROLLER: try the next bootstrap controller (broker mode: refresh metadata)."""
+        if self.controller:
+            self._controller_index += 1
+        else:
+            self._manager.cluster.request_update()
+
+    def _choose_node(self):
+        if self.controller:
+            nodes = self._manager.cluster.bootstrap_brokers()
+            return nodes[self._controller_index % len(nodes)].node_id
+        if not self._bootstrapped:
+            self._manager.bootstrap(self.request_timeout_ms)
+            self._bootstrapped = True
+        node_id = self._manager.least_loaded_node()
+        if node_id is None:
+            raise StoreUnavailable(f"No Kafka broker of {self.bootstrap} is reachable right now")
+        return node_id
+
+    async def _send_to(self, node_id, api_key: int, build_request: Callable[[int], Any]) -> Any:
+        conn = self._manager.get_connection(node_id, timeout_ms=self.request_timeout_ms)
+        await self._manager.wait_for(conn.init_future, self.request_timeout_ms)
+        offered = conn.broker_version_data.api_versions
+        if self.controller and api_key not in offered:
+            raise UsageError(_CONTROLLER_UNSUPPORTED.format(api=API_NAMES.get(api_key, api_key)))
+        version = negotiate_version(api_key, SUPPORTED_VERSIONS[api_key], offered)
+        request = build_request(version)
+        return await self._manager.wait_for(conn.send_request(request), self.request_timeout_ms)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):  # closing must not mask the error being reported
+            self._manager.close()
+            self._net.stop(timeout_ms=2000)
+
+
+@contextlib.contextmanager
+def _mapped_errors(bootstrap: str):
+    """The one place kafka-python exceptions become kconfigs errors (one line, no secrets)."""
+    import kafka.errors as kerr
+
+    try:
+        yield
+    except KconfigsError:
+        raise
+    except (kerr.SaslAuthenticationFailedError, kerr.UnsupportedSaslMechanismError) as err:
+        error = StoreUnavailable(f"Authentication to {bootstrap} failed: {_one_line(err)}")
+        error.retriable = False
+        raise error from None
+    except kerr.AuthorizationError as err:
+        error = StoreUnavailable(f"Not authorized on {bootstrap}: {_one_line(err)}")
+        error.retriable = False
+        raise error from None
+    except kerr.KafkaTimeoutError:
+        raise StoreUnavailable(f"Timed out connecting to Kafka at {bootstrap}") from None
+    except (kerr.KafkaError, OSError) as err:
+        raise StoreUnavailable(f"Cannot reach Kafka at {bootstrap}: {_one_line(err)}") from None
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
