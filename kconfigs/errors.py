@@ -22,7 +22,14 @@ class KconfigsError(Exception):
 
 
 class UsageError(KconfigsError):
-    """Bad command-line arguments (kafka-configs' IllegalArgumentException texts)."""
+    """Bad command-line arguments (kafka-configs' IllegalArgumentException texts).
+
+    ``show_usage``: kafka-configs prints its usage text after this message (printUsageAndDie).
+    """
+
+    def __init__(self, message: str, show_usage: bool = False):
+        super().__init__(message)
+        self.show_usage = show_usage
 
 
 class ValidationError(KconfigsError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Protocol
 
+from kconfigs.errors import KconfigsError, PartialFailure
 from kconfigs.model import EntityFilter, QuotaEntity, QuotaRecord
 
 # Pure function from the current configs of an entity to its new configs. It may raise a
@@ -61,3 +62,21 @@ class Store(Protocol):
         """
 
     def close(self) -> None: ...
+
+
+def alter_each(alter: Callable[[QuotaEntity, ConfigUpdate], QuotaRecord],
+               changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
+    """Apply alters one entity at a time (each atomic); a failure after the first success is a
+    PartialFailure naming exactly what was and was not applied, so a re-run can converge."""
+    done: list[QuotaRecord] = []
+    changes = list(changes)
+    for index, (entity, update) in enumerate(changes):
+        try:
+            done.append(alter(entity, update))
+        except KconfigsError as err:
+            if not done:
+                raise
+            left = ", ".join(e.path for e, _ in changes[index:])
+            raise PartialFailure(f"Applied {len(done)} of {len(changes)} changes; failed at {entity.path} "
+                                 f"({err}); not applied: {left}") from None
+    return done

@@ -1,0 +1,234 @@
+"""kafka-configs.sh's argv grammar (joptsimple semantics) and ``checkArgs``, for compat mode.
+
+Click cannot express it: kafka-configs pairs ``--entity-type``/``--entity-name`` by the order in
+which they appear, accepts unambiguous long-option abbreviations and single-dash long options.
+So this module reads the raw argv tokens. Pure: the only side input is the ip-name resolver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kconfigs.errors import UsageError
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str
+    takes_arg: bool
+    help: str
+    kconfigs_only: bool = False  # our extensions, absent from kafka-configs.sh
+
+
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("add-config", True, "Key Value pairs of configs to add, e.g. 'producer_byte_rate=1024,consumer_byte_rate=2048'. Square brackets group values containing commas."),
+    OptionSpec("add-config-file", True, "Path to a properties file with configs to add."),
+    OptionSpec("all", False, "List all configs for the given topic, broker, or broker-logger entity (not used for quotas)."),
+    OptionSpec("alter", False, "Alter the configuration for the entity."),
+    OptionSpec("bootstrap-controller", True, "The Kafka controllers to connect to (KRaft)."),
+    OptionSpec("bootstrap-server", True, "The Kafka server to connect to."),
+    OptionSpec("broker", True, "The broker's ID."),
+    OptionSpec("broker-defaults", False, "The config defaults for all brokers."),
+    OptionSpec("broker-logger", True, "The broker's ID for its logger config."),
+    OptionSpec("client", True, "The client's ID."),
+    OptionSpec("client-defaults", False, "The config defaults for all clients."),
+    OptionSpec("command-config", True, "Property file containing configs to be passed to Admin Client."),
+    OptionSpec("delete-config", True, "Config keys to remove 'k1,k2'."),
+    OptionSpec("describe", False, "List configs for the given entity."),
+    OptionSpec("dry-run", False, "Validate the change without applying it.", kconfigs_only=True),
+    OptionSpec("entity-default", False, "Default entity name for clients/users/brokers/ips (applies to corresponding entity type in command line)."),
+    OptionSpec("entity-name", True, "Name of entity (topic name/client id/user principal name/broker id/ip)."),
+    OptionSpec("entity-type", True, "Type of entity (topics/clients/users/brokers/broker-loggers/ips)."),
+    OptionSpec("force", False, "Suppress console prompts."),
+    OptionSpec("help", False, "Print usage information."),
+    OptionSpec("ip", True, "The IP address."),
+    OptionSpec("ip-defaults", False, "The config defaults for all IPs."),
+    OptionSpec("resolve-hostnames", False, "Accept DNS-resolvable host names as ip entities (as Kafka does).", kconfigs_only=True),
+    OptionSpec("store", True, "Path of the embedded quota store (default: $KCONFIGS_HOME or the XDG data dir).", kconfigs_only=True),
+    OptionSpec("topic", True, "The topic's name."),
+    OptionSpec("user", True, "The user's principal name."),
+    OptionSpec("user-defaults", False, "The config defaults for all users."),
+    OptionSpec("version", False, "Display Kafka version."),
+    OptionSpec("zk-auth", True, "ZooKeeper digest credentials 'user:password' (or env KCONFIGS_ZK_AUTH).", kconfigs_only=True),
+    OptionSpec("zk-tls-config-file", True, "Identifies the file where ZooKeeper client TLS connectivity properties are defined."),
+    OptionSpec("zookeeper", True, "DEPRECATED. The connection string for the zookeeper connection in the form host:port."),
+)
+_BY_NAME = {o.name: o for o in OPTIONS}
+
+# (flag, entity type) in kafka-configs' fixed order (ConfigCommandOptions.entityFlags).
+ENTITY_FLAGS = (("topic", "topics"), ("client", "clients"), ("user", "users"), ("broker", "brokers"),
+                ("broker-logger", "broker-loggers"), ("ip", "ips"))
+DEFAULTS_FLAGS = (("client-defaults", "clients"), ("user-defaults", "users"),
+                  ("broker-defaults", "brokers"), ("ip-defaults", "ips"))
+ZK_ENTITY_TYPES = ("topics", "clients", "users", "brokers", "ips")
+BOOTSTRAP_ENTITY_TYPES = ZK_ENTITY_TYPES + ("broker-loggers",)
+
+
+@dataclass
+class ParsedOptions:
+    """Options in command-line order: ``(name, value or None)``; ``rest`` = non-option args."""
+
+    occurrences: list[tuple[str, str | None]] = field(default_factory=list)
+    rest: list[str] = field(default_factory=list)
+
+    def has(self, name: str) -> bool:
+        return any(n == name for n, _ in self.occurrences)
+
+    def values(self, name: str) -> list[str]:
+        return [v for n, v in self.occurrences if n == name and v is not None]
+
+    def value(self, name: str) -> str | None:
+        """joptsimple ``valueOf``: at most one value. :raises UsageError:"""
+        found = self.values(name)
+        if len(found) > 1:
+            raise UsageError(f"Found multiple arguments for option {name}, but you asked for only one")
+        return found[0] if found else None
+
+
+def _match_option(token: str) -> OptionSpec:
+    """Exact long name, else a unique prefix (joptsimple abbreviations). :raises UsageError:"""
+    name = token.lstrip("-")
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    candidates = [o for o in OPTIONS if o.name.startswith(name)] if name else []
+    if len(candidates) == 1:
+        return candidates[0]
+    if len(candidates) > 1:
+        names = ", ".join(o.name for o in candidates)
+        raise UsageError(f"Option '{name}' is ambiguous (candidates: {names})")
+    raise UsageError(f"{name} is not a recognized option")
+
+
+def parse_argv(argv: list[str]) -> ParsedOptions:
+    """Tokenise like joptsimple: ``--opt v``, ``--opt=v``, ``-opt v``; a required argument takes
+    the next token whatever it looks like. :raises UsageError:"""
+    parsed = ParsedOptions()
+    tokens = iter(argv)
+    for token in tokens:
+        if token == "--":
+            parsed.rest.extend(tokens)
+            break
+        if not token.startswith("-") or token == "-":
+            parsed.rest.append(token)
+            continue
+        name, eq, inline = token.partition("=")
+        spec = _match_option(name)
+        if not spec.takes_arg:
+            if eq:
+                raise UsageError(f"Option {spec.name} does not take an argument")
+            parsed.occurrences.append((spec.name, None))
+            continue
+        value = inline if eq else next(tokens, None)
+        if value is None:
+            raise UsageError(f"Option {spec.name} requires an argument")
+        parsed.occurrences.append((spec.name, value))
+    return parsed
+
+
+def entity_types(opts: ParsedOptions) -> list[str]:
+    """``--entity-type`` values in order, then shorthand flags, then ``--*-defaults`` flags."""
+    return (opts.values("entity-type")
+            + [t for flag, t in ENTITY_FLAGS if opts.has(flag)]
+            + [t for flag, t in DEFAULTS_FLAGS if opts.has(flag)])
+
+
+def entity_names(opts: ParsedOptions) -> list[str]:
+    """``--entity-name`` / ``--entity-default`` ("") in order, then shorthand values, then ""
+    for each ``--*-defaults`` flag. :raises UsageError: for a repeated shorthand flag."""
+    names = [v if n == "entity-name" else "" for n, v in opts.occurrences if n in ("entity-name", "entity-default")]
+    names += [opts.value(flag) or "" for flag, _ in ENTITY_FLAGS if opts.has(flag)]
+    names += ["" for flag, _ in DEFAULTS_FLAGS if opts.has(flag)]
+    return names
+
+
+def connect_mode(opts: ParsedOptions) -> str:
+    """"zookeeper", "bootstrap" or "embedded" (kconfigs' default store when no server is named)."""
+    if opts.has("zookeeper"):
+        return "zookeeper"
+    if opts.has("bootstrap-server") or opts.has("bootstrap-controller"):
+        return "bootstrap"
+    return "embedded"
+
+
+def check_args(opts: ParsedOptions, is_valid_ip: Callable[[str], bool]) -> None:
+    """kafka-configs 2.8.2 ``checkArgs()``, in its order and with its messages.
+
+    Differences, all deliberate: with no ``--zookeeper``/``--bootstrap-server`` kconfigs uses its
+    embedded store instead of failing; ip names are checked by ``is_valid_ip``.
+    :raises UsageError:
+    """
+    _check_actions(opts)
+    types = entity_types(opts)
+    _check_types(opts, types)
+    _check_connect_options(opts)
+    names = entity_names(opts)
+    _check_ip_names(opts, types, names, is_valid_ip)
+    if opts.has("alter"):
+        _check_alter(opts, types, names)
+
+
+def _check_actions(opts: ParsedOptions) -> None:
+    if sum(opts.has(a) for a in ("alter", "describe")) != 1:
+        raise UsageError("Command must include exactly one action: --describe, --alter", show_usage=True)
+    for used, invalid in (("alter", ("describe",)), ("describe", ("alter", "add-config", "delete-config"))):
+        for other in invalid:
+            if opts.has(used) and opts.has(other):
+                raise UsageError(f'Option "[{used}]" can\'t be used with option "[{other}]"', show_usage=True)
+
+
+def _check_types(opts: ParsedOptions, types: list[str]) -> None:
+    duplicates = [t for i, t in enumerate(types) if t in types[:i]]
+    if duplicates:
+        raise UsageError(f"Duplicate entity type(s) specified: {','.join(dict.fromkeys(duplicates))}")
+    bootstrap = connect_mode(opts) == "bootstrap"
+    allowed, connect = (BOOTSTRAP_ENTITY_TYPES, "--bootstrap-server") if bootstrap else (ZK_ENTITY_TYPES, "--zookeeper")
+    for t in types:
+        if t not in allowed:
+            raise UsageError(f"Invalid entity type {t}, the entity type must be one of {','.join(allowed)} with the {connect} argument")
+    if not types:
+        raise UsageError("At least one entity type must be specified")
+    if len(types) > 1 and set(types) != {"users", "clients"}:
+        raise UsageError("Only 'users' and 'clients' entity types may be specified together")
+    generic = any(opts.has(o) for o in ("entity-name", "entity-type", "entity-default"))
+    specific = any(opts.has(flag) for flag, _ in ENTITY_FLAGS + DEFAULTS_FLAGS)
+    if generic and specific:
+        raise UsageError("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
+    unsupported = [t for t in types if t not in ("users", "clients", "ips")]
+    if unsupported:
+        raise UsageError(f"kconfigs manages client quotas only (users, clients, ips); use kafka-configs.sh for {unsupported[0]}")
+
+
+def _check_connect_options(opts: ParsedOptions) -> None:
+    servers = [o for o in ("bootstrap-server", "bootstrap-controller") if opts.has(o)]
+    if opts.has("zookeeper") and servers:
+        raise UsageError("Only one of --bootstrap-server or --zookeeper must be specified")
+    if len(servers) > 1:
+        raise UsageError("Only one of --bootstrap-server or --bootstrap-controller can be specified")
+    if opts.has("all") and connect_mode(opts) != "bootstrap":
+        raise UsageError("--bootstrap-server must be specified for --all")
+    if opts.has("zk-tls-config-file") and servers:
+        raise UsageError(
+            "--bootstrap-server doesn't support --zk-tls-config-file option. If you intend the command to "
+            "communicate directly with ZooKeeper, please use the option --zookeeper instead of "
+            "--bootstrap-server. Otherwise, remove the --zk-tls-config-file option.")
+    if opts.has("store") and (opts.has("zookeeper") or servers):
+        raise UsageError("--store names the embedded store; it cannot be combined with --zookeeper or --bootstrap-server")
+
+
+def _check_ip_names(opts: ParsedOptions, types: list[str], names: list[str], is_valid_ip: Callable[[str], bool]) -> None:
+    if not any(names) or "ips" not in types:
+        return
+    for option in ("entity-name", "ip"):
+        value = opts.value(option)  # joptsimple valueOf: a second --entity-name fails here, as in Kafka
+        if value is not None and not is_valid_ip(value):
+            raise UsageError(f"The entity name for {types[0]} must be a valid IP or resolvable host, but it is: {value}")
+
+
+def _check_alter(opts: ParsedOptions, types: list[str], names: list[str]) -> None:
+    if not names:
+        raise UsageError("an entity-name or default entity must be specified with --alter of users, clients, brokers or ips")
+    if opts.has("add-config") and opts.has("add-config-file"):
+        raise UsageError("Only one of --add-config or --add-config-file must be specified")
+    if not any(opts.has(o) for o in ("add-config", "add-config-file", "delete-config")):
+        raise UsageError("At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter")

@@ -1,0 +1,44 @@
+"""Which strings are valid ip entity names (Kafka ``DynamicConfig.Ip.isValidIpEntity``).
+
+Kafka accepts anything ``InetAddress.getByName`` accepts, which includes DNS names, so its answer
+depends on the resolver. kconfigs accepts the literal forms Java accepts (checked on JDK 17:
+``1`` -> 0.0.0.1, ``1.2.3`` -> 1.2.0.3, ``01.2.3.4`` -> 1.2.3.4, ``[::1]``) and resolves host
+names only when asked to. Pure except for the opt-in resolver passed by the caller.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Callable
+
+from kconfigs.sanitize import DEFAULT_NAME
+
+# Part count -> maximum of the last part: Java's textToNumericFormatV4 lets the last part fill
+# the remaining bytes (1.65536 -> 1.1.0.0).
+_LAST_PART_MAX = {1: 2**32 - 1, 2: 2**24 - 1, 3: 2**16 - 1, 4: 255}
+
+
+def is_java_ipv4_literal(text: str) -> bool:
+    parts = text.split(".")
+    if not 1 <= len(parts) <= 4 or not all(p.isdigit() and p.isascii() for p in parts):
+        return False
+    *head, last = (int(p) for p in parts)
+    return all(p <= 255 for p in head) and last <= _LAST_PART_MAX[len(parts)]
+
+
+def is_ipv6_literal(text: str) -> bool:
+    inner = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    if "%" in inner:  # scoped literals depend on the host's interfaces: refuse, as for DNS
+        return False
+    try:
+        return isinstance(ipaddress.ip_address(inner), ipaddress.IPv6Address)
+    except ValueError:
+        return False
+
+
+def is_valid_ip_entity(name: str, resolve: Callable[[str], bool] | None = None) -> bool:
+    """True for ``<default>``, Java-accepted IP literals, and (only if ``resolve`` is given)
+    host names it can resolve."""
+    if name == DEFAULT_NAME or is_java_ipv4_literal(name) or is_ipv6_literal(name):
+        return True
+    return bool(resolve and name and resolve(name))

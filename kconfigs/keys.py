@@ -1,0 +1,153 @@
+"""Quota config keys: which entity may hold which key, and how a value is checked.
+
+Mirrors Kafka's ``QuotaConfigs`` / ``DynamicConfig`` (2.8) plus the draft KIP-936 key
+``producer_ids_rate`` (users only). Values are checked stricter than Kafka 2.8's ZooKeeper path,
+as a KRaft controller checks them: whole numbers for LONG/INT keys, no negatives, NaN or infinity.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Mapping
+
+from kconfigs.errors import ValidationError
+from kconfigs.model import DEFAULT, QuotaEntity
+
+
+class ValueType(Enum):
+    LONG = "LONG"
+    INT = "INT"
+    DOUBLE = "DOUBLE"
+
+
+class Scope(Enum):
+    """Which entities a key is valid for."""
+
+    USER_CLIENT = "user/client"  # users, clients, (user, client) — Kafka's DynamicConfig.Client
+    IP = "ip"  # DynamicConfig.Ip
+    USER_ONLY = "user"  # a user or the default user, never with a client-id (KIP-936)
+
+
+@dataclass(frozen=True)
+class QuotaKey:
+    name: str
+    value_type: ValueType
+    scope: Scope
+    zero_allowed: bool = False  # connection_creation_rate=0 blocks an IP (Kafka: atLeast(0))
+
+
+QUOTA_KEYS: dict[str, QuotaKey] = {
+    k.name: k
+    for k in (
+        QuotaKey("producer_byte_rate", ValueType.LONG, Scope.USER_CLIENT),
+        QuotaKey("consumer_byte_rate", ValueType.LONG, Scope.USER_CLIENT),
+        QuotaKey("request_percentage", ValueType.DOUBLE, Scope.USER_CLIENT),
+        QuotaKey("controller_mutation_rate", ValueType.DOUBLE, Scope.USER_CLIENT),
+        QuotaKey("connection_creation_rate", ValueType.INT, Scope.IP, zero_allowed=True),
+        QuotaKey("producer_ids_rate", ValueType.DOUBLE, Scope.USER_ONLY),
+    )
+}
+
+SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+# Double.parseDouble's decimal syntax (hex floats omitted: nobody writes quotas in hex).
+_JAVA_DOUBLE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?")
+_LIMITS = {ValueType.LONG: 2**63 - 1, ValueType.INT: 2**31 - 1}
+
+
+def keys_for(entity: QuotaEntity) -> tuple[str, ...]:
+    """Quota keys valid for ``entity``, in table order."""
+    return tuple(k.name for k in QUOTA_KEYS.values() if _in_scope(k.scope, entity))
+
+
+def _in_scope(scope: Scope, entity: QuotaEntity) -> bool:
+    if scope is Scope.IP:
+        return entity.ip is not None
+    if scope is Scope.USER_ONLY:
+        return entity.user is not None and entity.client_id is None
+    return entity.ip is None
+
+
+def scram_allowed(entity: QuotaEntity) -> bool:
+    """SCRAM credentials live only on a named user's own znode (DynamicConfig.User)."""
+    return entity.user not in (None, DEFAULT) and entity.client_id is None
+
+
+def check_keys(entity: QuotaEntity, keys: Mapping[str, object] | list[str]) -> None:
+    """:raises ValidationError: ``requirement failed: Unknown Dynamic Configuration: ...``"""
+    valid = set(keys_for(entity)) | (set(SCRAM_KEYS) if scram_allowed(entity) else set())
+    unknown = [k for k in keys if k not in valid]
+    if unknown:
+        # Scala 2.13 renders the mutable set as HashSet(a, b).
+        raise ValidationError(f"requirement failed: Unknown Dynamic Configuration: HashSet({', '.join(unknown)}).")
+
+
+def parse_value(key: str, raw: str) -> int | float:
+    """Parse a stored or typed quota value to a number, checking it as KRaft would.
+
+    :raises ValidationError: naming the key and the value.
+    """
+    spec = QUOTA_KEYS[key]
+    text = raw.strip()
+    if spec.value_type is ValueType.DOUBLE:
+        value: int | float = _parse_double(key, text)
+    else:
+        value = _parse_integer(key, text, spec.value_type)
+    _check_range(spec, text, value)
+    return value
+
+
+def _parse_double(key: str, text: str) -> float:
+    if not _JAVA_DOUBLE.fullmatch(text):
+        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type DOUBLE")
+    value = float(text.rstrip("fFdD"))
+    if math.isinf(value):
+        raise ValidationError(f"Invalid value {text} for configuration {key}: must be a finite number")
+    return value
+
+
+def _parse_integer(key: str, text: str, value_type: ValueType) -> int:
+    if not _JAVA_INTEGER.fullmatch(text):
+        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type {value_type.value}")
+    value = int(text)
+    if value > _LIMITS[value_type]:
+        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type {value_type.value}")
+    return value
+
+
+def _check_range(spec: QuotaKey, text: str, value: int | float) -> None:
+    if value < 0:
+        raise ValidationError(f"Invalid value {text} for configuration {spec.name}: Value must be at least 0")
+    if value == 0 and not spec.zero_allowed:
+        raise ValidationError(
+            f"Invalid value {text} for configuration {spec.name}: Value must be greater than 0"
+            " (a zero quota would throttle every request forever)"
+        )
+
+
+def validate_configs(entity: QuotaEntity, configs: Mapping[str, str]) -> None:
+    """Check a whole merged config set for ``entity`` (what ZooKeeper mode validates).
+
+    :raises ValidationError:
+    """
+    check_keys(entity, list(configs))
+    for key, raw in configs.items():
+        if key in QUOTA_KEYS:
+            parse_value(key, raw)
+
+
+def numeric_quotas(configs: Mapping[str, str]) -> dict[str, int | float]:
+    """Quota keys of ``configs`` as numbers (ints for LONG/INT keys); SCRAM keys are left out."""
+    out: dict[str, int | float] = {}
+    for key, raw in configs.items():
+        spec = QUOTA_KEYS.get(key)
+        if spec is None:
+            continue
+        number = float(raw.strip().rstrip("fFdD"))
+        out[key] = float(number) if spec.value_type is ValueType.DOUBLE else int(number)
+    return out

@@ -1,0 +1,152 @@
+"""The embedded store: one SQLite file holding Kafka's znode paths, JSON and change log.
+
+It is the default when no ZooKeeper or Kafka cluster is named. Each alter runs in one
+``BEGIN IMMEDIATE`` transaction (read, merge, write, append the change), which SQLite serialises
+across processes, so concurrent alters never lose a key — the same guarantee the ZooKeeper store
+gets from its compare-and-set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from kconfigs.errors import CorruptData, KconfigsError, StoreUnavailable
+from kconfigs.model import MATCH_ALL, EntityFilter, QuotaEntity, QuotaRecord
+from kconfigs.stores.base import ConfigUpdate, StoreChange, alter_each
+from kconfigs.znode_codec import CONFIG_ROOT, decode_config, encode_config, encode_notification
+
+BUSY_TIMEOUT_S = 30.0
+CHANGE_RETENTION_MS = 15 * 60 * 1000  # as brokers purge /config/changes
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS znode (
+    path    TEXT PRIMARY KEY,          -- e.g. /config/users/CN%3Dalice/clients/<default>
+    data    BLOB NOT NULL,             -- {"version":1,"config":{...}} exactly as in ZooKeeper
+    version INTEGER NOT NULL           -- bumped on every write, like a znode's dataVersion
+);
+CREATE TABLE IF NOT EXISTS config_change (
+    seq      INTEGER PRIMARY KEY AUTOINCREMENT,  -- config_change_<seq>
+    data     BLOB NOT NULL,                      -- {"version":2,"entity_path":"..."}
+    ctime_ms INTEGER NOT NULL
+);
+"""
+
+
+def default_store_path() -> Path:
+    """``$KCONFIGS_HOME/quotas.db``, else ``$XDG_DATA_HOME/kconfigs/quotas.db``
+    (``~/.local/share/kconfigs/quotas.db``)."""
+    home = os.environ.get("KCONFIGS_HOME")
+    if home:
+        return Path(home) / "quotas.db"
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home) / "kconfigs" / "quotas.db"
+
+
+class SqliteStore:
+    kind = "sqlite"
+
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.path = Path(path) if path else default_store_path()
+        with self._errors():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                                      check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.executescript(_SCHEMA)
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except KconfigsError:
+            raise
+        except sqlite3.DatabaseError as err:
+            if "not a database" in str(err) or "malformed" in str(err):
+                raise CorruptData(f"Embedded store {self.path} is not a valid kconfigs database: {err}") from None
+            raise StoreUnavailable(f"Embedded store {self.path}: {err}") from None
+        except OSError as err:
+            raise StoreUnavailable(f"Embedded store {self.path}: {err.strerror or err}") from None
+
+    # ---- reads -------------------------------------------------------------------------
+    def describe(self, entity_filter: EntityFilter) -> list[QuotaRecord]:
+        with self._errors():
+            rows = self.db.execute("SELECT path, data FROM znode ORDER BY path").fetchall()
+        records = []
+        for path, data in rows:
+            entity = QuotaEntity.from_path(path[len(CONFIG_ROOT) + 1:])
+            if entity_filter.matches(entity):
+                records.append(QuotaRecord(entity, decode_config(data, path)))
+        return records
+
+    def snapshot(self) -> list[QuotaRecord]:
+        return [r for r in self.describe(MATCH_ALL) if r.configs]
+
+    # ---- writes ------------------------------------------------------------------------
+    def alter(self, entity: QuotaEntity, update: ConfigUpdate, *, validate_only: bool = False) -> QuotaRecord:
+        path = f"{CONFIG_ROOT}/{entity.path}"
+        with self._errors(), self._immediate_transaction() as db:
+            row = db.execute("SELECT data FROM znode WHERE path = ?", (path,)).fetchone()
+            new_configs = dict(update(decode_config(row[0] if row else None, path)))
+            if validate_only:
+                db.execute("ROLLBACK")
+                return QuotaRecord(entity, new_configs)
+            if new_configs:
+                db.execute("INSERT INTO znode(path, data, version) VALUES (?, ?, 0) "
+                           "ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = version + 1",
+                           (path, encode_config(new_configs)))
+            else:  # an emptied entity is removed, as Kafka 3.5+ deletes the empty znode
+                db.execute("DELETE FROM znode WHERE path = ?", (path,))
+            now_ms = int(time.time() * 1000)
+            db.execute("INSERT INTO config_change(data, ctime_ms) VALUES (?, ?)",
+                       (encode_notification(entity.path), now_ms))
+            db.execute("DELETE FROM config_change WHERE ctime_ms < ? AND seq < (SELECT MAX(seq) FROM config_change)",
+                       (now_ms - CHANGE_RETENTION_MS,))
+        return QuotaRecord(entity, new_configs)
+
+    @contextlib.contextmanager
+    def _immediate_transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")  # takes the write lock now: read-merge-write is atomic
+        try:
+            yield self.db
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+        else:
+            if self.db.in_transaction:
+                self.db.execute("COMMIT")
+
+    def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
+        return alter_each(self.alter, changes)
+
+    # ---- change log --------------------------------------------------------------------
+    def changes_since(self, seq: int) -> tuple[list[tuple[int, bytes]], bool]:
+        """Notifications after ``seq`` and whether some were purged in between (resync needed)."""
+        with self._errors():
+            oldest = self.db.execute("SELECT MIN(seq) FROM config_change").fetchone()[0]
+            rows = self.db.execute("SELECT seq, data FROM config_change WHERE seq > ? ORDER BY seq", (seq,)).fetchall()
+        gap = oldest is not None and seq >= 0 and oldest > seq + 1
+        return rows, gap
+
+    def last_change(self) -> int:
+        with self._errors():
+            return self.db.execute("SELECT COALESCE(MAX(seq), -1) FROM config_change").fetchone()[0]
+
+    def read_entity(self, entity: QuotaEntity) -> QuotaRecord:
+        path = f"{CONFIG_ROOT}/{entity.path}"
+        with self._errors():
+            row = self.db.execute("SELECT data FROM znode WHERE path = ?", (path,)).fetchone()
+        return QuotaRecord(entity, decode_config(row[0] if row else None, path))
+
+    def watch(self, on_change: Callable[[StoreChange], None], on_state: Callable[[str], None] | None = None,
+              poll_interval_s: float = 0.2):
+        from kconfigs.stores.sqlite_watch import SqliteQuotaWatch
+        return SqliteQuotaWatch(SqliteStore(self.path), on_change, on_state, poll_interval_s)
+
+    def close(self) -> None:
+        self.db.close()
