@@ -1,0 +1,115 @@
+"""kafka-python's protocol classes as the gateway's codec for the control messages it decodes.
+
+Used for ApiVersions, Metadata (small responses), FindCoordinator, DescribeCluster, SASL,
+InitProducerId, Produce (only to read record-batch headers / patch throttle time) and the client
+quota admin APIs. Pinned to kafka-python 3.0.x: versions above a class's ``max_version`` cannot be
+decoded, which is why :mod:`versions` caps them in ApiVersions. Known quirk worked around here:
+``encode(version=...)`` fails on a decoded response, so objects are always encoded without one.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any
+
+from kafka.protocol.schemas import BaseField
+
+API_VERSIONS = 18
+
+
+@functools.cache
+def _message_classes() -> dict[tuple[int, str], type]:
+    """(api_key, "request"|"response") -> kafka-python ApiMessage class, for every known API."""
+    from kafka.protocol import admin, consumer, metadata, producer, sasl
+    from kafka.protocol.api_message import ApiMessage
+
+    table: dict[tuple[int, str], type] = {}
+    for module in (admin, consumer, metadata, producer, sasl):
+        for _name, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, ApiMessage) and cls is not ApiMessage and getattr(cls, "_json", None):
+                table[(cls.API_KEY, cls.type)] = cls
+    return table
+
+
+def response_class(api_key: int) -> type | None:
+    return _message_classes().get((api_key, "response"))
+
+
+def request_class(api_key: int) -> type | None:
+    return _message_classes().get((api_key, "request"))
+
+
+def max_decodable_version(api_key: int) -> int | None:
+    """Highest version kafka-python can decode for both directions of ``api_key`` (None: unknown)."""
+    req, resp = request_class(api_key), response_class(api_key)
+    if req is None or resp is None:
+        return None
+    return min(req.max_version, resp.max_version)
+
+
+@functools.cache
+def response_header_flexible(api_key: int, version: int) -> bool | None:
+    """Whether the response header is v1 (tagged fields); None if the API is unknown to us.
+
+    ApiVersions responses always use header v0 so that any client can read the error.
+    """
+    if api_key == API_VERSIONS:
+        return False
+    cls = response_class(api_key)
+    return None if cls is None else cls.flexible_version_q(version)
+
+
+@functools.cache
+def request_header_flexible(api_key: int, version: int) -> bool | None:
+    cls = request_class(api_key)
+    return None if cls is None else cls.flexible_version_q(version)
+
+
+@functools.cache
+def throttle_time_is_first_field(api_key: int, version: int) -> bool:
+    """True when ``throttle_time_ms`` is the first body field of this response version.
+
+    That holds for most APIs (Fetch v1+, Metadata v3+, FindCoordinator v1+ ...), so the throttle
+    can be patched at a fixed offset without decoding. Produce keeps it after ``responses``.
+    """
+    cls = response_class(api_key)
+    if cls is None or version > cls.max_version:
+        return False
+    first = cls.json["fields"][0]
+    if first["name"] != "ThrottleTimeMs":
+        return False
+    low, high = BaseField.parse_versions(first["versions"])
+    return low <= version <= high
+
+
+def decode_response(api_key: int, version: int, frame: bytes | memoryview) -> Any:
+    """Decode a whole response frame (header + body, no length prefix).
+
+    :raises ValueError: for unknown APIs or versions above kafka-python's maximum;
+        other exceptions from kafka-python for malformed bytes.
+    """
+    cls = response_class(api_key)
+    if cls is None:
+        raise ValueError(f"no codec for api key {api_key}")
+    return cls[version].decode(bytes(frame), header=True)
+
+
+def decode_request(api_key: int, version: int, frame: bytes | memoryview) -> Any:
+    """Decode a whole request frame (header + body, no length prefix). :raises ValueError:"""
+    cls = request_class(api_key)
+    if cls is None:
+        raise ValueError(f"no codec for api key {api_key}")
+    return cls[version].decode(bytes(frame), header=True)
+
+
+def encode_message(message: Any) -> bytes:
+    """Re-encode a decoded (or built, with ``with_header``) message: header + body, no prefix."""
+    return bytes(message.encode(header=True))
+
+
+def build_response(api_key: int, version: int, correlation_id: int, **fields: Any) -> bytes:
+    """Build and encode a response the gateway answers itself (header + body, no prefix)."""
+    message = response_class(api_key)[version](**fields)
+    message.with_header(correlation_id=correlation_id)
+    return encode_message(message)

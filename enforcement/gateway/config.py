@@ -1,0 +1,130 @@
+"""Gateway configuration: one frozen value, validated before anything binds a port.
+
+Command-line options cover the common settings; a TOML file (``--config``) covers the rest. Keys
+in the file are the field names below. Every limit and timeout is named with its unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from kconfigs.errors import ValidationError
+
+Address = tuple[str, int]
+
+
+def parse_address(text: str, what: str) -> Address:
+    """``host:port`` -> (host, port). :raises ValidationError:"""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValidationError(f"Invalid {what} '{text}': expected host:port")
+    return host.strip("[]"), int(port)
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    upstreams: tuple[Address, ...] = ()
+    listen: Address = ("127.0.0.1", 9092)
+    advertised_host: str = "127.0.0.1"
+    #: first port for per-broker listeners; 0 = OS-assigned ports (tests)
+    broker_port_start: int = 0
+    max_frame_bytes: int = 100 * 1024 * 1024
+    max_preauth_frame_bytes: int = 512 * 1024
+    max_inflight_requests: int = 256
+    #: stream buffer high-water mark: above it we stop reading the other side
+    write_buffer_high_bytes: int = 1024 * 1024
+    upstream_connect_timeout_ms: int = 10_000
+    drain_timeout_ms: int = 30_000
+    metadata_splice_threshold_bytes: int = 64 * 1024
+    require_authentication: bool = False
+    #: quota admin (DescribeClientQuotas/AlterClientQuotas): "auto" = answer from our store when
+    #: the upstream lacks the APIs, "gateway" = always ours, "passthrough" = always the broker's
+    quota_admin: str = "auto"
+    zookeeper: str | None = None
+    store_path: str | None = None
+    tls_cert_file: str | None = None
+    tls_key_file: str | None = None
+    tls_client_ca_file: str | None = None  # set => mTLS required, principal = certificate DN
+    metrics_listen: Address | None = ("127.0.0.1", 9404)
+    usage_log_path: str | None = None
+    usage_log_window_ms: int = 10_000
+    quota_window_num: int = 11
+    quota_window_size_seconds: int = 1
+    enforce_producer_ids: bool = True
+    log_format: str = "json"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def validate(self) -> "GatewayConfig":
+        """:raises ValidationError: with one actionable line."""
+        if not self.upstreams:
+            raise ValidationError("At least one --upstream host:port is required")
+        positive = ("max_frame_bytes", "max_preauth_frame_bytes", "max_inflight_requests", "write_buffer_high_bytes",
+                    "upstream_connect_timeout_ms", "drain_timeout_ms", "usage_log_window_ms", "quota_window_num",
+                    "quota_window_size_seconds")
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValidationError(f"Gateway setting {name} must be positive, got {getattr(self, name)}")
+        if self.max_preauth_frame_bytes > self.max_frame_bytes:
+            raise ValidationError("max_preauth_frame_bytes cannot exceed max_frame_bytes")
+        if self.quota_admin not in ("auto", "gateway", "passthrough"):
+            raise ValidationError(f"quota_admin must be auto, gateway or passthrough, got '{self.quota_admin}'")
+        if self.zookeeper and self.store_path:
+            raise ValidationError("Use either --zookeeper or --store, not both")
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            raise ValidationError("TLS needs both tls_cert_file and tls_key_file")
+        if self.tls_client_ca_file and not self.tls_cert_file:
+            raise ValidationError("tls_client_ca_file (mTLS) needs tls_cert_file and tls_key_file")
+        if not 0 <= self.broker_port_start <= 65535:
+            raise ValidationError(f"broker_port_start must be a port number, got {self.broker_port_start}")
+        return self
+
+
+_ADDRESS_FIELDS = {"listen": "listen address", "metrics_listen": "metrics address"}
+
+
+def config_from_mapping(values: Mapping[str, Any], base: GatewayConfig | None = None) -> GatewayConfig:
+    """Overlay ``values`` (TOML table or CLI options; None values ignored) on ``base``.
+
+    :raises ValidationError: for unknown keys or badly typed values.
+    """
+    known = {f.name: f for f in fields(GatewayConfig)}
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        if value is None:
+            continue
+        if key not in known or key == "extra":
+            raise ValidationError(f"Unknown gateway setting '{key}'")
+        changes[key] = _coerce(key, value)
+    return replace(base or GatewayConfig(), **changes)
+
+
+def _coerce(key: str, value: Any) -> Any:
+    if key == "upstreams":
+        items = value.split(",") if isinstance(value, str) else list(value)
+        return tuple(parse_address(v, "upstream") for v in items if str(v).strip())
+    if key in _ADDRESS_FIELDS:
+        if value in ("", False):
+            return None if key == "metrics_listen" else value
+        return parse_address(value, _ADDRESS_FIELDS[key]) if isinstance(value, str) else tuple(value)
+    expected = type(getattr(GatewayConfig(), key))
+    if expected in (int, bool) and not isinstance(value, expected):
+        raise ValidationError(f"Gateway setting {key} must be {expected.__name__}, got {value!r}")
+    return value
+
+
+def load_toml(path: str | Path) -> dict[str, Any]:
+    """Read a gateway TOML file (top-level keys, or a ``[gateway]`` table). :raises ValidationError:"""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as err:
+        raise ValidationError(f"Cannot read gateway config {path}: {err.strerror}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ValidationError(f"Invalid TOML in {path}: {err}") from None
+    return dict(data.get("gateway", data))

@@ -1,0 +1,336 @@
+"""One proxied client connection: two loops, in-order responses, identity, mute/unmute.
+
+client -> upstream: read a frame (size checked from its prefix), parse the header prefix, observe
+SASL, push the in-flight entry, forward; while the connection owes a throttle the next request is
+held (not read), which is Kafka's channel muting and holds clients that ignore throttle_time_ms.
+upstream -> client: read a response, pair it with the oldest in-flight entry, rewrite / account /
+patch throttle_time_ms, forward. ``await drain()`` on each writer gives backpressure both ways.
+A bad frame closes only this connection; the log names the peer and the API key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from enforcement.gateway import codec, framing, versions
+from enforcement.gateway.headers import MalformedFrame, RequestPrefix, parse_request_prefix, parse_response_correlation_id, produce_acks
+from enforcement.gateway.inflight import CorrelationMismatch, InflightRequest, InflightTable
+from enforcement.gateway.rewrite import prepare_rewrite
+from enforcement.gateway.sasl import SaslState, UnsupportedSasl
+from enforcement.gateway.throttling import patch_throttle_time
+
+if TYPE_CHECKING:
+    from enforcement.gateway.server import GatewayContext
+
+log = logging.getLogger("kconfigs.gateway")
+FETCH = 1
+#: APIs that may wait in broker purgatory (long polls, group rendezvous): their upstream round
+#: trip is not service time, so only the gateway's own handling time counts for them.
+PARKING_APIS = frozenset({FETCH, 11, 14})  # Fetch, JoinGroup, SyncGroup
+#: APIs that never reach KafkaApis on a broker, so they never count against request quotas.
+EXEMPT_APIS = frozenset({versions.API_VERSIONS, versions.SASL_HANDSHAKE, versions.SASL_AUTHENTICATE})
+_PREAUTH_APIS = EXEMPT_APIS
+
+
+class ProtocolViolation(Exception):
+    """The peer broke the protocol in a way that ends this connection (logged, not raised on)."""
+
+
+@dataclass(frozen=True)
+class Peer:
+    ip: str
+    port: int
+    listener: str
+    tls_principal: str | None = None
+
+
+def now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class ProxyConnection:
+    """Proxies one client connection to one upstream broker address."""
+
+    def __init__(self, ctx: "GatewayContext", peer: Peer, client: tuple[asyncio.StreamReader, asyncio.StreamWriter], upstream_addresses: list[tuple[str, int]]):
+        self.ctx = ctx
+        self.peer = peer
+        self.client_reader, self.client_writer = client
+        self.upstream_addresses = upstream_addresses
+        self.upstream_address = upstream_addresses[0]
+        self.inflight = InflightTable(ctx.config.max_inflight_requests)
+        self.sasl = SaslState()
+        if peer.tls_principal:
+            self.sasl.principal, self.sasl.authenticated = peer.tls_principal, True
+        self.established = self.sasl.authenticated
+        self.muted_until_ms = 0
+        self.stopping = False
+        self._reading_request = False
+        self._last_response_ns = 0
+        self._client_task: asyncio.Task | None = None
+        self.upstream_reader: asyncio.StreamReader | None = None
+        self.upstream_writer: asyncio.StreamWriter | None = None
+
+    @property
+    def principal(self) -> str:
+        return self.sasl.principal
+
+    async def run(self) -> None:
+        """Connect upstream and run both loops until either side ends; always closes both."""
+        if not await self._connect_upstream():
+            self.client_writer.close()
+            return
+        self._set_write_limits()
+        self._client_task = asyncio.create_task(self._client_to_upstream())
+        upstream_task = asyncio.create_task(self._upstream_to_client())
+        try:
+            await asyncio.wait({self._client_task, upstream_task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (self._client_task, upstream_task):
+                task.cancel()
+            await asyncio.gather(self._client_task, upstream_task, return_exceptions=True)
+            self._close_writers()
+
+    async def _connect_upstream(self) -> bool:
+        """Try each upstream address in turn (bootstrap lists may name several brokers)."""
+        timeout_s = self.ctx.config.upstream_connect_timeout_ms / 1000
+        for address in self.upstream_addresses:
+            try:
+                self.upstream_reader, self.upstream_writer = await asyncio.wait_for(
+                    asyncio.open_connection(*address, limit=self.ctx.config.write_buffer_high_bytes), timeout_s
+                )
+                self.upstream_address = address
+                return True
+            except (OSError, asyncio.TimeoutError) as err:
+                log.warning("upstream %s:%d unreachable for client %s:%d: %s", *address, self.peer.ip, self.peer.port, err)
+        return False
+
+    def _set_write_limits(self) -> None:
+        high = self.ctx.config.write_buffer_high_bytes
+        for writer in (self.client_writer, self.upstream_writer):
+            writer.transport.set_write_buffer_limits(high=high, low=high // 4)
+
+    def _close_writers(self) -> None:
+        for writer in (self.client_writer, self.upstream_writer):
+            if writer is not None and not writer.is_closing():
+                writer.close()
+
+    async def drain_and_close(self, timeout_ms: int) -> None:
+        """SIGTERM: read no new requests, wait for in-flight responses (bounded), then close."""
+        self.stopping = True
+        if self._reading_request and self._client_task is not None:
+            self._client_task.cancel()
+        try:
+            await asyncio.wait_for(self.inflight.wait_empty(), timeout_ms / 1000)
+        except asyncio.TimeoutError:
+            log.warning("drain timeout: closing %s:%d with %d requests in flight", self.peer.ip, self.peer.port, len(self.inflight))
+        self._close_writers()
+
+    # ---- client -> upstream -------------------------------------------------------------
+
+    async def _client_to_upstream(self) -> None:
+        try:
+            while not self.stopping:
+                frame = await self._read_request()
+                if frame is None:
+                    return
+                await self._hold_while_muted()
+                await self._handle_request(frame)
+        except (MalformedFrame, ProtocolViolation, UnsupportedSasl, asyncio.IncompleteReadError) as err:
+            self._log_bad_frame("client", err)
+        except (ConnectionError, OSError) as err:
+            log.debug("client %s:%d connection ended: %s", self.peer.ip, self.peer.port, err)
+        except Exception:  # a gateway bug must end this connection only, loudly
+            log.exception("client %s:%d: unexpected error handling a request", self.peer.ip, self.peer.port)
+
+    async def _read_request(self) -> bytes | None:
+        self._reading_request = True
+        try:
+            size = await framing.read_size(self.client_reader)
+            if size is None:
+                return None
+            framing.check_frame_size(size, framing.MIN_REQUEST_FRAME_BYTES, self._request_limit(size))
+            return await self.client_reader.readexactly(size)
+        finally:
+            self._reading_request = False
+
+    def _request_limit(self, size: int) -> int:
+        """Kafka limits frames before authentication to 512 KiB (sasl.server.max.receive.size)."""
+        if self.established or size <= self.ctx.config.max_preauth_frame_bytes:
+            return self.ctx.config.max_frame_bytes
+        if self.ctx.config.require_authentication or self.sasl.mechanism is not None:
+            return self.ctx.config.max_preauth_frame_bytes
+        # No SASL in progress on an unauthenticated listener: the first big frame (e.g. a
+        # Produce right after ApiVersions) is an ordinary request from an ANONYMOUS client.
+        return self.ctx.config.max_frame_bytes
+
+    async def _hold_while_muted(self) -> None:
+        """KIP-219 muting: the next request waits until the throttle debt is paid."""
+        while True:
+            delay_ms = self.muted_until_ms - now_ms()
+            if delay_ms <= 0:
+                return
+            await asyncio.sleep(delay_ms / 1000)
+
+    async def _handle_request(self, frame: bytes) -> None:
+        started_ns = time.perf_counter_ns()
+        prefix = parse_request_prefix(frame)
+        self._check_version(prefix)
+        entry = InflightRequest(prefix.api_key, prefix.api_version, prefix.correlation_id, prefix.client_id, len(frame))
+        entry.context["principal"] = self.principal
+        if prefix.api_key not in _PREAUTH_APIS:
+            self._establish(prefix)
+        local = await self._maybe_answer_locally(prefix, frame)
+        if local is not None:
+            await self.inflight.wait_empty()  # keep responses in request order
+            self.client_writer.write(framing.frame_bytes(local))
+            await self.client_writer.drain()
+            return
+        expects_response = self._observe_request(prefix, frame, entry)
+        entry.context["handling_ns"] = time.perf_counter_ns() - started_ns
+        if expects_response:
+            await self.inflight.push(entry)
+        entry.sent_ns = time.perf_counter_ns()
+        self.upstream_writer.write(framing.frame_bytes(frame))
+        await self.upstream_writer.drain()
+
+    def _check_version(self, prefix: RequestPrefix) -> None:
+        """Fail closed on versions we capped away (a client that skipped ApiVersions)."""
+        if prefix.api_key == versions.API_VERSIONS:
+            return  # answered with UNSUPPORTED_VERSION below, as a broker does
+        ceiling = versions.allowed_max_version(prefix.api_key)
+        if ceiling is not None and prefix.api_version > ceiling:
+            raise ProtocolViolation(f"api key {prefix.api_key} v{prefix.api_version} is above the gateway's maximum v{ceiling}")
+
+    def _establish(self, prefix: RequestPrefix) -> None:
+        if self.established:
+            return
+        if self.ctx.config.require_authentication and not self.sasl.authenticated:
+            raise ProtocolViolation(f"api key {prefix.api_key} before authentication on a listener that requires it")
+        self.established = True
+
+    async def _maybe_answer_locally(self, prefix: RequestPrefix, frame: bytes) -> bytes | None:
+        if prefix.api_key == versions.API_VERSIONS and prefix.api_version > codec.max_decodable_version(versions.API_VERSIONS):
+            return versions.unsupported_version_response(prefix.correlation_id)
+        admin = self.ctx.admin
+        if admin is not None and prefix.api_key in admin.owned_apis():
+            return await admin.answer(prefix, frame, self.principal)
+        return None
+
+    def _observe_request(self, prefix: RequestPrefix, frame: bytes, entry: InflightRequest) -> bool:
+        """Identity, producer ids, acks. Returns whether a response will come back."""
+        key = prefix.api_key
+        if key == versions.SASL_HANDSHAKE:
+            request = codec.decode_request(key, prefix.api_version, frame)
+            self.sasl.on_handshake_request(request.mechanism, prefix.api_version)
+        elif key == versions.SASL_AUTHENTICATE:
+            request = codec.decode_request(key, prefix.api_version, frame)
+            self.sasl.on_authenticate_request(bytes(request.auth_bytes))
+        elif key == versions.PRODUCE:
+            return self._observe_produce(prefix, frame, entry)
+        return True
+
+    def _observe_produce(self, prefix: RequestPrefix, frame: bytes, entry: InflightRequest) -> bool:
+        quotas = self.ctx.quotas
+        if quotas.wants_producer_ids(self.principal):
+            ids = _safe_producer_ids(prefix, frame)
+            entry.context["producer_id_throttle_ms"] = quotas.on_producer_ids(self.principal, prefix.client_id, self.peer.ip, ids)
+        if produce_acks(frame, prefix) != 0:
+            return True
+        # acks=0: no response. Kafka still charges the bytes and mutes the channel; the request
+        # quota does not apply (recorded as exempt).
+        throttle_ms = quotas.on_produce(self.principal, prefix.client_id, self.peer.ip, len(frame))
+        throttle_ms = max(throttle_ms, entry.context.get("producer_id_throttle_ms", 0))
+        self._mute(throttle_ms)
+        return False
+
+    def _mute(self, throttle_ms: int) -> None:
+        if throttle_ms > 0:
+            self.muted_until_ms = max(self.muted_until_ms, now_ms() + throttle_ms)
+            self.ctx.stats.throttled(self.peer.listener)
+
+    # ---- upstream -> client -------------------------------------------------------------
+
+    async def _upstream_to_client(self) -> None:
+        try:
+            while True:
+                frame = await framing.read_frame(self.upstream_reader, framing.MIN_RESPONSE_FRAME_BYTES, self.ctx.config.max_frame_bytes)
+                received_ns = time.perf_counter_ns()
+                if frame is None:
+                    log.info("upstream %s:%d closed the connection of client %s:%d", *self.upstream_address, self.peer.ip, self.peer.port)
+                    return
+                entry = self.inflight.pop_if_any(parse_response_correlation_id(frame))
+                frame = await self._handle_response(entry, frame, received_ns)
+                self.client_writer.write(framing.frame_bytes(frame))
+                await self.client_writer.drain()
+        except (MalformedFrame, CorrelationMismatch, ProtocolViolation, asyncio.IncompleteReadError) as err:
+            self._log_bad_frame("upstream", err)
+        except (ConnectionError, OSError) as err:
+            log.debug("connection of client %s:%d ended: %s", self.peer.ip, self.peer.port, err)
+        except Exception:  # a gateway bug must end this connection only, loudly
+            log.exception("client %s:%d: unexpected error handling a response", self.peer.ip, self.peer.port)
+
+    async def _handle_response(self, entry: InflightRequest, frame: bytes, received_ns: int) -> bytes:
+        started_ns = time.perf_counter_ns()
+        service_ns = received_ns - max(entry.sent_ns, self._last_response_ns)
+        self._last_response_ns = received_ns
+        self.ctx.stats.upstream_latency(entry.api_key, (received_ns - entry.sent_ns) / 1e9)
+        frame = await self._rewrite_response(entry, frame)
+        throttle_ms = self._account(entry, frame, service_ns, started_ns)
+        if throttle_ms > 0:
+            frame = patch_throttle_time(entry.api_key, entry.api_version, frame, throttle_ms)
+            self._mute(throttle_ms)
+        return frame
+
+    async def _rewrite_response(self, entry: InflightRequest, frame: bytes) -> bytes:
+        key, version = entry.api_key, entry.api_version
+        try:
+            if key == versions.API_VERSIONS:
+                owned = self.ctx.admin.owned_version_ranges() if self.ctx.admin is not None else {}
+                return versions.rewrite_api_versions_response(frame, version, owned)
+            if key == versions.SASL_HANDSHAKE:
+                self.sasl.on_handshake_response(codec.decode_response(key, version, frame).error_code)
+            elif key == versions.SASL_AUTHENTICATE:
+                if self.sasl.on_authenticate_response(codec.decode_response(key, version, frame).error_code):
+                    self.established = True
+                    log.info("client %s:%d authenticated as %s (%s)", self.peer.ip, self.peer.port, self.principal, self.sasl.mechanism)
+            rewrite = prepare_rewrite(key, version, frame, self.ctx.config.metadata_splice_threshold_bytes)
+        except (ValueError, IndexError, KeyError) as err:
+            raise MalformedFrame(f"cannot decode api {key} v{version} response: {err}") from err
+        if rewrite is None:
+            return frame
+        mapping = await self.ctx.registry.map_addresses(rewrite.addresses)
+        return rewrite.apply(mapping)
+
+    def _account(self, entry: InflightRequest, frame: bytes, service_ns: int, started_ns: int) -> int:
+        """Charge the entity; return the throttle to apply (max over the relevant quotas)."""
+        key, quotas = entry.api_key, self.ctx.quotas
+        user, client_id, ip = entry.context["principal"], entry.client_id, self.peer.ip
+        throttle_ms = 0
+        if key == versions.PRODUCE:
+            throttle_ms = quotas.on_produce(user, client_id, ip, entry.request_bytes)
+            throttle_ms = max(throttle_ms, entry.context.get("producer_id_throttle_ms", 0))
+        elif key == FETCH:
+            throttle_ms = quotas.on_fetch(user, client_id, ip, len(frame))
+        if key in EXEMPT_APIS:
+            return throttle_ms
+        handling_ns = entry.context.get("handling_ns", 0) + time.perf_counter_ns() - started_ns
+        request_ns = handling_ns + (0 if key in PARKING_APIS else max(service_ns, 0))
+        return max(throttle_ms, quotas.on_request_time(user, client_id, ip, request_ns))
+
+    def _log_bad_frame(self, side: str, err: Exception) -> None:
+        log.warning("closing client %s:%d (listener %s, principal %s): bad frame from %s: %s",
+                    self.peer.ip, self.peer.port, self.peer.listener, self.principal, side, err)
+        self.ctx.stats.bad_frame(side)
+
+
+def _safe_producer_ids(prefix: RequestPrefix, frame: bytes) -> set[int]:
+    from enforcement.gateway.producer_ids import produce_request_producer_ids
+
+    try:
+        return produce_request_producer_ids(prefix.api_version, frame)
+    except Exception as err:  # kafka-python raises assorted errors on malformed records
+        raise MalformedFrame(f"produce request v{prefix.api_version} cannot be decoded: {err}") from err

@@ -1,0 +1,94 @@
+"""Prometheus metrics of the gateway (prometheus-client), Kafka's names in Prometheus style.
+
+Quota metrics come from the ``enforcement`` library as Kafka ``MetricName``s (name, group, tags)
+and are exported the way jmx_exporter's default format with ``lowercaseOutputName`` would:
+``kafka.server:type=Produce,user=alice,client-id=app`` ``byte-rate`` becomes
+``kafka_server_produce_byte_rate{user="alice",client_id="app"}``. They are per gateway instance,
+like Kafka's per-broker quotas. Gateway-only metrics use the ``kconfigs_gateway_`` prefix.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable, Iterable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+
+_INVALID = re.compile(r"[^a-zA-Z0-9_]")
+LATENCY_BUCKETS_S = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+
+def prometheus_name(group: str, name: str) -> str:
+    """``("Produce", "byte-rate")`` -> ``kafka_server_produce_byte_rate``;
+    ``("socket-server-metrics", "connection-accept-rate")`` -> ``kafka_server_socket_server_metrics_connection_accept_rate``."""
+    return _INVALID.sub("_", f"kafka_server_{group}_{name}".lower())
+
+
+def prometheus_label(tag: str) -> str:
+    return _INVALID.sub("_", tag)
+
+
+class GatewayStats:
+    """Counters the proxying code updates, plus a collector over the enforcer's metrics."""
+
+    def __init__(self, samples: Callable[[], Iterable[Any]] = lambda: ()):
+        self.registry = CollectorRegistry()
+        self._open = Gauge("kconfigs_gateway_open_connections", "Open client connections", ["listener"], registry=self.registry)
+        self._accepted = Counter("kconfigs_gateway_connections_accepted", "Accepted client connections", ["listener"], registry=self.registry)
+        self._refused = Counter("kconfigs_gateway_connections_throttled", "Connections closed by the IP connection-rate quota", ["listener"], registry=self.registry)
+        self._throttled = Counter("kconfigs_gateway_throttled_responses", "Responses after which the connection was muted", ["listener"], registry=self.registry)
+        self._bad = Counter("kconfigs_gateway_bad_frames", "Connections closed for a malformed frame", ["side"], registry=self.registry)
+        self._latency = Histogram("kconfigs_gateway_upstream_latency_seconds", "Upstream round trip per request",
+                                  ["api_key"], buckets=LATENCY_BUCKETS_S, registry=self.registry)
+        self.registry.register(_QuotaCollector(samples))
+
+    def connection_opened(self, listener: str) -> None:
+        self._accepted.labels(listener).inc()
+        self._open.labels(listener).inc()
+
+    def connection_closed(self, listener: str) -> None:
+        self._open.labels(listener).dec()
+
+    def connection_refused(self, listener: str) -> None:
+        self._refused.labels(listener).inc()
+
+    def throttled(self, listener: str) -> None:
+        self._throttled.labels(listener).inc()
+
+    def bad_frame(self, side: str) -> None:
+        self._bad.labels(side).inc()
+
+    def upstream_latency(self, api_key: int, seconds: float) -> None:
+        self._latency.labels(str(api_key)).observe(seconds)
+
+
+class _QuotaCollector:
+    """Exports the enforcer's samples on each scrape (no double bookkeeping)."""
+
+    def __init__(self, samples: Callable[[], Iterable[Any]]):
+        self._samples = samples
+
+    def describe(self) -> list:
+        return []  # samples are dynamic; an empty describe keeps registration lazy
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        families: dict[str, GaugeMetricFamily] = {}
+        for sample in self._samples():
+            labels = {prometheus_label(k): str(v) for k, v in dict(sample.tags).items()}
+            name = prometheus_name(sample.group, sample.name)
+            family = families.get(name)
+            if family is None:
+                family = families[name] = GaugeMetricFamily(name, f"Kafka {sample.group} {sample.name}", labels=sorted(labels))
+            value = float(sample.value)
+            family.add_metric([labels[k] for k in sorted(labels)], value if not math.isinf(value) else math.copysign(1e308, value))
+        return list(families.values())
+
+
+def start_http_endpoint(stats: GatewayStats, host: str, port: int) -> Any:
+    """Serve /metrics on ``host:port`` (127.0.0.1 by default). Returns the server (``.shutdown()``)."""
+    from prometheus_client import start_http_server
+
+    server, _thread = start_http_server(port, addr=host, registry=stats.registry)
+    return server

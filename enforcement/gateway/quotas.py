@@ -1,0 +1,100 @@
+"""The gateway's door to the ``enforcement`` library: charge an entity, get a throttle.
+
+``gateway/`` moves bytes and ``enforcement`` decides. This adapter supplies ``now_ms`` from a
+monotonic clock, swaps quota snapshots on reload, and feeds the usage log. With no quotas
+configured it charges nothing (Kafka records nothing for a quota type until one exists).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Callable, Iterable, Mapping
+
+log = logging.getLogger("kconfigs.gateway")
+PRODUCER_IDS_RATE = "producer_ids_rate"
+#: (entity dict {"user"/"client-id"/"ip": name or None = default}, {quota key: float})
+QuotaRecords = Iterable[tuple[Mapping[str, str | None], Mapping[str, float]]]
+UsageSink = Callable[[str, str | None, str, str, float, int], None]
+
+
+def monotonic_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class QuotaGate:
+    """Per-gateway-instance quota state (like Kafka's per-broker quota managers)."""
+
+    def __init__(self, window_num: int = 11, window_size_seconds: int = 1, clock_ms: Callable[[], int] = monotonic_ms,
+                 enforce_producer_ids: bool = True):
+        self._clock_ms = clock_ms
+        self._window = (window_num, window_size_seconds)
+        self._enforcer: Any = None
+        self._producer_id_users: frozenset[str | None] | None = frozenset()
+        self._enforce_producer_ids = enforce_producer_ids
+        self.usage_sinks: list[UsageSink] = []
+
+    @property
+    def active(self) -> bool:
+        return self._enforcer is not None
+
+    def load(self, records: QuotaRecords) -> None:
+        """Install a full quota snapshot; the next request is judged by it (live reload)."""
+        import enforcement
+
+        records = list(records)
+        snapshot = enforcement.QuotaSnapshot.from_records(records)
+        if self._enforcer is None:
+            config = enforcement.EnforcementConfig(quota_window_num=self._window[0], quota_window_size_seconds=self._window[1])
+            self._enforcer = enforcement.Enforcer(snapshot, config)
+        else:
+            self._enforcer.swap_snapshot(snapshot)
+        users = {entity.get("user") for entity, quotas in records if PRODUCER_IDS_RATE in quotas}
+        self._producer_id_users = frozenset(users)
+        log.info("quota snapshot installed: %d entities", len(records))
+
+    def wants_producer_ids(self, user: str) -> bool:
+        """Only decode Produce requests when a producer-id quota could apply to ``user``."""
+        users = self._producer_id_users
+        return bool(self._enforce_producer_ids and self._enforcer is not None and users and (user in users or None in users))
+
+    def on_produce(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
+        return self._charge("produce", user, client_id, ip, nbytes, lambda e, now: e.record_produce(user, client_id or "", nbytes, now))
+
+    def on_fetch(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
+        return self._charge("fetch", user, client_id, ip, nbytes, lambda e, now: e.record_fetch(user, client_id or "", nbytes, now))
+
+    def on_request_time(self, user: str, client_id: str | None, ip: str, time_ns: int) -> int:
+        return self._charge("request_time_ns", user, client_id, ip, time_ns,
+                            lambda e, now: e.record_request_time(user, client_id or "", time_ns, now))
+
+    def on_producer_ids(self, user: str, client_id: str | None, ip: str, ids: set[int]) -> int:
+        if not ids:
+            return 0
+        return self._charge("producer_ids", user, client_id, ip, len(ids), lambda e, now: e.record_producer_ids(user, ids, now))
+
+    def _charge(self, kind: str, user: str, client_id: str | None, ip: str, value: float, record: Callable[[Any, int], int]) -> int:
+        if self._enforcer is None:
+            return 0
+        throttle_ms = int(record(self._enforcer, self._clock_ms()) or 0)
+        for sink in self.usage_sinks:
+            sink(kind, user, client_id or "", ip, value, throttle_ms)
+        return throttle_ms
+
+    def connection_attempt(self, ip: str) -> tuple[bool, int]:
+        """KIP-612: (accept, delay_ms). A refused connection is closed after ``delay_ms``."""
+        if self._enforcer is None:
+            return True, 0
+        decision = self._enforcer.connection_attempt(ip, self._clock_ms())
+        return bool(decision.accept), int(decision.delay_ms or 0)
+
+    def connection_closed(self, ip: str) -> None:
+        if self._enforcer is not None:
+            self._enforcer.connection_closed(ip, self._clock_ms())
+
+    def expire(self) -> None:
+        if self._enforcer is not None:
+            self._enforcer.expire_sensors(self._clock_ms())
+
+    def metric_samples(self) -> list[Any]:
+        return [] if self._enforcer is None else list(self._enforcer.metrics(self._clock_ms()))

@@ -1,0 +1,167 @@
+"""Listeners (bootstrap + one port per broker), the shared gateway context, SIGTERM draining.
+
+Port per broker: every upstream broker address seen in a Metadata / FindCoordinator /
+DescribeCluster response gets its own gateway listener, bound on first sight and advertised in
+its place. Listeners are keyed by the broker's *address*, not its node id, so controllers listed
+by DescribeCluster (KIP-919) can never collide with brokers of the same id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from dataclasses import dataclass, field
+from typing import Any
+
+from enforcement.gateway.config import Address, GatewayConfig
+from enforcement.gateway.connection import Peer, ProxyConnection
+from enforcement.gateway.metrics import GatewayStats
+from enforcement.gateway.quotas import QuotaGate
+
+log = logging.getLogger("kconfigs.gateway")
+
+
+@dataclass
+class GatewayContext:
+    config: GatewayConfig
+    registry: "BrokerRegistry"
+    quotas: QuotaGate
+    stats: GatewayStats
+    admin: Any = None  # enforcement.gateway.admin.QuotaAdmin when the gateway owns quota admin
+    connections: set = field(default_factory=set)
+
+
+class BrokerRegistry:
+    """Upstream broker address -> gateway listener address, binding listeners on demand."""
+
+    def __init__(self, gateway: "Gateway"):
+        self._gateway = gateway
+        self._mapping: dict[Address, Address] = {}
+        self._servers: list[asyncio.AbstractServer] = []
+        self._lock = asyncio.Lock()
+        self._next_port = gateway.config.broker_port_start
+
+    @property
+    def mapping(self) -> dict[Address, Address]:
+        return dict(self._mapping)
+
+    async def map_addresses(self, addresses: list[Address]) -> dict[Address, Address]:
+        """The advertised gateway address for each upstream address (binding new listeners)."""
+        missing = [a for a in addresses if a not in self._mapping]
+        if missing:
+            async with self._lock:
+                for address in missing:
+                    if address not in self._mapping:
+                        await self._bind(address)
+        return {a: self._mapping[a] for a in addresses}
+
+    async def _bind(self, upstream: Address) -> None:
+        config = self._gateway.config
+        port = self._next_port
+        server = await self._gateway.start_listener(config.listen[0], port, [upstream], f"broker-{upstream[0]}:{upstream[1]}")
+        bound_port = server.sockets[0].getsockname()[1]
+        if self._next_port:
+            self._next_port += 1
+        self._servers.append(server)
+        self._mapping[upstream] = (config.advertised_host, bound_port)
+        log.info("listener %s:%d now fronts broker %s:%d", config.listen[0], bound_port, *upstream)
+
+    def close(self) -> None:
+        for server in self._servers:
+            server.close()
+
+
+class Gateway:
+    """The running gateway: ``await start()``, then ``await stop()`` (drains in-flight requests)."""
+
+    def __init__(self, config: GatewayConfig, quotas: QuotaGate | None = None, admin: Any = None):
+        self.config = config
+        self.quotas = quotas or QuotaGate(config.quota_window_num, config.quota_window_size_seconds,
+                                          enforce_producer_ids=config.enforce_producer_ids)
+        self.stats = GatewayStats(self.quotas.metric_samples)
+        self.registry = BrokerRegistry(self)
+        self.ctx = GatewayContext(config, self.registry, self.quotas, self.stats, admin)
+        self._ssl = _server_ssl_context(config)
+        self._bootstrap: asyncio.AbstractServer | None = None
+        self._expiry_task: asyncio.Task | None = None
+
+    @property
+    def bootstrap_address(self) -> Address:
+        host, port = self._bootstrap.sockets[0].getsockname()[:2]
+        return self.config.advertised_host, port
+
+    async def start(self) -> None:
+        host, port = self.config.listen
+        self._bootstrap = await self.start_listener(host, port, list(self.config.upstreams), "bootstrap")
+        self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
+        log.info("gateway listening on %s:%d for upstream %s", host, self.bootstrap_address[1],
+                 ",".join(f"{h}:{p}" for h, p in self.config.upstreams))
+
+    async def start_listener(self, host: str, port: int, upstreams: list[Address], name: str) -> asyncio.AbstractServer:
+        async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await self._serve_client(reader, writer, upstreams, name)
+
+        return await asyncio.start_server(on_client, host, port, ssl=self._ssl, limit=self.config.write_buffer_high_bytes,
+                                          reuse_address=True)
+
+    async def _serve_client(self, reader, writer, upstreams: list[Address], listener: str) -> None:
+        ip, port = writer.get_extra_info("peername")[:2]
+        accept, delay_ms = self.quotas.connection_attempt(ip)
+        if not accept:
+            # KIP-612: hold the socket for the throttle time without reading, then close it.
+            self.stats.connection_refused(listener)
+            await asyncio.sleep(delay_ms / 1000)
+            writer.close()
+            return
+        peer = Peer(ip, port, listener, _tls_principal(writer))
+        connection = ProxyConnection(self.ctx, peer, (reader, writer), upstreams)
+        self.ctx.connections.add(connection)
+        self.stats.connection_opened(listener)
+        try:
+            await connection.run()
+        finally:
+            self.ctx.connections.discard(connection)
+            self.stats.connection_closed(listener)
+            self.quotas.connection_closed(ip)
+
+    async def _expire_sensors_periodically(self, interval_s: float = 30.0) -> None:
+        while True:  # Kafka's expiry task runs every 30 s
+            await asyncio.sleep(interval_s)
+            self.quotas.expire()
+
+    async def stop(self) -> None:
+        """Stop accepting, let in-flight requests finish (bounded by drain_timeout_ms), close."""
+        if self._bootstrap is not None:
+            self._bootstrap.close()
+        self.registry.close()
+        if self._expiry_task is not None:
+            self._expiry_task.cancel()
+        drains = [c.drain_and_close(self.config.drain_timeout_ms) for c in list(self.ctx.connections)]
+        await asyncio.gather(*drains, return_exceptions=True)
+        log.info("gateway stopped after draining %d connections", len(drains))
+
+
+def _server_ssl_context(config: GatewayConfig) -> ssl.SSLContext | None:
+    if not config.tls_cert_file:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(config.tls_cert_file, config.tls_key_file)
+    if config.tls_client_ca_file:
+        context.load_verify_locations(config.tls_client_ca_file)
+        context.verify_mode = ssl.CERT_REQUIRED
+    return context
+
+
+def _tls_principal(writer: asyncio.StreamWriter) -> str | None:
+    """mTLS principal = the client certificate's subject DN in RFC 4514 order (like Kafka's
+    X500Principal.getName(): ``CN=app,OU=eng,O=acme``)."""
+    ssl_object = writer.get_extra_info("ssl_object")
+    if ssl_object is None:
+        return None
+    der = ssl_object.getpeercert(binary_form=True)
+    if not der:
+        return None
+    from cryptography import x509
+
+    return x509.load_der_x509_certificate(der).subject.rfc4514_string()
