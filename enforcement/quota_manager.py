@@ -1,0 +1,220 @@
+"""Per quota type managers: Kafka's ``ClientQuotaManager``, ``ClientRequestQuotaManager`` and
+``ControllerMutationQuotaManager`` over an immutable :class:`QuotaSnapshot`.
+
+Bindings ``(user, client_id) -> sensor`` cache the tag resolution so the hot path is one dict
+lookup plus :meth:`RateSensor.record_and_throttle`. Bindings are dropped on every snapshot swap
+(the tag shape may change) and on every expiry run (bounds memory when client-ids churn).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, NamedTuple
+
+from enforcement.resolution import QuotaSnapshot
+from enforcement.sensors import NO_CAP_MS, AvgSensor, RateSensor, SensorRegistry
+from enforcement.stats import UNLIMITED, SampledRate
+from enforcement.throttle import token_bucket_throttle_ms
+from enforcement.token_bucket import TokenBucket
+
+NANOS_TO_PERCENT_PER_SEC = 100.0 / 1_000_000_000  # ClientRequestQuotaManager.NanosToPercentagePerSecond
+BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS = 2, 30_000  # metrics.num.samples / sample.window.ms
+
+
+class MetricSample(NamedTuple):
+    """One Kafka metric value: ``name`` (e.g. ``byte-rate``), ``group`` (``Produce``), ``tags``."""
+
+    name: str
+    group: str
+    tags: dict
+    value: float
+
+
+@dataclass(frozen=True)
+class MutationDecision:
+    """Result of a controller mutation: throttle ms, and whether a strict request was rejected
+    with THROTTLING_QUOTA_EXCEEDED (89)."""
+
+    throttle_ms: int
+    rejected: bool
+
+
+@dataclass(frozen=True)
+class SensorSettings:
+    samples: int
+    window_ms: int
+    legacy_pre_3_8: bool
+    expiry_ms: int
+    cap_ms: int = NO_CAP_MS
+
+
+class ClientQuotaManager:
+    """One client quota type (``Produce``, ``Fetch`` or ``Request``) keyed by one quota key."""
+
+    def __init__(self, quota_type: str, key: str, metric_name: str, snapshot: QuotaSnapshot, settings: SensorSettings):
+        self.quota_type = quota_type
+        self.key = key
+        self.metric_name = metric_name
+        self._settings = settings
+        self._snapshot = snapshot
+        self._enabled = snapshot.enabled_mask(key) != 0
+        self._bindings: dict[tuple[str, str], RateSensor] = {}
+        self.sensors = SensorRegistry(settings.expiry_ms)
+        self.throttle_sensors = SensorRegistry(settings.expiry_ms)
+
+    @property
+    def enabled(self) -> bool:
+        """``quotasEnabled``: some level of this quota type has (ever) had a quota."""
+        return self._enabled
+
+    def record(self, user: str, client_id: str, value, now_ms: int) -> int:
+        """``maybeRecordAndGetThrottleTimeMs``: record, return the throttle ms (0 if disabled)."""
+        sensor = self._bindings.get((user, client_id))
+        if sensor is None:
+            if not self._enabled:
+                return 0
+            sensor = self.sensor_for(user, client_id, now_ms)
+        return sensor.record_and_throttle(value, now_ms)
+
+    def record_no_throttle(self, user: str, client_id: str, value, now_ms: int) -> None:
+        """``recordNoThrottle`` (request network-thread time): counted for later requests only."""
+        if self._enabled:
+            self.sensor_for(user, client_id, now_ms).record_no_check(value, now_ms)
+
+    def unrecord(self, user: str, client_id: str, value, now_ms: int) -> None:
+        """``unrecordQuotaSensor``: record ``-value`` unchecked. Like Kafka this creates the
+        sensors even when the quota type is disabled (the fetch path calls it unconditionally)."""
+        self.sensor_for(user, client_id, now_ms).record_no_check(-value, now_ms)
+
+    def record_throttle(self, user: str, client_id: str, throttle_ms: int, now_ms: int) -> None:
+        """``throttle()``: record the ms on this type's ``throttle-time`` (KIP-219: only the
+        manager whose throttle won the max records it)."""
+        sensor = self.sensor_for(user, client_id, now_ms)
+        name = f"{self.quota_type}ThrottleTime-{sensor.tags['user']}:{sensor.tags['client-id']}"
+        avg = self.throttle_sensors.get(name)
+        if avg is None:
+            avg = AvgSensor(now_ms, name, sensor.tags, BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS)
+            self.throttle_sensors.add(name, avg)
+        avg.record(float(throttle_ms), now_ms)
+
+    def sensor_for(self, user: str, client_id: str, now_ms: int) -> RateSensor:
+        """``getOrCreateQuotaSensors``: the shared sensor for this client's tags."""
+        sensor = self._bindings.get((user, client_id))
+        if sensor is not None:
+            return sensor
+        user_tag, client_tag = self._snapshot.metric_tags(user, client_id, self.key)
+        name = f"{self.quota_type}-{user_tag}:{client_tag}"
+        sensor = self.sensors.get(name)
+        if sensor is None:
+            sensor = self._new_sensor(name, user, client_id, user_tag, client_tag, now_ms)
+            self.sensors.add(name, sensor)
+        self._bindings[(user, client_id)] = sensor
+        return sensor
+
+    def _new_sensor(self, name, user, client_id, user_tag, client_tag, now_ms) -> RateSensor:
+        s = self._settings
+        return RateSensor(
+            s.samples, s.window_ms, s.legacy_pre_3_8, bound=self._bound(user, client_id, user_tag, client_tag),
+            cap_ms=s.cap_ms, now_ms=now_ms, name=name, tags={"user": user_tag, "client-id": client_tag},
+            user=user, client_id=client_id,
+        )
+
+    def _bound(self, user: str, client_id: str, user_tag: str, client_tag: str) -> float:
+        value, _level = self._snapshot.limit_for_tags(self.key, user, client_id, user_tag, client_tag)
+        return UNLIMITED if value is None else value
+
+    def swap_snapshot(self, snapshot: QuotaSnapshot) -> None:
+        """``updateQuotaMetricConfigs``: re-bound live sensors in place (history kept); a removed
+        quota becomes Long.MAX_VALUE. New tag shapes take effect through fresh bindings."""
+        self._snapshot = snapshot
+        self._enabled = snapshot.enabled_mask(self.key) != 0
+        self._bindings = {}
+        for sensor in self.sensors.values():
+            sensor.bound = self._bound(sensor.user, sensor.client_id, sensor.tags["user"], sensor.tags["client-id"])
+
+    def expire(self, now_ms: int) -> int:
+        self._bindings = {}
+        return self.sensors.expire(now_ms) + self.throttle_sensors.expire(now_ms)
+
+    def metrics(self, now_ms: int) -> Iterator[MetricSample]:
+        for sensor in list(self.sensors.values()):
+            yield MetricSample(self.metric_name, self.quota_type, dict(sensor.tags), sensor.measure(now_ms))
+        for avg in list(self.throttle_sensors.values()):
+            yield MetricSample("throttle-time", self.quota_type, dict(avg.tags), avg.avg.measure(now_ms))
+
+
+class RequestQuotaManager(ClientQuotaManager):
+    """``ClientRequestQuotaManager`` (KIP-124): thread time in ns recorded as percent-seconds
+    (``ns * 100 / 1e9``), throttle capped at one sample window, plus the ``exempt-request-time``
+    rate (never expires, no tags)."""
+
+    def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings):
+        super().__init__("Request", "request_percentage", "request-time", snapshot, settings)
+        self.exempt = SampledRate(BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, settings.legacy_pre_3_8)
+
+    def record_time(self, user: str, client_id: str, time_ns: int, now_ms: int) -> int:
+        return self.record(user, client_id, time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
+
+    def record_exempt(self, time_ns: int, now_ms: int) -> None:
+        """``maybeRecordExempt``: cluster actions, follower fetches, acks=0 produce."""
+        if self._enabled:
+            self.exempt.record(time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
+
+    def metrics(self, now_ms: int) -> Iterator[MetricSample]:
+        yield from super().metrics(now_ms)
+        yield MetricSample("exempt-request-time", "Request", {}, self.exempt.measure(now_ms))
+
+
+class MutationSensor(RateSensor):
+    """A ControllerMutation sensor: the ``mutation-rate`` Rate (broker metrics config, no quota)
+    and the ``tokens`` TokenBucket carrying the quota."""
+
+    __slots__ = ("bucket",)
+
+
+class ControllerMutationManager(ClientQuotaManager):
+    """``ControllerMutationQuotaManager`` (KIP-599): token bucket, strict or permissive."""
+
+    def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings, bucket_samples: int, bucket_window_ms: int):
+        super().__init__("ControllerMutation", "controller_mutation_rate", "tokens", snapshot, settings)
+        self._bucket_samples = bucket_samples
+        self._bucket_window_ms = bucket_window_ms
+
+    def _new_sensor(self, name, user, client_id, user_tag, client_tag, now_ms) -> RateSensor:
+        bound = self._bound(user, client_id, user_tag, client_tag)
+        sensor = MutationSensor(BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, self._settings.legacy_pre_3_8,
+                                bound=bound, now_ms=now_ms, name=name,
+                                tags={"user": user_tag, "client-id": client_tag}, user=user, client_id=client_id)
+        sensor.bucket = TokenBucket(self._bucket_samples, self._bucket_window_ms, bound)
+        return sensor
+
+    def record_mutations(self, user: str, client_id: str, count: int, now_ms: int, strict: bool) -> MutationDecision:
+        """Strict (CreateTopics v6+, CreatePartitions v3+, DeleteTopics v5+): check *before*
+        recording; reject only if the bucket is already negative. Permissive: record, then check."""
+        if not self._enabled:
+            return MutationDecision(0, False)  # UnboundedControllerMutationQuota
+        sensor = self.sensor_for(user, client_id, now_ms)
+        bucket = sensor.bucket
+        if strict:
+            tokens = bucket.measure(now_ms)
+            if tokens < 0:
+                return MutationDecision(token_bucket_throttle_ms(tokens, bucket.quota_per_sec), True)
+        sensor.record_no_check(count, now_ms)
+        bucket.record(count, now_ms)
+        tokens = bucket.measure(now_ms)
+        if not strict and tokens < 0:
+            return MutationDecision(token_bucket_throttle_ms(tokens, bucket.quota_per_sec), False)
+        return MutationDecision(0, False)
+
+    def swap_snapshot(self, snapshot: QuotaSnapshot) -> None:
+        super().swap_snapshot(snapshot)
+        for sensor in self.sensors.values():
+            sensor.bucket.quota_per_sec = sensor.bound
+
+    def metrics(self, now_ms: int) -> Iterator[MetricSample]:
+        for sensor in list(self.sensors.values()):
+            tags = dict(sensor.tags)
+            yield MetricSample("mutation-rate", self.quota_type, tags, sensor.measure(now_ms))
+            yield MetricSample("tokens", self.quota_type, dict(tags), sensor.bucket.measure(now_ms))
+        for avg in list(self.throttle_sensors.values()):
+            yield MetricSample("throttle-time", self.quota_type, dict(avg.tags), avg.avg.measure(now_ms))
