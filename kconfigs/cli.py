@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=args, prog_name="kconfigs", standalone_mode=False)
     except KconfigsError as err:
         click.echo(str(err), err=True)
+        if getattr(err, "show_usage", False):
+            from kconfigs.commands.compat import usage_text
+            click.echo(usage_text(), err=True)
         sys.exit(err.exit_code)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)

@@ -1,0 +1,57 @@
+"""Model -> text. kafka-configs' ZooKeeper-mode lines exactly, plus JSON and a rich table."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from kconfigs.keys import numeric_quotas
+from kconfigs.model import DEFAULT, QuotaEntity, QuotaRecord
+
+_ZK_TYPE_NAMES = (("user", "user-principal"), ("client_id", "client-id"), ("ip", "ips"))
+
+
+def zk_entity_text(entity: QuotaEntity) -> str:
+    """``user-principal 'u', default client-id`` / ``ips '1.2.3.4'`` / ``default ips``."""
+    parts = []
+    for attr, type_name in _ZK_TYPE_NAMES:
+        name = getattr(entity, attr)
+        if name is None:
+            continue
+        parts.append(f"default {type_name}" if name is DEFAULT else f"{type_name} '{name}'")
+    return ", ".join(parts)
+
+
+def zk_describe_line(record: QuotaRecord) -> str:
+    pairs = ",".join(f"{k}={v}" for k, v in record.configs.items())
+    return f"Configs for {zk_entity_text(record.entity)} are {pairs}"
+
+
+def zk_alter_line(entity: QuotaEntity) -> str:
+    return f"Completed updating config for entity: {zk_entity_text(entity)}."
+
+
+def records_json(records: Iterable[QuotaRecord]) -> str:
+    """Stable JSON: ``[{"entity": {"user": "u", "client-id": null}, "quotas": {...}}]``."""
+    items = [{"entity": r.entity.to_json(), "quotas": numeric_quotas(r.configs)} for r in records]
+    return json.dumps(items, indent=2, sort_keys=False)
+
+
+def records_table(records: list[QuotaRecord], console) -> None:
+    """A rich table: one row per entity and key."""
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold")
+    for column in ("user", "client-id", "ip", "key", "value"):
+        table.add_column(column, justify="right" if column == "value" else "left")
+    for record in records:
+        names = [_display(getattr(record.entity, a)) for a in ("user", "client_id", "ip")]
+        for key, value in numeric_quotas(record.configs).items():
+            table.add_row(*names, key, f"{value:,}" if isinstance(value, int) else f"{value:g}")
+    console.print(table)
+
+
+def _display(name) -> str:
+    if name is None:
+        return ""
+    return "<default>" if name is DEFAULT else str(name)

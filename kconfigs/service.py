@@ -1,0 +1,61 @@
+"""Use cases over a Store: the alter update function and describe queries. No printing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+from kconfigs.errors import ValidationError
+from kconfigs.keys import QUOTA_KEYS, SCRAM_KEYS, check_keys, parse_value
+from kconfigs.model import EntityFilter, QuotaEntity, QuotaRecord
+from kconfigs.stores.base import ConfigUpdate, Store
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    """What an alter asks for: keys to set (raw strings, in order) and keys to remove."""
+
+    add: Mapping[str, str]
+    delete: Sequence[str] = ()
+
+
+def prepare_add(entity: QuotaEntity, add: Mapping[str, str], salt: Callable[[], bytes]) -> dict[str, str]:
+    """Turn SCRAM passwords into stored credentials (users only, as kafka-configs' ZK mode)."""
+    from kconfigs.scram import credential
+
+    if entity.user is None or entity.client_id is not None:
+        return dict(add)
+    return {k: (credential(k, v, salt()) if k in SCRAM_KEYS else v) for k, v in add.items()}
+
+
+def merge_update(entity: QuotaEntity, change: ConfigChange) -> ConfigUpdate:
+    """The pure read-merge step of an alter, run by the store inside its compare-and-set.
+
+    Like kafka-configs: deleting a key that is not set fails with ``Invalid config(s): k1,k2``;
+    adds are merged, deletes removed, and the merged key set is validated for the entity. Values
+    being added are checked strictly (whole numbers for LONG/INT keys, > 0, finite); values
+    already stored are left alone so an old odd value never blocks an unrelated change.
+    """
+    def update(current: Mapping[str, str]) -> Mapping[str, str]:
+        missing = [k for k in change.delete if k not in current]
+        if missing:
+            raise ValidationError(f"Invalid config(s): {','.join(missing)}")
+        merged = dict(current)
+        merged.update(change.add)
+        for key in change.delete:
+            merged.pop(key, None)
+        check_keys(entity, list(merged))
+        for key, raw in change.add.items():
+            if key in QUOTA_KEYS:
+                parse_value(key, raw)
+        return merged
+
+    return update
+
+
+def alter(store: Store, entity: QuotaEntity, change: ConfigChange, *, dry_run: bool = False) -> QuotaRecord:
+    return store.alter(entity, merge_update(entity, change), validate_only=dry_run)
+
+
+def describe(store: Store, entity_filter: EntityFilter) -> list[QuotaRecord]:
+    return store.describe(entity_filter)
