@@ -15,23 +15,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-#: quota kind -> (Kafka quota key, display unit of ``rate``)
-KIND_QUOTA_KEY: dict[str, str] = {
-    "produce": "producer_byte_rate",
-    "fetch": "consumer_byte_rate",
-    "request": "request_percentage",
-    "controller_mutation": "controller_mutation_rate",
-    "connection": "connection_creation_rate",
-    "producer_id": "producer_ids_rate",
-}
-KIND_RATE_UNIT: dict[str, str] = {
-    "produce": "B/s",
-    "fetch": "B/s",
-    "request": "% thread",
-    "controller_mutation": "mutations/s",
-    "connection": "conn/s",
-    "producer_id": "ids/s",
-}
+from spark_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT  # noqa: F401 (re-exported)
 
 #: one measurement of one quota entity for one quota kind at one time, from one source.
 CANONICAL_SCHEMA = StructType(

@@ -1,0 +1,133 @@
+"""``run_<job>(spark, args)``: the analyses behind ``kconfigs analyze`` subcommands.
+
+Each job reads the dumps once (persisted), aggregates in Spark, and collects only small results
+(one row per entity, one point per chart bucket) to the driver for rendering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+
+from kconfigs.errors import ValidationError
+from spark_analysis import quotas as quota_io
+from spark_analysis import readers, sizing, transforms
+from spark_analysis.kinds import KIND_QUOTA_KEY
+from spark_analysis.report import ReportData
+from spark_analysis.schemas import ENTITY_COLUMNS
+
+CHART_BUCKETS = 120
+NO_QUOTA_METRICS = (
+    "No quota metrics in the input: brokers emit per-client Produce/Fetch/Request metrics only "
+    "while some quota of that type is set (set a high default quota first)"
+)
+
+
+@dataclass(frozen=True)
+class InputArgs:
+    paths: list[str]
+    input_format: str | None = None
+    strict: bool = False
+    jmx_date_format: str | None = None
+
+
+@dataclass(frozen=True)
+class ReportArgs:
+    inputs: InputArgs
+    quota_records: list | None = None  # None: no quotas known (utilisation left blank)
+    top_n: int = 10
+    chart_entities: int = 6
+    heat_entities: int = 20
+
+
+@dataclass
+class ReportOutcome:
+    data: ReportData
+    samples: DataFrame = field(repr=False)
+
+
+Step = Callable[[str], None]
+
+
+def load_samples(spark: SparkSession, args: InputArgs, step: Step) -> tuple[DataFrame, dict, list[str], list[str]]:
+    """Read, count malformed lines, enforce ``--strict`` and "some quota metric exists".
+
+    :raises UsageError: bad paths/format; :raises ValidationError: strict + malformed, or no metrics.
+    """
+    files = readers.classify_inputs(args.paths, args.input_format)
+    step(f"reading {len(files)} file(s)")
+    dump = readers.load_dumps(spark, files, args.jmx_date_format).persist(StorageLevel.MEMORY_AND_DISK)
+    summary = transforms.input_summary(dump)
+    examples = transforms.malformed_examples(dump) if summary["malformed_lines"] else []
+    if args.strict and summary["malformed_lines"]:
+        raise ValidationError(f"{summary['malformed_lines']} malformed line(s) (--strict), first: {examples[0][:120]!r}")
+    if not summary["samples"]:
+        raise ValidationError(NO_QUOTA_METRICS)
+    return transforms.valid_samples(dump), summary, examples, [f.path for f in files]
+
+
+def _sort_key(row: dict) -> tuple:
+    return (-(row["throttled_fraction"] or 0), -(row["util_p99_pct"] or 0), -(row["p99"] or 0))
+
+
+def entity_rows(spark: SparkSession, samples: DataFrame, quota_records: list | None) -> list[dict]:
+    """Stats per entity joined with its effective quota, most pressing first."""
+    stats = transforms.entity_stats(transforms.source_stats(samples)).collect()
+    stats_frame = spark.createDataFrame(stats, transforms.stats_schema())
+    entities = [tuple(r[c] for c in ENTITY_COLUMNS) for r in stats]
+    resolved = quota_io.resolve_entities(quota_records, entities, KIND_QUOTA_KEY) if quota_records is not None else []
+    rows = [r.asDict() for r in transforms.with_quotas(spark, stats_frame, resolved).collect()]
+    return sorted(rows, key=_sort_key)
+
+
+def _chart_data(spark: SparkSession, samples: DataFrame, rows: list[dict], summary: dict, args: ReportArgs):
+    charted = rows[: args.chart_entities]
+    heated = [r for r in rows if r["throttled_samples"]][: args.heat_entities]
+    chosen = list({tuple(r[c] for c in ENTITY_COLUMNS): r for r in charted + heated}.values())
+    span_ms = max((summary["last_ts_ms"] or 0) - (summary["first_ts_ms"] or 0), 1000)
+    bucket_ms = max(1000, span_ms // CHART_BUCKETS)
+    keys = [tuple(r[c] for c in ENTITY_COLUMNS) for r in chosen]
+    points: dict[int, list[dict]] = {}
+    for p in transforms.chart_series(samples, spark, keys, bucket_ms).orderBy("bucket_ms").collect():
+        points.setdefault(p["chart_id"], []).append(p.asDict())
+    by_key = {k: points.get(i, []) for i, k in enumerate(keys)}
+    charts = [(r, by_key[tuple(r[c] for c in ENTITY_COLUMNS)]) for r in charted]
+    first = summary["first_ts_ms"] or 0
+    buckets = list(range(first - first % bucket_ms, (summary["last_ts_ms"] or first) + 1, bucket_ms))
+    return charts, _heat_rows(heated, by_key, buckets), buckets
+
+
+def _heat_rows(heated: list[dict], by_key: dict, buckets: list[int]) -> list[tuple[str, list]]:
+    from spark_analysis.report import entity_label
+
+    rows = []
+    for r in heated:
+        cells = {p["bucket_ms"]: p for p in by_key[tuple(r[c] for c in ENTITY_COLUMNS)]}
+        fractions = [
+            (cells[b]["throttled_samples"] / cells[b]["throttle_samples"]) if b in cells and cells[b]["throttle_samples"] else None
+            for b in buckets
+        ]
+        rows.append((f"{r['kind']} {entity_label(r)}", fractions))
+    return rows
+
+
+def run_report(spark: SparkSession, args: ReportArgs, step: Step = lambda _: None) -> ReportOutcome:
+    """The quota report: percentiles, utilisation, throttling, idle quotas, chart series."""
+    samples, summary, examples, files = load_samples(spark, args.inputs, step)
+    step("per-entity percentiles")
+    rows = entity_rows(spark, samples, args.quota_records)
+    step("chart series")
+    charts, heat_rows, buckets = _chart_data(spark, samples, rows, summary, args)
+    idle = sizing.idle_quotas(args.quota_records or [], rows, KIND_QUOTA_KEY)
+    data = ReportData(files, summary, rows, charts, heat_rows, buckets, idle, examples, top_n=args.top_n)
+    return ReportOutcome(data, samples)
+
+
+def run_recommend(spark: SparkSession, args: ReportArgs, policy: sizing.SizingPolicy, step: Step = lambda _: None):
+    """Report plus per-entity recommendations (sizing.recommend over the entity rows)."""
+    outcome = run_report(spark, args, step)
+    recommendations = sizing.recommend(outcome.data.rows, KIND_QUOTA_KEY, policy)
+    return outcome, recommendations

@@ -1,0 +1,126 @@
+"""DataFrame -> DataFrame steps of the quota report. Each ends with a ``select`` of its schema.
+
+Per-broker first, then per entity: quotas are per broker, so an entity's rates on different
+brokers are never added; its percentiles are those of its worst broker (sizing method D.2/D.4).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_analysis.schemas import CANONICAL_COLUMNS, ENTITY_COLUMNS, ENTITY_STATS_SCHEMA
+
+PERCENTILES = (0.5, 0.95, 0.99)
+#: percentile_approx accuracy: relative rank error 1/accuracy; 10000 = Spark's default.
+PERCENTILE_ACCURACY = 10000
+STATS_COLUMNS = ENTITY_STATS_SCHEMA.fieldNames() + ["sources"]
+
+
+def stats_schema():
+    """Schema of :func:`entity_stats` (ENTITY_STATS_SCHEMA + the number of sources)."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    return StructType(ENTITY_STATS_SCHEMA.fields + [StructField("sources", LongType(), False)])
+
+
+def valid_samples(dump: DataFrame) -> DataFrame:
+    """Rows that parsed (``_bad`` false), canonical columns only."""
+    is_good = ~F.col("_bad")
+    return dump.filter(is_good).select(*CANONICAL_COLUMNS)
+
+
+def input_summary(dump: DataFrame) -> dict:
+    """One pass over the parsed dump: line and sample counts, time range, per-kind counts."""
+    is_bad = F.col("_bad")
+    row = dump.agg(
+        F.count(F.when(is_bad, 1)).alias("malformed_lines"),
+        F.count(F.when(~is_bad, 1)).alias("samples"),
+        F.count(F.when(~is_bad & F.col("rate").isNotNull(), 1)).alias("rate_samples"),
+        F.min("ts_ms").alias("first_ts_ms"),
+        F.max("ts_ms").alias("last_ts_ms"),
+        F.countDistinct("source").alias("sources"),
+    ).first()
+    return row.asDict()
+
+
+def malformed_examples(dump: DataFrame, limit: int = 5) -> list[str]:
+    return [r["_line"] for r in dump.filter(F.col("_bad")).select("_line").limit(limit).collect()]
+
+
+def _percentile_columns(column: str) -> list:
+    approx = F.percentile_approx(column, list(PERCENTILES), PERCENTILE_ACCURACY)
+    return [approx[i].alias(name) for i, name in enumerate(("p50", "p95", "p99"))]
+
+
+def source_stats(samples: DataFrame) -> DataFrame:
+    """Per (entity, source): rate percentiles/max and throttle incidence/time."""
+    is_throttled = F.col("throttle_ms") > 0
+    stats = samples.groupBy(*ENTITY_COLUMNS, "source").agg(
+        F.count("rate").alias("samples"),
+        *_percentile_columns("rate"),
+        F.max("rate").alias("max"),
+        F.count("throttle_ms").alias("throttle_samples"),
+        F.count(F.when(is_throttled, 1)).alias("throttled_samples"),
+        F.sum("throttle_ms").alias("throttle_ms_total"),
+        F.max("throttle_ms").alias("throttle_ms_max"),
+        F.min("ts_ms").alias("first_ts_ms"),
+        F.max("ts_ms").alias("last_ts_ms"),
+    )
+    return stats.select(*ENTITY_COLUMNS, "source", *ENTITY_STATS_SCHEMA.fieldNames()[4:])
+
+
+def entity_stats(per_source: DataFrame) -> DataFrame:
+    """Roll per-source stats up to the entity: worst broker's percentiles, summed counts."""
+    stats = per_source.groupBy(*ENTITY_COLUMNS).agg(
+        F.sum("samples").alias("samples"),
+        *(F.max(c).alias(c) for c in ("p50", "p95", "p99", "max")),
+        F.sum("throttle_samples").alias("throttle_samples"),
+        F.sum("throttled_samples").alias("throttled_samples"),
+        F.sum("throttle_ms_total").alias("throttle_ms_total"),
+        F.max("throttle_ms_max").alias("throttle_ms_max"),
+        F.min("first_ts_ms").alias("first_ts_ms"),
+        F.max("last_ts_ms").alias("last_ts_ms"),
+        F.count("source").alias("sources"),
+    )
+    return stats.select(*STATS_COLUMNS)
+
+
+def distinct_entities(stats: DataFrame) -> list[tuple]:
+    return [tuple(r) for r in stats.select(*ENTITY_COLUMNS).collect()]
+
+
+def with_quotas(spark: SparkSession, stats: DataFrame, resolved: list) -> DataFrame:
+    """Join the effective quota and compute utilisation (KIP-1373: rate / quota × 100, uncapped)."""
+    schema = "kind string, user string, client_id string, ip string, quota double, quota_level string"
+    rows = [(q.kind, q.user, q.client_id, q.ip, q.quota, q.level) for q in resolved]
+    quotas = spark.createDataFrame(rows, schema)
+    same_entity = [stats[c].eqNullSafe(quotas[c]) for c in ENTITY_COLUMNS]
+    joined = stats.join(F.broadcast(quotas), on=same_entity, how="left")
+    has_quota = F.col("quota").isNotNull()
+    throttle_fraction = F.when(F.col("throttle_samples") > 0, F.col("throttled_samples") / F.col("throttle_samples"))
+    return joined.select(
+        *(stats[c] for c in STATS_COLUMNS),
+        F.col("quota"),
+        F.col("quota_level"),
+        F.when(has_quota, F.col("p99") / F.col("quota") * 100.0).alias("util_p99_pct"),
+        F.when(has_quota, F.col("max") / F.col("quota") * 100.0).alias("util_max_pct"),
+        F.coalesce(throttle_fraction, F.lit(0.0)).alias("throttled_fraction"),
+    )
+
+
+def chart_series(samples: DataFrame, spark: SparkSession, entities: list[tuple], bucket_ms: int) -> DataFrame:
+    """Per chosen entity and time bucket: mean/max rate and throttled fraction (for the HTML)."""
+    schema = "kind string, user string, client_id string, ip string, chart_id int"
+    chosen = spark.createDataFrame([(*e, i) for i, e in enumerate(entities)], schema)
+    same_entity = [samples[c].eqNullSafe(chosen[c]) for c in ENTITY_COLUMNS]
+    joined = samples.join(F.broadcast(chosen), on=same_entity, how="inner")
+    bucket = (F.floor(F.col("ts_ms") / bucket_ms) * bucket_ms).cast("long")
+    is_throttled = F.col("throttle_ms") > 0
+    series = joined.groupBy("chart_id", bucket.alias("bucket_ms")).agg(
+        F.avg("rate").alias("rate_mean"),
+        F.max("rate").alias("rate_max"),
+        F.count("throttle_ms").alias("throttle_samples"),
+        F.count(F.when(is_throttled, 1)).alias("throttled_samples"),
+    )
+    return series.select("chart_id", "bucket_ms", "rate_mean", "rate_max", "throttle_samples", "throttled_samples")
