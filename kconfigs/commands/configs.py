@@ -1,0 +1,98 @@
+"""kconfigs describe / alter / delete: the quota commands for humans and scripts."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kconfigs.commands.options import (check_ip, entity_components, entity_from, entity_options, filter_from,
+                                       open_from_kwargs, output_option, store_options)
+
+
+def _emit(records, output: str | None) -> None:
+    from kconfigs import render
+
+    output = output or ("table" if sys.stdout.isatty() else "text")
+    if output == "json":
+        click.echo(render.records_json(records))
+    elif output == "table":
+        from rich.console import Console
+        render.records_table(list(records), Console())
+    else:
+        for record in records:
+            click.echo(render.zk_describe_line(record))
+
+
+@click.command()
+@entity_options
+@store_options
+@output_option
+def describe(output: str | None, **kwargs) -> None:
+    """Show quotas: of one entity if one is named, else of every entity."""
+    components = entity_components(kwargs)
+    store = open_from_kwargs(kwargs)
+    try:
+        records = [r for r in store.describe(filter_from(components)) if r.configs]
+    finally:
+        store.close()
+    _emit(records, output)
+
+
+@click.command()
+@entity_options
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a quota (repeatable).")
+@click.option("--add-config", metavar="K=V,K2=V2", help="kafka-configs syntax for several keys.")
+@click.option("--delete", "deletes", multiple=True, metavar="KEY", help="Remove a quota key (repeatable).")
+@click.option("--dry-run", is_flag=True, help="Validate against the store without writing.")
+@store_options
+@output_option
+def alter(settings, add_config, deletes, dry_run, output, **kwargs) -> None:
+    """Set or remove quota keys of one entity, atomically."""
+    from kconfigs.config_grammar import parse_add_config
+    from kconfigs.errors import UsageError
+    from kconfigs.render import zk_alter_line
+    from kconfigs.service import ConfigChange, alter as alter_entity
+
+    entity = entity_from(entity_components(kwargs))
+    check_ip(entity)
+    add = parse_add_config(add_config) if add_config else {}
+    for setting in settings:
+        add.update(parse_add_config(setting))
+    if not add and not deletes:
+        raise UsageError("Nothing to change: give --set KEY=VALUE, --add-config or --delete KEY")
+    store = open_from_kwargs(kwargs)
+    try:
+        record = alter_entity(store, entity, ConfigChange(add=add, delete=list(deletes)), dry_run=dry_run)
+    finally:
+        store.close()
+    if output == "json":
+        _emit([record], "json")
+    else:
+        click.echo(("Dry run OK, nothing written: " if dry_run else "") + zk_alter_line(entity))
+
+
+@click.command()
+@entity_options
+@click.option("--key", "keys", multiple=True, help="Remove only these keys (default: all of them).")
+@store_options
+def delete(keys, **kwargs) -> None:
+    """Remove an entity's quotas (all of them, or --key ones)."""
+    from kconfigs.errors import ValidationError
+    from kconfigs.render import zk_alter_line
+
+    entity = entity_from(entity_components(kwargs))
+    wanted = set(keys)
+
+    def update(current):
+        missing = sorted(wanted - set(current))
+        if missing:
+            raise ValidationError(f"Invalid config(s): {','.join(missing)}")
+        return {k: v for k, v in current.items() if wanted and k not in wanted}
+
+    store = open_from_kwargs(kwargs)
+    try:
+        store.alter(entity, update)
+    finally:
+        store.close()
+    click.echo(zk_alter_line(entity))
