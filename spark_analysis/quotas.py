@@ -128,31 +128,45 @@ def build_snapshot(records: list[QuotaRecordTuple]):
     return QuotaSnapshot.from_records(records)
 
 
-def _ip_quota(records: list[QuotaRecordTuple], ip: str) -> tuple[float | None, str | None]:
-    """IP precedence is two levels (``ips/<ip>`` then ``ips/<default>``, KIP-612), not the 8."""
-    by_ip = {e["ip"]: q for e, q in records if set(e) == {"ip"}}
-    for name, level in ((ip, "ips/<ip>"), (None, "ips/<default>")):
-        value = by_ip.get(name, {}).get("connection_creation_rate")
-        if value is not None:
-            return value, level
-    return None, None
+def _resolve_one(snapshot, kind: str, user: str | None, client_id: str | None, ip: str | None, key: str):
+    """Resolved quota for one analysed entity.
+
+    A series with both user and client-id is a client identity (gateway log) or a broker
+    series whose tags came from levels 1/2/4/5, and ``resolve`` gives the same limit for both.
+    A series with one tag is a shared sensor: its limit is ``quotaLimit`` of those tags
+    (levels 3/6 or 7/8), which ``limit_for_tags`` computes (quota-enforcement.md §3.2).
+    """
+    if kind == "connection":
+        return snapshot.resolve_ip(ip or "")
+    if key not in KEYS_BY_TAGS or (user and client_id):
+        return snapshot.resolve(user or "", client_id or "", key)
+    user_tag = snapshot.sanitized(user) if user else ""
+    value, level = snapshot.limit_for_tags(key, user or "", client_id or "", user_tag, client_id or "")
+    return _Limit(value, level)
+
+
+@dataclass(frozen=True)
+class _Limit:
+    value: float | None
+    level: int
 
 
 def resolve_entities(records: list[QuotaRecordTuple], entities: Iterable[tuple], kind_keys: Mapping[str, str]) -> list[ResolvedQuota]:
-    """Effective quota for each (kind, user, client_id, ip) seen in the dumps.
-
-    User/client tags absent from a metric are passed as ``""``: with Kafka's tag rules a
-    client-only series means no user level applied (quota-enforcement.md §3.2).
-    """
+    """Effective quota (and its precedence level, 1..8) for each (kind, user, client_id, ip)."""
     snapshot = build_snapshot(records)
     resolved = []
     for kind, user, client_id, ip in entities:
-        key = kind_keys[kind]
-        if kind == "connection":
-            value, level = _ip_quota(records, ip or "")
-        else:
-            result = snapshot.resolve(user or "", client_id or "", key)
-            value, level = result.value, (str(result.level) if result.value is not None else None)
-        finite = value is not None and math.isfinite(value)
-        resolved.append(ResolvedQuota(kind, user, client_id, ip, value if finite else None, level if finite else None))
+        result = _resolve_one(snapshot, kind, user, client_id, ip, kind_keys[kind])
+        value = result.value if result.value is not None and math.isfinite(result.value) else None
+        level = _LEVEL_NAMES.get((kind == "connection", result.level)) if value is not None else None
+        resolved.append(ResolvedQuota(kind, user, client_id, ip, value, level))
     return resolved
+
+
+KEYS_BY_TAGS = frozenset({"producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"})
+_LEVEL_NAMES = {
+    (False, 1): "1 user+client", (False, 2): "2 user+<default> client", (False, 3): "3 user",
+    (False, 4): "4 <default> user+client", (False, 5): "5 <default> user+<default> client",
+    (False, 6): "6 <default> user", (False, 7): "7 client", (False, 8): "8 <default> client",
+    (True, 1): "ip", (True, 2): "<default> ip",
+}
