@@ -1,21 +1,17 @@
 """The ``kconfigs`` entry point.
 
-Two front doors share one process:
-- **compat mode**: argv that looks like kafka-configs.sh (``--zookeeper``/``--bootstrap-server``/
-  ``--describe``/``--alter`` ...) is handed to ``kconfigs.commands.compat`` unchanged, because a
-  script written for kafka-configs.sh must run unchanged;
-- **subcommands** (``describe``, ``alter``, ``serve``, ``analyze`` ...) for humans and scripts,
-  registered lazily so that ``--help`` never imports kazoo, kafka, rich or pyspark.
-
-``main()`` is the only place that turns a ``KconfigsError`` into a message and an exit code.
+Subcommands (``describe``, ``alter``, ``serve``, ``analyze`` ...) for humans and scripts,
+registered lazily so that ``--help`` never imports kazoo, kafka, rich or pyspark. kafka-configs.sh
+command lines (compat mode) are dispatched before this module loads: see ``kconfigs.__main__``.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 
-import click
+import click  # ~20 ms; compat mode never imports this module
 
 # name -> "module:attribute". Modules load only when their command runs (or its help is shown).
 SUBCOMMANDS: dict[str, str] = {
@@ -63,30 +59,15 @@ def cli() -> None:
     """
 
 
-def _is_compat_argv(argv: list[str]) -> bool:
-    """kafka-configs.sh argv has no subcommand: its first token is an option (not -h/--version)."""
-    if not argv:
-        return False
-    first = argv[0]
-    return first.startswith("-") and first not in ("-h", "--help", "--version")
-
-
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: run, and map KconfigsError to one stderr line + exit code."""
+    """Run a subcommand; map KconfigsError to one stderr line + its exit code (the only place)."""
     from kconfigs.errors import KconfigsError
 
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        if _is_compat_argv(args):
-            from kconfigs.commands.compat import run_compat
-
-            sys.exit(run_compat(args))
         cli.main(args=args, prog_name="kconfigs", standalone_mode=False)
     except KconfigsError as err:
         click.echo(str(err), err=True)
-        if getattr(err, "show_usage", False):
-            from kconfigs.commands.compat import usage_text
-            click.echo(usage_text(), err=True)
         sys.exit(err.exit_code)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
