@@ -18,8 +18,11 @@ _BAD_FORMAT = 'requirement failed: Invalid entity config: all configs to be adde
 
 
 def _java_split(pattern: re.Pattern[str], text: str) -> list[str]:
-    """``String.split(regex)``: trailing empty strings are dropped (limit 0)."""
+    """``String.split(regex)``: trailing empty strings are dropped (limit 0), except that an
+    input with no match at all comes back whole, even when empty (``"".split(",")`` is ``[""]``)."""
     parts = pattern.split(text)
+    if len(parts) == 1:
+        return parts
     while parts and parts[-1] == "":
         parts.pop()
     return parts
