@@ -49,7 +49,7 @@ class GatewayConfig:
     tls_client_ca_file: str | None = None  # set => mTLS required, principal = certificate DN
     metrics_listen: Address | None = ("127.0.0.1", 9404)
     usage_log_path: str | None = None
-    usage_log_window_ms: int = 10_000
+    usage_log_window_ms: int = 1_000  # one Kafka quota sample (docs/usage-log.md)
     quota_window_num: int = 11
     quota_window_size_seconds: int = 1
     enforce_producer_ids: bool = True

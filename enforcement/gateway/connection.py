@@ -244,6 +244,7 @@ class ProxyConnection:
         # quota does not apply (recorded as exempt).
         throttle_ms = quotas.on_produce(self.principal, prefix.client_id, self.peer.ip, len(frame))
         throttle_ms = max(throttle_ms, entry.context.get("producer_id_throttle_ms", 0))
+        quotas.record_throttle("Produce", self.principal, prefix.client_id, throttle_ms)
         self._mute(throttle_ms)
         return False
 
@@ -306,20 +307,29 @@ class ProxyConnection:
         return rewrite.apply(mapping)
 
     def _account(self, entry: InflightRequest, frame: bytes, service_ns: int, started_ns: int) -> int:
-        """Charge the entity; return the throttle to apply (max over the relevant quotas)."""
+        """Charge the entity; return the throttle to apply: max(bandwidth, request), KIP-219."""
         key, quotas = entry.api_key, self.ctx.quotas
         user, client_id, ip = entry.context["principal"], entry.client_id, self.peer.ip
-        throttle_ms = 0
+        if not quotas.active:
+            return 0
+        bandwidth_ms, bandwidth_type = 0, None
         if key == versions.PRODUCE:
-            throttle_ms = quotas.on_produce(user, client_id, ip, entry.request_bytes)
-            throttle_ms = max(throttle_ms, entry.context.get("producer_id_throttle_ms", 0))
+            bandwidth_ms = max(quotas.on_produce(user, client_id, ip, entry.request_bytes),
+                               entry.context.get("producer_id_throttle_ms", 0))
+            bandwidth_type = "Produce"
         elif key == FETCH:
-            throttle_ms = quotas.on_fetch(user, client_id, ip, len(frame))
-        if key in EXEMPT_APIS:
-            return throttle_ms
-        handling_ns = entry.context.get("handling_ns", 0) + time.perf_counter_ns() - started_ns
-        request_ns = handling_ns + (0 if key in PARKING_APIS else max(service_ns, 0))
-        return max(throttle_ms, quotas.on_request_time(user, client_id, ip, request_ns))
+            bandwidth_ms, bandwidth_type = quotas.on_fetch(user, client_id, ip, len(frame)), "Fetch"
+        request_ms = 0
+        if key not in EXEMPT_APIS:
+            handling_ns = entry.context.get("handling_ns", 0) + time.perf_counter_ns() - started_ns
+            request_ns = handling_ns + (0 if key in PARKING_APIS else max(service_ns, 0))
+            request_ms = quotas.on_request_time(user, client_id, ip, request_ns)
+        # Only the manager with the larger throttle records it; a tie goes to Request (Kafka).
+        if request_ms > 0 and request_ms >= bandwidth_ms:
+            quotas.record_throttle("Request", user, client_id, request_ms)
+        elif bandwidth_ms > 0:
+            quotas.record_throttle(bandwidth_type, user, client_id, bandwidth_ms)
+        return max(bandwidth_ms, request_ms)
 
     def _log_bad_frame(self, side: str, err: Exception) -> None:
         log.warning("closing client %s:%d (listener %s, principal %s): bad frame from %s: %s",

@@ -15,6 +15,8 @@ log = logging.getLogger("kconfigs.gateway")
 PRODUCER_IDS_RATE = "producer_ids_rate"
 #: (entity dict {"user"/"client-id"/"ip": name or None = default}, {quota key: float})
 QuotaRecords = Iterable[tuple[Mapping[str, str | None], Mapping[str, float]]]
+_KIND_KEYS = {"produce": "producer_byte_rate", "fetch": "consumer_byte_rate", "request": "request_percentage",
+              "producer_id": PRODUCER_IDS_RATE}
 UsageSink = Callable[[str, str | None, str, str, float, int], None]
 
 
@@ -45,7 +47,7 @@ class QuotaGate:
         records = list(records)
         snapshot = enforcement.QuotaSnapshot.from_records(records)
         if self._enforcer is None:
-            config = enforcement.EnforcementConfig(quota_window_num=self._window[0], quota_window_size_seconds=self._window[1])
+            config = enforcement.EnforcementConfig(samples=self._window[0], window_ms=self._window[1] * 1000)
             self._enforcer = enforcement.Enforcer(snapshot, config)
         else:
             self._enforcer.swap_snapshot(snapshot)
@@ -62,16 +64,19 @@ class QuotaGate:
         return self._charge("produce", user, client_id, ip, nbytes, lambda e, now: e.record_produce(user, client_id or "", nbytes, now))
 
     def on_fetch(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
-        return self._charge("fetch", user, client_id, ip, nbytes, lambda e, now: e.record_fetch(user, client_id or "", nbytes, now))
+        # Not Enforcer.record_fetch: Kafka unrecords a throttled fetch because it sends an empty
+        # response instead; the gateway forwards the broker's response as it is (no fabricated
+        # records), so the bytes were delivered and must stay counted.
+        return self._charge("fetch", user, client_id, ip, nbytes, lambda e, now: e.fetch.record(user, client_id or "", nbytes, now))
 
     def on_request_time(self, user: str, client_id: str | None, ip: str, time_ns: int) -> int:
-        return self._charge("request_time_ns", user, client_id, ip, time_ns,
+        return self._charge("request", user, client_id, ip, time_ns,
                             lambda e, now: e.record_request_time(user, client_id or "", time_ns, now))
 
     def on_producer_ids(self, user: str, client_id: str | None, ip: str, ids: set[int]) -> int:
         if not ids:
             return 0
-        return self._charge("producer_ids", user, client_id, ip, len(ids), lambda e, now: e.record_producer_ids(user, ids, now))
+        return self._charge("producer_id", user, client_id, ip, len(ids), lambda e, now: e.record_producer_ids(user, ids, now))
 
     def _charge(self, kind: str, user: str, client_id: str | None, ip: str, value: float, record: Callable[[Any, int], int]) -> int:
         if self._enforcer is None:
@@ -81,11 +86,30 @@ class QuotaGate:
             sink(kind, user, client_id or "", ip, value, throttle_ms)
         return throttle_ms
 
+    def record_throttle(self, quota_type: str, user: str, client_id: str | None, throttle_ms: int) -> None:
+        """Record the winning throttle on ``<quota_type>`` ``throttle-time`` (KIP-219)."""
+        if self._enforcer is not None and throttle_ms > 0:
+            self._enforcer.record_throttle(quota_type, user, client_id or "", throttle_ms, self._clock_ms())
+
+    def quota_for(self, kind: str, user: str | None, client_id: str | None, ip: str | None) -> float | None:
+        """The effective quota behind a usage-log ``kind`` (None = unlimited or no quotas)."""
+        if self._enforcer is None:
+            return None
+        snapshot = self._enforcer.snapshot
+        if kind == "connection":
+            return snapshot.resolve_ip(ip or "").value
+        key = _KIND_KEYS.get(kind)
+        if key is None:
+            return None
+        return snapshot.resolve(user or "", client_id or "", key).value
+
     def connection_attempt(self, ip: str) -> tuple[bool, int]:
         """KIP-612: (accept, delay_ms). A refused connection is closed after ``delay_ms``."""
         if self._enforcer is None:
             return True, 0
         decision = self._enforcer.connection_attempt(ip, self._clock_ms())
+        for sink in self.usage_sinks:
+            sink("connection", None, None, ip, 1 if decision.accept else 0, decision.delay_ms if not decision.accept else 0)
         return bool(decision.accept), int(decision.delay_ms or 0)
 
     def connection_closed(self, ip: str) -> None:

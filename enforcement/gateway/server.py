@@ -108,6 +108,8 @@ class Gateway:
     async def _serve_client(self, reader, writer, upstreams: list[Address], listener: str) -> None:
         ip, port = writer.get_extra_info("peername")[:2]
         accept, delay_ms = self.quotas.connection_attempt(ip)
+        if accept and delay_ms > 0:
+            await asyncio.sleep(delay_ms / 1000)  # broker-wide rate: the acceptor waits, then hands on
         if not accept:
             # KIP-612: hold the socket for the throttle time without reading, then close it.
             self.stats.connection_refused(listener)

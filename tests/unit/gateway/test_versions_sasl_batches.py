@@ -1,0 +1,130 @@
+"""ApiVersions capping, SASL principal observation, producer ids from batch headers, throttle patching."""
+
+import struct
+
+import pytest
+
+from enforcement.gateway import codec
+from enforcement.gateway.producer_ids import batch_producer_ids, produce_request_producer_ids
+from enforcement.gateway.sasl import ANONYMOUS, SaslState, UnsupportedSasl, plain_authcid, scram_username
+from enforcement.gateway.throttling import patch_throttle_time, response_throttle_time
+from enforcement.gateway.versions import VersionRange, cap_ranges, rewrite_api_versions_response, unsupported_version_response
+
+
+def _api_versions_frame(version, ranges, error_code=0):
+    from kafka.protocol.metadata import ApiVersionsResponse as A
+
+    response = A[version](error_code=error_code, api_keys=[A.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in ranges])
+    response.with_header(correlation_id=4)
+    return bytes(response.encode(header=True))
+
+
+def test_api_versions_caps_decoded_and_address_bearing_apis_and_removes_share_apis():
+    broker = [(0, 3, 13), (1, 4, 18), (3, 0, 13), (10, 0, 6), (18, 0, 4), (68, 0, 1), (78, 1, 1), (60, 0, 2)]
+    out = rewrite_api_versions_response(_api_versions_frame(3, broker), 3, {})
+    decoded = codec.decode_response(18, 3, out)
+    got = {(k.api_key, k.min_version, k.max_version) for k in decoded.api_keys}
+    assert got == {(0, 3, 9), (1, 4, 15), (3, 0, 13), (10, 0, 6), (18, 0, 4), (68, 0, 1), (60, 0, 2)}
+
+
+def test_api_versions_header_stays_v0_even_for_flexible_bodies():
+    out = rewrite_api_versions_response(_api_versions_frame(3, [(18, 0, 4)]), 3, {})
+    assert out[:4] == b"\x00\x00\x00\x04" and out[4:6] == b"\x00\x00"  # no header tag byte: error_code follows
+
+
+def test_gateway_owned_apis_are_added():
+    owned = {48: VersionRange(48, 0, 1), 49: VersionRange(49, 0, 1)}
+    assert [r.api_key for r in cap_ranges([VersionRange(0, 3, 11)], owned)] == [0, 48, 49]
+
+
+def test_api_removed_when_broker_minimum_exceeds_our_cap():
+    assert cap_ranges([VersionRange(0, 10, 12)], {}) == []
+
+
+def test_unsupported_version_answer_golden_bytes():
+    # v0: correlation 9 | error 35 | [ApiVersions 18: 0..4]
+    assert unsupported_version_response(9) == bytes.fromhex("00000009" "0023" "00000001" "0012" "0000" "0004")
+
+
+def test_plain_and_scram_identities():
+    assert plain_authcid(b"\x00alice\x00secret") == "alice"
+    assert plain_authcid(b"alice\x00alice\x00secret") == "alice"
+    assert scram_username(b"n,,n=bob=2Cjr=3D,r=abc") == "bob,jr="
+    with pytest.raises(UnsupportedSasl):
+        plain_authcid(b"nonsense")
+
+
+def test_principal_committed_only_after_scram_final_success():
+    state = SaslState()
+    state.on_handshake_request("SCRAM-SHA-256", 1)
+    state.on_handshake_response(0)
+    state.on_authenticate_request(b"n,,n=carol,r=xyz")
+    assert not state.on_authenticate_response(0)  # server-first: not done yet
+    assert state.principal == ANONYMOUS
+    state.on_authenticate_request(b"c=biws,r=xyz,p=proof")
+    assert state.on_authenticate_response(0)
+    assert (state.principal, state.authenticated) == ("carol", True)
+
+
+def test_failed_plain_keeps_anonymous():
+    state = SaslState()
+    state.on_handshake_request("PLAIN", 1)
+    state.on_authenticate_request(b"\x00mallory\x00wrong")
+    assert not state.on_authenticate_response(58)
+    assert state.principal == ANONYMOUS and not state.authenticated
+
+
+def test_handshake_v0_is_rejected():
+    with pytest.raises(UnsupportedSasl):
+        SaslState().on_handshake_request("PLAIN", 0)
+
+
+def _batch(producer_id, magic=2, payload=b"r" * 10):
+    body = struct.pack(">ibIhiqqqhii", 0, magic, 0, 0, 0, 0, 0, producer_id, 0, 0, 1) + payload
+    return struct.pack(">qi", 0, len(body)) + body
+
+
+def test_producer_ids_from_concatenated_batches():
+    assert batch_producer_ids(_batch(7) + _batch(9) + _batch(-1)) == {7, 9}
+    assert batch_producer_ids(_batch(5, magic=1)) == set()
+    assert batch_producer_ids(None) == set()
+    assert batch_producer_ids(_batch(7)[:30]) == set()
+
+
+def test_producer_ids_from_a_kafka_python_produce_request():
+    from kafka.protocol.producer import ProduceRequest as P
+
+    topic = P.TopicProduceData(name="t", partition_data=[P.TopicProduceData.PartitionProduceData(index=0, records=_batch(42))])
+    request = P[9](acks=1, timeout_ms=100, topic_data=[topic])
+    request.with_header(correlation_id=1, client_id="c")
+    assert produce_request_producer_ids(9, bytes(request.encode(header=True))) == {42}
+
+
+def test_throttle_patched_at_first_field_of_flexible_fetch():
+    from kafka.protocol.consumer import FetchResponse as F
+
+    response = F[12](throttle_time_ms=5, error_code=0, session_id=0, responses=[])
+    response.with_header(correlation_id=2)
+    frame = bytes(response.encode(header=True))
+    patched = patch_throttle_time(1, 12, frame, 700)
+    assert response_throttle_time(1, 12, patched) == 700
+    assert patched[:5] == frame[:5] and patched[9:] == frame[9:]
+    assert patch_throttle_time(1, 12, patched, 300) == patched  # broker's larger value kept
+
+
+def test_throttle_patched_in_produce_after_responses_array():
+    from kafka.protocol.producer import ProduceResponse as P
+
+    response = P[9](responses=[], throttle_time_ms=0)
+    response.with_header(correlation_id=2)
+    out = patch_throttle_time(0, 9, bytes(response.encode(header=True)), 1234)
+    assert codec.decode_response(0, 9, out).throttle_time_ms == 1234
+
+
+def test_produce_v0_has_no_throttle_field_and_is_unchanged():
+    from kafka.protocol.producer import ProduceResponse as P
+
+    response = P[0](responses=[])
+    response.with_header(correlation_id=2)
+    frame = bytes(response.encode(header=True))
+    assert patch_throttle_time(0, 0, frame, 50) == frame
