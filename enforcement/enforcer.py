@@ -13,8 +13,8 @@ from typing import Iterator
 from enforcement.connection_quota import ConnectionDecision, ConnectionQuotaManager
 from enforcement.producer_ids import ProducerIdQuotaManager
 from enforcement.quota_manager import (
-    NANOS_TO_PERCENT_PER_SEC, ClientQuotaManager, ControllerMutationManager, MetricSample, MutationDecision,
-    RequestQuotaManager, SensorSettings,
+    NANOS_TO_PERCENT_PER_SEC, ClientQuotaManager, ControllerMutationManager, FetchQuotaManager, MetricSample,
+    MutationDecision, RequestQuotaManager, SensorSettings,
 )
 from enforcement.resolution import QuotaSnapshot
 
@@ -61,7 +61,7 @@ class Enforcer:
         byte_rate = SensorSettings(c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms)
         capped = SensorSettings(c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms, cap_ms=c.window_ms)
         self.produce = ClientQuotaManager("Produce", "producer_byte_rate", "byte-rate", snapshot, byte_rate)
-        self.fetch = ClientQuotaManager("Fetch", "consumer_byte_rate", "byte-rate", snapshot, byte_rate)
+        self.fetch = FetchQuotaManager(snapshot, byte_rate)
         self.request = RequestQuotaManager(snapshot, capped)
         self.mutations = ControllerMutationManager(snapshot, byte_rate, c.controller_samples, c.controller_window_ms)
         self.connections = ConnectionQuotaManager(snapshot, c.samples, c.window_ms, c.legacy_pre_3_8,
@@ -71,6 +71,7 @@ class Enforcer:
             c.producer_id_filter_window_ms, c.producer_id_expected, c.producer_id_fpr)
         # Hot path: bound methods stored on the instance skip one Python call level per decision.
         self.record_produce = self.produce.record
+        self.record_fetch = self.fetch.record_fetch  # (user, client_id, nbytes, now_ms, request_throttle_ms=0)
         self.record_request_time = self.request.record_time
         self.record_producer_ids = self.producer_ids.record
         self.connection_attempt = self.connections.attempt
@@ -93,16 +94,8 @@ class Enforcer:
         self.connections.swap_snapshot(snapshot)
         self.producer_ids.swap_snapshot(snapshot)
 
-    # -- recording (record_produce, record_request_time, record_producer_ids,
+    # -- recording (record_produce, record_fetch, record_request_time, record_producer_ids,
     #    connection_attempt and connection_closed are bound in __init__) -------------------------
-
-    def record_fetch(self, user: str, client_id: str, nbytes: int, now_ms: int, request_throttle_ms: int = 0) -> int:
-        """Fetch bandwidth: record, and if this *or the request quota* throttles, unrecord the
-        bytes (Kafka returns an empty response). Returns the bandwidth throttle ms."""
-        throttle_ms = self.fetch.record(user, client_id, nbytes, now_ms)
-        if throttle_ms > 0 or request_throttle_ms > 0:
-            self.fetch.unrecord(user, client_id, nbytes, now_ms)
-        return throttle_ms
 
     def record_request_network_time(self, user: str, client_id: str, time_ns: int, now_ms: int) -> None:
         """Network-thread time, recorded without a quota check after the response is sent."""

@@ -143,6 +143,28 @@ class ClientQuotaManager:
             yield MetricSample("throttle-time", self.quota_type, dict(avg.tags), avg.avg.measure(now_ms))
 
 
+class FetchQuotaManager(ClientQuotaManager):
+    """``Fetch``: a throttled fetch returns an empty response, so its bytes are unrecorded."""
+
+    def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings):
+        super().__init__("Fetch", "consumer_byte_rate", "byte-rate", snapshot, settings)
+
+    def record_fetch(self, user: str, client_id: str, nbytes: int, now_ms: int, request_throttle_ms: int = 0) -> int:
+        """Record; if this *or the request quota* throttles, unrecord the bytes (KafkaApis
+        handleFetchRequest). Returns the bandwidth throttle ms."""
+        sensor = self._bindings.get((user, client_id))
+        if sensor is None:
+            if not self._enabled:
+                if request_throttle_ms > 0:  # Kafka unrecords even with fetch quotas disabled
+                    self.unrecord(user, client_id, nbytes, now_ms)
+                return 0
+            sensor = self.sensor_for(user, client_id, now_ms)
+        throttle_ms = sensor.record_and_throttle(nbytes, now_ms)
+        if throttle_ms > 0 or request_throttle_ms > 0:
+            sensor.record_no_check(-nbytes, now_ms)
+        return throttle_ms
+
+
 class RequestQuotaManager(ClientQuotaManager):
     """``ClientRequestQuotaManager`` (KIP-124): thread time in ns recorded as percent-seconds
     (``ns * 100 / 1e9``), throttle capped at one sample window, plus the ``exempt-request-time``
@@ -153,7 +175,13 @@ class RequestQuotaManager(ClientQuotaManager):
         self.exempt = SampledRate(BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, settings.legacy_pre_3_8)
 
     def record_time(self, user: str, client_id: str, time_ns: int, now_ms: int) -> int:
-        return self.record(user, client_id, time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
+        """Thread time in ns -> percent-seconds, recorded with the check (``record`` inlined)."""
+        sensor = self._bindings.get((user, client_id))
+        if sensor is None:
+            if not self._enabled:
+                return 0
+            sensor = self.sensor_for(user, client_id, now_ms)
+        return sensor.record_and_throttle(time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
 
     def record_exempt(self, time_ns: int, now_ms: int) -> None:
         """``maybeRecordExempt``: cluster actions, follower fetches, acks=0 produce."""

@@ -22,6 +22,7 @@ order on each measure, exactly like ``WindowedSum.combine``, so rounding matches
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 LONG_MAX = 2**63 - 1
@@ -44,6 +45,23 @@ def java_round(x: float) -> int:
     floor_x = math.floor(x)
     # x - floor(x) is exact for doubles, so the half-way test has no rounding error.
     return floor_x + 1 if x - floor_x >= 0.5 else floor_x
+
+
+def _ordered_sum_loop(values) -> float:
+    total = 0.0
+    for value in values:
+        total += value
+    return total
+
+
+def _ordered_sum_builtin(values) -> float:
+    return sum(values, 0.0)
+
+
+# WindowedSum.combine adds the samples left to right in doubles. CPython <= 3.11's sum() of
+# floats does exactly that (in C, faster); 3.12+ compensates rounding (Neumaier), so it would not
+# match Java's result bit for bit and the plain loop is used there.
+ordered_sum = _ordered_sum_builtin if sys.version_info < (3, 12) else _ordered_sum_loop
 
 
 def trunc_div(a: int, b: int) -> int:
@@ -180,10 +198,7 @@ class SampledRate:
             self._purge(now_ms)
         if self._exact_total:
             return float(self._total)
-        total = 0.0
-        for value in self._values:  # list order, like WindowedSum.combine: same rounding
-            total += value
-        return total
+        return ordered_sum(self._values)
 
     def window_ms(self, now_ms: int) -> int:
         """``Rate.windowSize``: the measured span in ms, padded to N-1 whole windows, >= 1."""
