@@ -100,6 +100,7 @@ def parse_argv(argv: list[str]) -> ParsedOptions:
     """Tokenise like joptsimple: ``--opt v``, ``--opt=v``, ``-opt v``; a required argument takes
     the next token whatever it looks like. :raises UsageError:"""
     parsed = ParsedOptions()
+    _check_utf8(argv)
     tokens = iter(argv)
     for token in tokens:
         if token == "--":
@@ -118,6 +119,17 @@ def parse_argv(argv: list[str]) -> ParsedOptions:
             raise UsageError(f"Option {spec.name} requires an argument")
         parsed.occurrences.append((spec.name, value))
     return parsed
+
+
+def _check_utf8(argv: list[str]) -> None:
+    """Python hands undecodable argv bytes over as lone surrogates, which no store can encode;
+    refuse them up front rather than fail half-way. :raises UsageError:"""
+    for token in argv:
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = token.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise UsageError(f"Argument is not valid UTF-8: {shown}") from None
 
 
 def entity_types(opts: ParsedOptions) -> list[str]:
