@@ -10,11 +10,25 @@ from __future__ import annotations
 import json
 from typing import Mapping
 
-from kconfigs.errors import CorruptData
+from kconfigs.errors import CorruptData, ValidationError
 
 CONFIG_ROOT = "/config"
 CHANGES_PATH = "/config/changes"
 CHANGE_PREFIX = "config_change_"
+
+
+def config_znode(entity_path: str) -> str:
+    """``/config/<entity_path>``. ZooKeeper refuses ``.`` and ``..`` as path components (a user or
+    client-id named ``.`` sanitizes to itself); fail as kafka-configs does, with ZooKeeper's
+    PathUtils message. :raises ValidationError:"""
+    path = f"{CONFIG_ROOT}/{entity_path}"
+    offset = len(CONFIG_ROOT) + 1
+    for part in entity_path.split("/"):
+        if part in (".", ".."):
+            at = offset + len(part) - 1  # PathUtils reports the index of the last dot
+            raise ValidationError(f'Invalid path string "{path}" caused by relative paths not allowed @{at}')
+        offset += len(part) + 1
+    return path
 
 
 def encode_config(configs: Mapping[str, str]) -> bytes:

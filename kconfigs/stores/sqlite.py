@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator
 from kconfigs.errors import CorruptData, KconfigsError, StoreUnavailable
 from kconfigs.model import MATCH_ALL, EntityFilter, QuotaEntity, QuotaRecord
 from kconfigs.stores.base import ConfigUpdate, StoreChange, alter_each
-from kconfigs.znode_codec import CONFIG_ROOT, decode_config, encode_config, encode_notification
+from kconfigs.znode_codec import CONFIG_ROOT, config_znode, decode_config, encode_config, encode_notification
 
 BUSY_TIMEOUT_S = 30.0
 CHANGE_RETENTION_MS = 15 * 60 * 1000  # as brokers purge /config/changes
@@ -88,7 +88,7 @@ class SqliteStore:
 
     # ---- writes ------------------------------------------------------------------------
     def alter(self, entity: QuotaEntity, update: ConfigUpdate, *, validate_only: bool = False) -> QuotaRecord:
-        path = f"{CONFIG_ROOT}/{entity.path}"
+        path = config_znode(entity.path)
         with self._errors(), self._immediate_transaction() as db:
             row = db.execute("SELECT data FROM znode WHERE path = ?", (path,)).fetchone()
             new_configs = dict(update(decode_config(row[0] if row else None, path)))
@@ -138,7 +138,7 @@ class SqliteStore:
             return self.db.execute("SELECT COALESCE(MAX(seq), -1) FROM config_change").fetchone()[0]
 
     def read_entity(self, entity: QuotaEntity) -> QuotaRecord:
-        path = f"{CONFIG_ROOT}/{entity.path}"
+        path = config_znode(entity.path)
         with self._errors():
             row = self.db.execute("SELECT data FROM znode WHERE path = ?", (path,)).fetchone()
         return QuotaRecord(entity, decode_config(row[0] if row else None, path))

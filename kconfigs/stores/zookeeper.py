@@ -19,7 +19,7 @@ from kconfigs.retry import RetryNeeded, retry_until
 from kconfigs.sanitize import DEFAULT_NAME, desanitize, sanitize
 from kconfigs.stores.base import ConfigUpdate, StoreChange, alter_each
 from kconfigs.stores.zk_tls import ZkTlsOptions
-from kconfigs.znode_codec import (CHANGE_PREFIX, CHANGES_PATH, CONFIG_ROOT, decode_config,
+from kconfigs.znode_codec import (CHANGE_PREFIX, CHANGES_PATH, CONFIG_ROOT, config_znode, decode_config,
                                   encode_config, encode_notification)
 
 from kazoo import exceptions as kz
@@ -124,7 +124,7 @@ class ZooKeeperStore:
         if comp is not None and comp.match is Match.EXACT:
             return [comp.name]
         try:
-            children = sorted(self.client.get_children(f"{CONFIG_ROOT}/{parent}"))
+            children = sorted(self.client.get_children(config_znode(parent)))
         except kz.NoNodeError:
             return []
         decode = desanitize if sanitized else (lambda s: s)
@@ -242,7 +242,7 @@ def _component(name) -> str:
 
 
 def _znode(entity: QuotaEntity) -> str:
-    return f"{CONFIG_ROOT}/{entity.path}"
+    return config_znode(entity.path)
 
 
 def _all_shapes_covering(required: frozenset) -> list[frozenset]:
