@@ -4,7 +4,7 @@ import pytest
 
 from kconfigs.errors import CorruptData, ValidationError
 from kconfigs.model import DEFAULT, MATCH_ALL, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity
-from kconfigs.znode_codec import decode_config, decode_notification, encode_config, encode_notification
+from kconfigs.znode_codec import config_znode, decode_config, decode_notification, encode_config, encode_notification
 
 PATHS = [
     (QuotaEntity(user="user1"), "users/user1"),
@@ -91,3 +91,20 @@ def test_notification_formats():
     assert decode_notification(b'{"version":3,"entity_path":"users/u"}') is None
     assert decode_notification(b"not json") is None
     assert decode_notification(None) is None
+
+
+@pytest.mark.parametrize("entity_path, message", [
+    ("users/.", 'Invalid path string "/config/users/." caused by relative paths not allowed @14'),
+    ("users/..", 'Invalid path string "/config/users/.." caused by relative paths not allowed @15'),
+    ("users/a/clients/..", 'Invalid path string "/config/users/a/clients/.." caused by relative paths not allowed @25'),
+])
+def test_dot_names_fail_with_zookeepers_path_message_as_in_kafka(entity_path, message):
+    # kafka-configs 2.8.2 --alter --user . prints exactly the @14 line (ZooKeeper PathUtils).
+    with pytest.raises(ValidationError) as err:
+        config_znode(entity_path)
+    assert str(err.value) == message
+
+
+def test_names_with_dots_inside_are_fine():
+    assert config_znode(QuotaEntity(user="...").path) == "/config/users/..."
+    assert config_znode(QuotaEntity(client_id="a.b").path) == "/config/clients/a.b"
