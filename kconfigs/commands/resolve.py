@@ -1,0 +1,133 @@
+"""``kconfigs resolve``: the effective quota of a client, per key, and the znode it came from.
+
+Kafka has no tool for this: the broker walks 8 user/client-id levels per quota type (and the ip
+levels for connection rates). This command runs the same resolution (``enforcement``) over the
+quotas read from any store, or from a TOML quota file (``--quotas``)::
+
+    [[quota]]
+    entity = { user = "alice", "client-id" = "<default>" }   # "<default>" = the default entity
+    producer_byte_rate = 1048576
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+import click
+
+from kconfigs.commands.options import store_options
+from kconfigs.errors import UsageError, ValidationError
+
+CLIENT_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
+                     "controller_mutation_rate", "producer_ids_rate")
+IP_QUOTA_KEY = "connection_creation_rate"
+_ENTITY_TYPES = ("user", "client-id", "ip")
+
+
+def load_quota_file(path: str) -> list[tuple[dict, dict]]:
+    """Parse a TOML quota file into ``(entity, quotas)`` records for ``QuotaSnapshot``.
+
+    :raises UsageError: the file cannot be read; :raises ValidationError: bad content
+    """
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except OSError as err:
+        raise UsageError(f"Cannot read quota file {path}: {err.strerror}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ValidationError(f"{path}: invalid TOML: {err}") from None
+    tables = document.get("quota", [])
+    if not isinstance(tables, list):
+        raise ValidationError(f"{path}: 'quota' must be an array of tables ([[quota]])")
+    return [_quota_record(path, index, table) for index, table in enumerate(tables, start=1)]
+
+
+def _quota_record(path: str, index: int, table: dict) -> tuple[dict, dict]:
+    where = f"{path}: quota #{index}"
+    entity = table.get("entity")
+    if not isinstance(entity, dict) or not entity or set(entity) - set(_ENTITY_TYPES):
+        raise ValidationError(f"{where}: 'entity' must be a table of {', '.join(_ENTITY_TYPES)}")
+    if "ip" in entity and len(entity) > 1:
+        raise ValidationError(f"{where}: an ip entity cannot be combined with user/client-id")
+    names = {k: (None if v == "<default>" else v) for k, v in entity.items()}
+    if not all(isinstance(v, str) or v is None for v in names.values()):
+        raise ValidationError(f"{where}: entity names must be strings")
+    quotas = {k: v for k, v in table.items() if k != "entity"}
+    known = set(CLIENT_QUOTA_KEYS) | {IP_QUOTA_KEY}
+    for key, value in quotas.items():
+        if key not in known:
+            raise ValidationError(f"{where}: unknown quota key {key}")
+        if (key == IP_QUOTA_KEY) != ("ip" in entity):
+            raise ValidationError(f"{where}: {key} does not apply to this entity type")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValidationError(f"{where}: {key} must be a number > 0")
+    return names, quotas
+
+
+def load_snapshot(quotas_path: str | None, store_kwargs: dict):
+    """A ``QuotaSnapshot`` from ``--quotas FILE`` or else from the store named by the options."""
+    from enforcement import QuotaSnapshot
+
+    if quotas_path is not None:
+        records: Iterable = load_quota_file(quotas_path)
+    else:
+        records = _store_records(store_kwargs)
+    try:
+        return QuotaSnapshot.from_records(records)
+    except ValueError as err:
+        raise ValidationError(f"Invalid quota in store: {err}") from None
+
+
+def _store_records(store_kwargs: dict) -> list:
+    from kconfigs.commands.options import open_from_kwargs
+    from kconfigs.model import MATCH_ALL
+
+    store = open_from_kwargs(store_kwargs)
+    try:
+        return store.describe(MATCH_ALL)
+    finally:
+        store.close()
+
+
+def _format_value(value: float | None) -> str:
+    if value is None:
+        return "unlimited"
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def resolution_rows(snapshot, user: str, client_id: str, ip: str | None) -> list[tuple[str, object]]:
+    """(key, Resolved) for each client key, plus connection_creation_rate with an ip."""
+    rows = [(key, snapshot.resolve(user, client_id, key)) for key in CLIENT_QUOTA_KEYS]
+    if ip is not None:
+        rows.append((IP_QUOTA_KEY, snapshot.resolve_ip(ip)))
+    return rows
+
+
+def render_text(rows) -> str:
+    width = max(len(key) for key, _ in rows)
+    values = [_format_value(r.value) for _, r in rows]
+    value_width = max(len(v) for v in values)
+    return "\n".join(f"{key:<{width}}  {value:<{value_width}}  {r.path or '-'}".rstrip()
+                     for (key, r), value in zip(rows, values))
+
+
+def render_json(rows) -> str:
+    return json.dumps({key: {"value": r.value, "level": r.level, "path": r.path, "metric_tags": r.metric_tags}
+                       for key, r in rows}, sort_keys=False)
+
+
+@click.command()
+@click.option("--user", required=True, help="User principal name (e.g. ANONYMOUS).")
+@click.option("--client-id", "client_id", required=True, help="Client id.")
+@click.option("--ip", help="Client IP, to resolve connection_creation_rate too.")
+@click.option("--quotas", "quotas_path", type=click.Path(dir_okay=False), help="TOML quota file instead of a store.")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
+@store_options
+def resolve(user: str, client_id: str, ip: str | None, quotas_path: str | None, output: str, **store_kwargs) -> None:
+    """Print each quota key's effective value for a client and the znode path it came from."""
+    snapshot = load_snapshot(quotas_path, store_kwargs)
+    rows = resolution_rows(snapshot, user, client_id, ip)
+    click.echo(render_json(rows) if output == "json" else render_text(rows))
