@@ -126,3 +126,21 @@ def test_bad_quota_file_is_one_line_error(tmp_path, capsys):
 def test_help_of_both_commands():
     assert "effective value" in run("resolve", "--help").stdout
     assert "--trace" in run("simulate", "--help").stdout
+
+
+def test_resolve_reads_the_embedded_store(tmp_path):
+    from kconfigs.model import DEFAULT, QuotaEntity
+    from kconfigs.stores.sqlite import SqliteStore
+
+    db = str(tmp_path / "quotas.db")
+    store = SqliteStore(db)
+    try:
+        store.alter(QuotaEntity(user=DEFAULT), lambda configs: {**configs, "producer_byte_rate": "1024"})
+        store.alter(QuotaEntity(user="alice", client_id="app"), lambda configs: {**configs, "consumer_byte_rate": "10"})
+    finally:
+        store.close()
+    result = run("resolve", "--user", "alice", "--client-id", "app", "--store", db)
+    assert result.stdout.splitlines()[:2] == [
+        "producer_byte_rate        1024       /config/users/<default>",
+        "consumer_byte_rate        10         /config/users/alice/clients/app",
+    ]
