@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from typing import Any, Callable
 
 from kconfigs.errors import KconfigsError, StoreUnavailable, UsageError
@@ -101,12 +102,41 @@ class AdminClient:
             nodes = self._manager.cluster.bootstrap_brokers()
             return nodes[self._controller_index % len(nodes)].node_id
         if not self._bootstrapped:
+            # Connect (ApiVersions + SASL) ourselves first: kafka-python's bootstrap retries an
+            # authentication failure until its timeout; this surfaces it at once.
+            self._manager.run(self._first_connection)
             self._manager.bootstrap(self.request_timeout_ms)
             self._bootstrapped = True
         node_id = self._manager.least_loaded_node()
         if node_id is None:
             raise StoreUnavailable(f"No Kafka broker of {self.bootstrap} is reachable right now")
         return node_id
+
+    async def _first_connection(self):
+        """Connect to a bootstrap node, retrying connection errors until the request timeout.
+
+        :raises SaslAuthenticationFailedError etc.: immediately (not retriable).
+        """
+        import kafka.errors as kerr
+
+        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        nodes = self._manager.cluster.bootstrap_brokers()
+        attempt = 0
+        while True:
+            node_id = nodes[attempt % len(nodes)].node_id
+            attempt += 1
+            remaining_ms = (deadline - time.monotonic()) * 1000
+            try:
+                conn = self._manager.get_connection(node_id, timeout_ms=max(remaining_ms, 1))
+                await self._manager.wait_for(conn.init_future, max(remaining_ms, 1))
+                return node_id
+            except (kerr.SaslAuthenticationFailedError, kerr.UnsupportedSaslMechanismError, kerr.AuthorizationError):
+                raise
+            except kerr.KafkaError:
+                if time.monotonic() >= deadline:
+                    raise kerr.KafkaTimeoutError() from None
+                delay_s = max(self._manager.connection_delay(node_id), 0.05)
+                await self._net.sleep(min(delay_s, max(deadline - time.monotonic(), 0)))
 
     async def _send_to(self, node_id, api_key: int, build_request: Callable[[int], Any]) -> Any:
         conn = self._manager.get_connection(node_id, timeout_ms=self.request_timeout_ms)
