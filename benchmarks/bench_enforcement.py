@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import platform
 import pstats
 import random
@@ -128,6 +129,7 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
 
+    load_before = os.getloadavg()[0]
     snapshot = QuotaSnapshot.from_records(quota_records(args.entities // 10))
     enforcer = Enforcer(snapshot, EnforcementConfig())
     events = make_events(enforcer, args.events, args.entities, args.per_ms)
@@ -146,7 +148,9 @@ def main() -> None:
     body = f"""## Enforcement decisions per second (issue 3)
 
 Command: `python benchmarks/bench_enforcement.py --events {args.events} --entities {args.entities}` on
-{platform.machine()}, Python {platform.python_version()}, one process (one core; the machine is shared).
+{platform.machine()}, Python {platform.python_version()}, one process (one core). The 2-core machine
+was shared with other jobs: load average {load_before:.1f} before / {os.getloadavg()[0]:.1f} after the run,
+so the absolute figures are pessimistic; the ratios to the peers below come from the same run.
 
 Mix: 70 % produce, 20 % fetch, 10 % request-time decisions over {args.entities} (user, client-id)
 pairs resolving to default-user, named-user, client-id and user+client quotas; {args.per_ms} decisions

@@ -1,7 +1,7 @@
 """Per quota type managers: Kafka's ``ClientQuotaManager``, ``ClientRequestQuotaManager`` and
 ``ControllerMutationQuotaManager`` over an immutable :class:`QuotaSnapshot`.
 
-Bindings ``(user, client_id) -> sensor`` cache the tag resolution so the hot path is one dict
+Bindings ``user -> client_id -> sensor`` cache the tag resolution so the hot path is one dict
 lookup plus :meth:`RateSensor.record_and_throttle`. Bindings are dropped on every snapshot swap
 (the tag shape may change) and on every expiry run (bounds memory when client-ids churn).
 """
@@ -58,7 +58,7 @@ class ClientQuotaManager:
         self._settings = settings
         self._snapshot = snapshot
         self._enabled = snapshot.enabled_mask(key) != 0
-        self._bindings: dict[tuple[str, str], RateSensor] = {}
+        self._bindings: dict[str, dict[str, RateSensor]] = {}  # user -> client-id -> sensor
         self.sensors = SensorRegistry(settings.expiry_ms)
         self.throttle_sensors = SensorRegistry(settings.expiry_ms)
 
@@ -69,7 +69,8 @@ class ClientQuotaManager:
 
     def record(self, user: str, client_id: str, value, now_ms: int) -> int:
         """``maybeRecordAndGetThrottleTimeMs``: record, return the throttle ms (0 if disabled)."""
-        sensor = self._bindings.get((user, client_id))
+        clients = self._bindings.get(user)  # nested dicts: no key tuple built per call
+        sensor = None if clients is None else clients.get(client_id)
         if sensor is None:
             if not self._enabled:
                 return 0
@@ -99,7 +100,8 @@ class ClientQuotaManager:
 
     def sensor_for(self, user: str, client_id: str, now_ms: int) -> RateSensor:
         """``getOrCreateQuotaSensors``: the shared sensor for this client's tags."""
-        sensor = self._bindings.get((user, client_id))
+        clients = self._bindings.get(user)
+        sensor = None if clients is None else clients.get(client_id)
         if sensor is not None:
             return sensor
         user_tag, client_tag = self._snapshot.metric_tags(user, client_id, self.key)
@@ -108,7 +110,7 @@ class ClientQuotaManager:
         if sensor is None:
             sensor = self._new_sensor(name, user, client_id, user_tag, client_tag, now_ms)
             self.sensors.add(name, sensor)
-        self._bindings[(user, client_id)] = sensor
+        self._bindings.setdefault(user, {})[client_id] = sensor
         return sensor
 
     def _new_sensor(self, name, user, client_id, user_tag, client_tag, now_ms) -> RateSensor:
@@ -152,7 +154,8 @@ class FetchQuotaManager(ClientQuotaManager):
     def record_fetch(self, user: str, client_id: str, nbytes: int, now_ms: int, request_throttle_ms: int = 0) -> int:
         """Record; if this *or the request quota* throttles, unrecord the bytes (KafkaApis
         handleFetchRequest). Returns the bandwidth throttle ms."""
-        sensor = self._bindings.get((user, client_id))
+        clients = self._bindings.get(user)  # nested dicts: no key tuple built per call
+        sensor = None if clients is None else clients.get(client_id)
         if sensor is None:
             if not self._enabled:
                 if request_throttle_ms > 0:  # Kafka unrecords even with fetch quotas disabled
@@ -176,7 +179,8 @@ class RequestQuotaManager(ClientQuotaManager):
 
     def record_time(self, user: str, client_id: str, time_ns: int, now_ms: int) -> int:
         """Thread time in ns -> percent-seconds, recorded with the check (``record`` inlined)."""
-        sensor = self._bindings.get((user, client_id))
+        clients = self._bindings.get(user)  # nested dicts: no key tuple built per call
+        sensor = None if clients is None else clients.get(client_id)
         if sensor is None:
             if not self._enabled:
                 return 0

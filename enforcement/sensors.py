@@ -13,7 +13,7 @@ it with a literal port of Kafka).
 
 from __future__ import annotations
 
-from enforcement.stats import UNLIMITED, SampledAvg, SampledRate, java_round, trunc_div
+from enforcement.stats import UNLIMITED, SampledAvg, SampledRate, java_round, ordered_sum, trunc_div
 
 NO_CAP_MS = 2**63 - 1
 
@@ -25,12 +25,13 @@ class RateSensor(SampledRate):
     :param cap_ms: ``boundedThrottleTime`` cap (one sample window) or ``NO_CAP_MS``
     """
 
-    __slots__ = ("bound", "cap_ms", "last_record_ms", "name", "tags", "user", "client_id")
+    __slots__ = ("bound", "cap_ms", "last_record_ms", "name", "tags", "user", "client_id", "_padded_below_ms")
 
     def __init__(self, samples: int, window_ms: int, legacy_pre_3_8: bool, *, bound: float = UNLIMITED,
                  cap_ms: int = NO_CAP_MS, now_ms: int = 0, name: str = "", tags: dict | None = None,
                  user: str = "", client_id: str = ""):
         super().__init__(samples, window_ms, legacy_pre_3_8)
+        self._padded_below_ms = (self._samples - 1) * self._window_ms  # windowSize pads below this
         self.bound = bound
         self.cap_ms = cap_ms
         self.last_record_ms = now_ms  # Sensor() sets lastRecordTime to the creation time
@@ -55,37 +56,30 @@ class RateSensor(SampledRate):
         if not starts:
             self._append_slot(now_ms)
         cur = self._cur
-        if now_ms - starts[cur] >= self._window_ms:
+        window_ms = self._window_ms
+        if now_ms - starts[cur] >= window_ms:
             cur = self._advance(now_ms)
         self._values[cur] += value
         if self._track_last:
             self._lasts[cur] = now_ms
             if now_ms < self._min_last:
                 self._min_last = now_ms
-        # --- Rate.measure / windowSize, inlined ---
-        if now_ms - self._min_last >= self._expire_age_ms:
-            if type(value) is int:
-                self._total += value
-            else:
-                self._exact_total = False
-            self._purge(now_ms)
-            total = self.total(now_ms)
-        elif type(value) is int and self._exact_total:
+        if type(value) is int:
             self._total += value
-            total = self._total
         else:
-            if type(value) is int:
-                self._total += value
-            else:
-                self._exact_total = False
-            total = self.total(now_ms)
+            self._exact_total = False
+        # --- Rate.measure / Rate.windowSize, inlined ---
+        if now_ms - self._min_last >= self._expire_age_ms:
+            self._purge(now_ms)
+        total = self._total if self._exact_total else ordered_sum(self._values)
         elapsed_ms = now_ms - self._min_start
-        window = self._window_ms
-        full_windows = elapsed_ms // window if elapsed_ms >= 0 else trunc_div(elapsed_ms, window)
-        min_full_windows = self._samples - 1
-        if full_windows < min_full_windows:
-            elapsed_ms += (min_full_windows - full_windows) * window
-        if elapsed_ms < 1:
+        if elapsed_ms < self._padded_below_ms:
+            # fewer than N-1 whole windows: (N-1)*W + elapsed % W (Java's int division for < 0)
+            if elapsed_ms >= 0:
+                elapsed_ms = self._padded_below_ms + elapsed_ms % window_ms
+            else:
+                elapsed_ms += (self._samples - 1 - trunc_div(elapsed_ms, window_ms)) * window_ms
+        if elapsed_ms < 1:  # >= 1 ms (PR #12184): N = 1 has no padding
             elapsed_ms = 1
         rate = total / (elapsed_ms / 1000.0)
         bound = self.bound

@@ -101,7 +101,10 @@ class QuotaGate:
         key = _KIND_KEYS.get(kind)
         if key is None:
             return None
-        return snapshot.resolve(user or "", client_id or "", key).value
+        try:
+            return snapshot.resolve(user or "", client_id or "", key).value
+        except KeyError:  # a key the snapshot resolves per user only (producer ids)
+            return None
 
     def connection_attempt(self, ip: str) -> tuple[bool, int]:
         """KIP-612: (accept, delay_ms). A refused connection is closed after ``delay_ms``."""

@@ -85,6 +85,8 @@ class Gateway:
         self._ssl = _server_ssl_context(config)
         self._bootstrap: asyncio.AbstractServer | None = None
         self._expiry_task: asyncio.Task | None = None
+        self._usage_task: asyncio.Task | None = None
+        self.usage_log = None
 
     @property
     def bootstrap_address(self) -> Address:
@@ -95,8 +97,18 @@ class Gateway:
         host, port = self.config.listen
         self._bootstrap = await self.start_listener(host, port, list(self.config.upstreams), "bootstrap")
         self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
+        if self.config.usage_log_path:
+            self._start_usage_log(self.config.usage_log_path)
         log.info("gateway listening on %s:%d for upstream %s", host, self.bootstrap_address[1],
                  ",".join(f"{h}:{p}" for h, p in self.config.upstreams))
+
+    def _start_usage_log(self, path: str) -> None:
+        from enforcement.gateway.usage_log import UsageLog
+
+        out = open(path, "a", encoding="utf-8")
+        self.usage_log = UsageLog(out, self.config.usage_log_window_ms, self.quotas.quota_for)
+        self.quotas.usage_sinks.append(self.usage_log.record)
+        self._usage_task = asyncio.create_task(self.usage_log.run_periodic_flush())
 
     async def start_listener(self, host: str, port: int, upstreams: list[Address], name: str) -> asyncio.AbstractServer:
         async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -141,6 +153,10 @@ class Gateway:
             self._expiry_task.cancel()
         drains = [c.drain_and_close(self.config.drain_timeout_ms) for c in list(self.ctx.connections)]
         await asyncio.gather(*drains, return_exceptions=True)
+        if self.usage_log is not None:
+            self._usage_task.cancel()
+            self.usage_log.flush()
+            self.usage_log.close()
         log.info("gateway stopped after draining %d connections", len(drains))
 
 

@@ -59,6 +59,9 @@ class UsageLog:
         self._out.flush()
         self._totals.clear()
 
+    def close(self) -> None:
+        self._out.close()
+
     async def run_periodic_flush(self) -> None:
         """Close windows even when traffic stops (so the last busy window is written)."""
         while True:
