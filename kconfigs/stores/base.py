@@ -64,6 +64,37 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
+class AlterManyFailed(PartialFailure):
+    """``alter_many`` applied some entities and not others, and says exactly which.
+
+    ``applied``: records written (or already as wanted); ``failed``: (entity, error) not written;
+    ``unknown``: entities whose write was sent when the connection was lost (it may or may not
+    have happened; a re-run converges); ``not_attempted``: entities never tried.
+    """
+
+    def __init__(self, applied, failed=(), unknown=(), not_attempted=()):
+        self.applied = tuple(applied)
+        self.failed = tuple(failed)
+        self.unknown = tuple(unknown)
+        self.not_attempted = tuple(not_attempted)
+        total = len(self.applied) + len(self.failed) + len(self.unknown) + len(self.not_attempted)
+        parts = [f"Applied {len(self.applied)} of {total} changes"]
+        if self.failed:
+            entity, err = self.failed[0]
+            parts.append(f"failed: {_paths(e for e, _ in self.failed)} (first: {entity.path}: {err})")
+        if self.unknown:
+            parts.append(f"outcome unknown (connection lost): {_paths(self.unknown)}")
+        if self.not_attempted:
+            parts.append(f"not attempted: {_paths(self.not_attempted)}")
+        super().__init__("; ".join(parts))
+
+
+def _paths(entities: Iterable[QuotaEntity], limit: int = 5) -> str:
+    paths = [e.path for e in entities]
+    more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
+    return ", ".join(paths[:limit]) + more
+
+
 def alter_each(alter: Callable[[QuotaEntity, ConfigUpdate], QuotaRecord],
                changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
     """Apply alters one entity at a time (each atomic); a failure after the first success is a
@@ -76,7 +107,5 @@ def alter_each(alter: Callable[[QuotaEntity, ConfigUpdate], QuotaRecord],
         except KconfigsError as err:
             if not done:
                 raise
-            left = ", ".join(e.path for e, _ in changes[index:])
-            raise PartialFailure(f"Applied {len(done)} of {len(changes)} changes; failed at {entity.path} "
-                                 f"({err}); not applied: {left}") from None
+            raise AlterManyFailed(done, [(entity, err)], not_attempted=[e for e, _ in changes[index + 1:]]) from None
     return done

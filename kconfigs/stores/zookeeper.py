@@ -17,7 +17,7 @@ from kconfigs.errors import KconfigsError, StoreUnavailable, VersionConflict
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, Match, QuotaEntity, QuotaRecord
 from kconfigs.retry import RetryNeeded, retry_until
 from kconfigs.sanitize import DEFAULT_NAME, desanitize, sanitize
-from kconfigs.stores.base import ConfigUpdate, StoreChange, alter_each
+from kconfigs.stores.base import ConfigUpdate, StoreChange
 from kconfigs.stores.zk_tls import ZkTlsOptions
 from kconfigs.znode_codec import (CHANGE_PREFIX, CHANGES_PATH, CONFIG_ROOT, config_znode, decode_config,
                                   encode_config, encode_notification)
@@ -151,7 +151,9 @@ class ZooKeeperStore:
                                    f"Gave up updating {_znode(entity)}: it kept changing under concurrent writers"))
 
     def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
-        return alter_each(self.alter, changes)
+        """Pipelined (see zk_bulk): each entity still one CAS multi-op with its notification."""
+        from kconfigs.stores.zk_bulk import alter_many_pipelined
+        return alter_many_pipelined(self, changes)
 
     def _alter_once(self, entity: QuotaEntity, update: ConfigUpdate, validate_only: bool) -> QuotaRecord:
         path = _znode(entity)
