@@ -1,0 +1,61 @@
+"""Root conftest: registers the real-server fixtures of tests/harness and enforces the
+no-skip rule for integration tests on CI (style guide section 8)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+# Tests import the harness as ``harness`` however pytest was started (rootdir, import mode).
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+from harness.fixtures import (  # noqa: E402,F401  (fixtures are found by name)
+    STARTUP_TIMES,
+    kafka_zk_broker,
+    kraft_broker,
+    kraft_broker_3,
+    kraft_broker_factory,
+    tansu_broker,
+    zk_client,
+    zk_connect,
+    zk_server,
+)
+
+INTEGRATION_DIR = TESTS_DIR / "integration"
+
+
+def _on_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes") or bool(os.environ.get("KCONFIGS_NO_SKIP"))
+
+
+def _is_integration(item: pytest.Item) -> bool:
+    return INTEGRATION_DIR in Path(str(item.fspath)).resolve().parents
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/integration/ gets the ``integration`` marker (-m integration)."""
+    for item in items:
+        if _is_integration(item):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    """On CI a skipped integration test is a failure: CI installs everything it needs."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail") and _on_ci() and _is_integration(item):
+        report.outcome = "failed"
+        report.longrepr = f"integration test skipped on CI (not allowed; run .ci/setup-test-env): {report.longrepr}"
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if STARTUP_TIMES:
+        terminalreporter.section("server start-up times")
+        for name, seconds in STARTUP_TIMES:
+            terminalreporter.write_line(f"{name:<32} {seconds:6.2f} s")

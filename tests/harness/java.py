@@ -1,0 +1,139 @@
+"""Run Apache Kafka's own Java classes (tools and servers) from the cached Maven jars.
+
+``.ci/setup-test-env`` puts each version's full runtime classpath (kafka_2.13, kafka-tools
+where present, and a logging binding) into ``<cache>/kafka-<version>/*.jar``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from .versions import SETUP_HINT, MissingTestDependency, harness_cache_dir
+
+LOGGING_DIR = Path(__file__).resolve().parent / "logging"
+
+#: Short-lived tools: C1 only and a small serial heap start fastest on 2 shared cores
+#: (-Xshare:auto uses the JDK's class-data archive when it is usable).
+TOOL_JVM_FLAGS = (
+    "-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData", "-Xshare:auto", "-Djava.awt.headless=true",
+)
+#: Brokers: still C1 only (start-up dominates test time) but a heap that holds a few
+#: thousand produce batches for quota tests.
+SERVER_JVM_FLAGS = (
+    "-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData", "-Xshare:auto", "-Djava.awt.headless=true",
+    "-Djava.net.preferIPv4Stack=true",
+)
+
+
+def java_binary() -> str:
+    """Path of ``java`` ($JAVA_HOME first).
+
+    :raises MissingTestDependency: no JVM installed.
+    """
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and Path(java_home, "bin", "java").is_file():
+        return str(Path(java_home, "bin", "java"))
+    found = shutil.which("java")
+    if not found:
+        raise MissingTestDependency(f"no java on PATH: {SETUP_HINT}")
+    return found
+
+
+def kafka_jar_dir(version: str) -> Path:
+    return harness_cache_dir() / f"kafka-{version}"
+
+
+@functools.lru_cache(maxsize=None)
+def kafka_jars(version: str) -> tuple[Path, ...]:
+    """All jars of one Kafka version's runtime classpath, sorted by name.
+
+    :raises MissingTestDependency: the version was not fetched (or only partly).
+    """
+    jar_dir = kafka_jar_dir(version)
+    core = jar_dir / f"kafka_2.13-{version}.jar"
+    if not (jar_dir / ".complete").is_file() or not core.is_file():
+        raise MissingTestDependency(
+            f"Kafka {version} jars are missing from {jar_dir}: {SETUP_HINT}")
+    return tuple(sorted(jar_dir.glob("*.jar")))
+
+
+def kafka_classpath(version: str) -> str:
+    return os.pathsep.join(str(jar) for jar in kafka_jars(version))
+
+
+@functools.lru_cache(maxsize=None)
+def _class_names(version: str) -> frozenset[str]:
+    names = set()
+    for jar in kafka_jars(version):
+        with zipfile.ZipFile(jar) as archive:
+            names.update(n[:-6].replace("/", ".") for n in archive.namelist() if n.endswith(".class"))
+    return frozenset(names)
+
+
+def has_kafka_class(version: str, class_name: str) -> bool:
+    """True if ``class_name`` (dotted) is on the version's classpath."""
+    return class_name in _class_names(version)
+
+
+def first_kafka_class(version: str, candidates: Sequence[str]) -> str:
+    """The first of ``candidates`` present in the version's jars.
+
+    Kafka moves tools between modules across versions (Scala ``kafka.*`` to Java
+    ``org.apache.kafka.tools.*``), so callers list both names instead of hard-coding one.
+    """
+    for name in candidates:
+        if has_kafka_class(version, name):
+            return name
+    raise MissingTestDependency(f"none of {list(candidates)} in Kafka {version} jars: {SETUP_HINT}")
+
+
+def config_command_class(version: str) -> str:
+    """Main class of kafka-configs.sh for ``version``."""
+    return first_kafka_class(version, ("org.apache.kafka.tools.ConfigCommand", "kafka.admin.ConfigCommand"))
+
+
+def storage_tool_class(version: str) -> str:
+    """Main class of kafka-storage.sh for ``version``."""
+    return first_kafka_class(version, ("org.apache.kafka.tools.StorageTool", "kafka.tools.StorageTool"))
+
+
+def _uses_log4j2(version: str) -> bool:
+    return any(jar.name.startswith("log4j-core-") for jar in kafka_jars(version))
+
+
+def logging_flags(version: str, role: str) -> list[str]:
+    """System properties selecting our log config; ``role`` is "tools" or "server"."""
+    if _uses_log4j2(version):
+        return [f"-Dlog4j2.configurationFile={LOGGING_DIR / f'{role}-log4j2.properties'}"]
+    return [f"-Dlog4j.configuration=file:{LOGGING_DIR / f'{role}-log4j.properties'}"]
+
+
+def java_command(version: str, main_class: str, args: Sequence[str], role: str = "tools",
+                 extra_jvm_flags: Sequence[str] = ()) -> list[str]:
+    """argv that runs ``main_class`` of Kafka ``version`` like kafka-run-class.sh would."""
+    base_flags = TOOL_JVM_FLAGS if role == "tools" else SERVER_JVM_FLAGS
+    return [java_binary(), *base_flags, *logging_flags(version, role), *extra_jvm_flags,
+            "-cp", kafka_classpath(version), main_class, *args]
+
+
+def run_kafka_class(version: str, main_class: str, args: Sequence[str], timeout: float = 120,
+                    input: str | None = None, extra_jvm_flags: Sequence[str] = (),
+                    env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run one Kafka tool to completion; text mode, stdout and stderr captured.
+
+    Tool log output (WARN and above) goes to stderr, so stdout is the tool's own output.
+
+    :raises subprocess.TimeoutExpired: the tool ran longer than ``timeout`` seconds.
+    :raises MissingTestDependency: java or the jars are not installed.
+    """
+    argv = java_command(version, main_class, args, "tools", extra_jvm_flags)
+    return subprocess.run(argv, input=input, capture_output=True, text=True, timeout=timeout,
+                          env=env, stdin=None if input is not None else subprocess.DEVNULL)

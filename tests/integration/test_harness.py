@@ -1,0 +1,190 @@
+"""The harness fixtures start real servers that real clients can use."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.errors import KafkaError
+
+from harness import (
+    ALL_KAFKA_VERSIONS,
+    KAFKA_3_VERSION,
+    KAFKA_4_VERSION,
+    KAFKA_ZK_TOOL_VERSION,
+    MissingTestDependency,
+    config_command_class,
+    kafka_jars,
+    port_is_open,
+    run_kafka_class,
+)
+from harness.fixtures import STARTUP_TIMES
+
+
+def _unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _produce_and_consume(bootstrap: str, group: bool = True, **client_config) -> list[bytes]:
+    """Send three records to a new topic and read them back (group subscription or assign)."""
+    topic = _unique("harness")
+    sent = [f"record-{i}".encode() for i in range(3)]
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, **client_config)
+    try:  # one partition, so that assign() sees every record (Tansu auto-creates several)
+        admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+    finally:
+        admin.close()
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", **client_config)
+    try:
+        for value in sent:
+            producer.send(topic, value).get(timeout=30)
+    finally:
+        producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                             consumer_timeout_ms=30_000, group_id=_unique("g") if group else None,
+                             **client_config)
+    try:
+        if group:
+            consumer.subscribe([topic])
+        else:
+            consumer.assign([TopicPartition(topic, 0)])
+        received = []
+        for message in consumer:
+            received.append(message.value)
+            if len(received) == len(sent):
+                break
+        return received
+    finally:
+        consumer.close()
+
+
+EXPECTED_RECORDS = [b"record-0", b"record-1", b"record-2"]
+
+
+def test_zk_client_creates_and_reads_inside_its_own_chroot(zk_server, zk_connect, zk_client):
+    zk_client.create("/quota-node", b"payload", makepath=True)
+
+    assert zk_client.get("/quota-node")[0] == b"payload"
+    chroot = zk_connect.split("/", 1)[1]
+    assert zk_server.kazoo().get(f"/{chroot}/quota-node")[0] == b"payload"
+
+
+def test_each_test_gets_a_fresh_empty_chroot(zk_client):
+    assert zk_client.get_children("/") == []
+
+
+def test_zk_server_restarts_on_the_same_port_with_its_data(zk_server, zk_client):
+    zk_client.create("/survives-restart", b"1")
+    hosts_before = zk_server.hosts
+
+    zk_server.stop()
+    try:
+        assert not port_is_open(zk_server.port)
+    finally:
+        zk_server.start()
+
+    assert zk_server.hosts == hosts_before
+    assert zk_client.retry(zk_client.get, "/survives-restart")[0] == b"1"
+
+
+@pytest.mark.parametrize("version", ALL_KAFKA_VERSIONS)
+def test_every_kafka_version_has_server_and_config_command_jars(version):
+    assert any(jar.name == f"kafka_2.13-{version}.jar" for jar in kafka_jars(version))
+    assert config_command_class(version) in ("kafka.admin.ConfigCommand",
+                                             "org.apache.kafka.tools.ConfigCommand")
+
+
+def test_missing_kafka_version_fails_with_setup_hint():
+    with pytest.raises(MissingTestDependency, match=r"run \.ci/setup-test-env"):
+        kafka_jars("0.0.1")
+
+
+def test_config_command_2_8_writes_user_quota_to_zookeeper(zk_connect, zk_client):
+    started = time.monotonic()
+    result = run_kafka_class(KAFKA_ZK_TOOL_VERSION, "kafka.admin.ConfigCommand", [
+        "--zookeeper", zk_connect, "--alter", "--entity-type", "users", "--entity-name", "u1",
+        "--add-config", "producer_byte_rate=1024"])
+    STARTUP_TIMES.append(("ConfigCommand 2.8.2 --alter (tool run)", time.monotonic() - started))
+
+    assert result.returncode == 0, result.stderr
+    data, _ = zk_client.get("/config/users/u1")
+    assert json.loads(data) == {"version": 1, "config": {"producer_byte_rate": "1024"}}
+    # Kafka's change notification tells brokers which entity to reload.
+    (change,) = zk_client.get_children("/config/changes")
+    notification = json.loads(zk_client.get(f"/config/changes/{change}")[0])
+    assert notification == {"version": 2, "entity_path": "users/u1"}
+
+
+def test_config_command_2_8_describes_what_it_wrote(zk_connect):
+    run_kafka_class(KAFKA_ZK_TOOL_VERSION, "kafka.admin.ConfigCommand", [
+        "--zookeeper", zk_connect, "--alter", "--entity-type", "users", "--entity-name", "u2",
+        "--add-config", "consumer_byte_rate=2048"])
+
+    result = run_kafka_class(KAFKA_ZK_TOOL_VERSION, "kafka.admin.ConfigCommand", [
+        "--zookeeper", zk_connect, "--describe", "--entity-type", "users", "--entity-name", "u2"])
+
+    assert result.returncode == 0, result.stderr
+    # 2.8 prints a two-line "--zookeeper is deprecated" warning on stdout first.
+    assert result.stdout.splitlines()[-1] == "Configs for user-principal 'u2' are consumer_byte_rate=2048"
+
+
+def test_zookeeper_mode_broker_roundtrip(kafka_zk_broker, zk_server):
+    assert _produce_and_consume(kafka_zk_broker.bootstrap) == EXPECTED_RECORDS
+    assert kafka_zk_broker.version == KAFKA_3_VERSION
+    assert zk_server.kazoo().exists("/kafka39/brokers/ids/0") is not None
+
+
+def test_kraft_4_broker_roundtrip(kraft_broker):
+    assert kraft_broker.version == KAFKA_4_VERSION
+    assert _produce_and_consume(kraft_broker.bootstrap) == EXPECTED_RECORDS
+
+
+def test_kraft_3_broker_roundtrip(kraft_broker_3):
+    assert kraft_broker_3.version == KAFKA_3_VERSION
+    assert _produce_and_consume(kraft_broker_3.bootstrap) == EXPECTED_RECORDS
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_kraft_sasl_scram_admin_logs_in_and_roundtrips(kraft_broker_factory, mechanism):
+    broker = kraft_broker_factory(sasl_scram=True)
+
+    records = _produce_and_consume(broker.sasl_bootstrap, **broker.sasl_client_config(mechanism))
+
+    assert records == EXPECTED_RECORDS
+
+
+def test_kraft_sasl_scram_rejects_a_wrong_password(kraft_broker_factory):
+    broker = kraft_broker_factory(sasl_scram=True)
+    config = {**broker.sasl_client_config("SCRAM-SHA-256"), "sasl_plain_password": "wrong"}
+
+    with pytest.raises(KafkaError):
+        KafkaAdminClient(bootstrap_servers=broker.sasl_bootstrap, bootstrap_timeout_ms=10_000,
+                         **config).close()
+
+
+def test_kraft_factory_applies_extra_props_and_survives_restart(kraft_broker_factory):
+    broker = kraft_broker_factory(version=KAFKA_4_VERSION, extra_props={"message.max.bytes": 2_000_000})
+    assert broker is kraft_broker_factory(version=KAFKA_4_VERSION,
+                                          extra_props={"message.max.bytes": "2000000"})
+
+    broker.stop()
+    assert not port_is_open(broker.port)
+    broker.start()
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        described = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")],
+                                           config_filter="all")
+    finally:
+        admin.close()
+    (broker_configs,) = next(iter(described.values())).values()
+    assert broker_configs["message.max.bytes"]["value"] == "2000000"
+
+
+def test_tansu_broker_roundtrip(tansu_broker):
+    # Tansu's consumer-group join takes ~20 s, so this test reads by assignment.
+    assert _produce_and_consume(tansu_broker.bootstrap, group=False) == EXPECTED_RECORDS
