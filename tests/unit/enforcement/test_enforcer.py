@@ -137,3 +137,29 @@ def test_bloom_false_positive_rate_within_bound_on_a_million_ids():
         sequential = new_filter(1_000_000, fpr)
         sequential.update(range(1_000_000))
         assert sum(1 for pid in range(10**7, 10**7 + 1_000_000) if pid in sequential) / 1_000_000 <= fpr
+
+
+def test_deleting_every_user_quota_keeps_the_user_tag_shape_until_restart():
+    # Kafka <= 4.0 only ORs quotaTypesEnabled: after the last user quota is deleted, clients are
+    # still charged on (user, "") sensors (now unlimited), not moved back to ("", client-id).
+    enforcer = enforcer_with(({"user": "alice"}, {"producer_byte_rate": 1000}))
+    enforcer.swap_snapshot(QuotaSnapshot.from_records([({"client-id": "app"}, {"producer_byte_rate": 1000})]))
+    assert enforcer.snapshot.resolve("bob", "app", "producer_byte_rate").metric_tags == {"user": "", "client-id": "app"}
+    assert enforcer.snapshot.enabled_mask("producer_byte_rate") == 3
+    fresh = QuotaSnapshot.from_records([({"client-id": "app"}, {"producer_byte_rate": 1000})])
+    assert fresh.enabled_mask("producer_byte_rate") == 1
+
+
+def test_legacy_pre_3_8_brokers_use_a_ring_of_n_samples():
+    # N = 2, 100 B at t and t+900 every second (the last at 5000); measured at 5800.
+    # 3.8+: ring of 3 keeps the samples opened at 3000 (last event 3900: 5800-3900 < 2000), 4000
+    #       and 5000: 500 B over 5800-3000 = 2800 ms.
+    # pre-3.8: ring of 2 keeps only 4000 and 5000: 300 B over 1800 ms.
+    for legacy, expected in ((False, 500 / 2.8), (True, 300 / 1.8)):
+        enforcer = enforcer_with(({"user": "u"}, {"producer_byte_rate": 10**9}), samples=2, legacy_pre_3_8=legacy)
+        for t in range(0, 6000, 1000):
+            enforcer.record_produce("u", "c", 100, T0 + t)
+            if t + 900 < 5800:
+                enforcer.record_produce("u", "c", 100, T0 + t + 900)
+        rate = [m.value for m in enforcer.metrics(T0 + 5800) if m.name == "byte-rate"][0]
+        assert rate == expected
