@@ -1,9 +1,10 @@
 """Quotas in force (or proposed): quota files, kconfigs stores, and their resolution per entity.
 
-Quota file format (also what ``analyze recommend`` writes and ``kconfigs apply`` reads)::
+Quota file format: the one ``kconfigs export`` writes and ``kconfigs apply`` reads, parsed and
+written by ``kconfigs.quotafile`` (docs/quota-file.md)::
 
     [[quota]]
-    entity = { user = "alice", "client-id" = "app-1" }   # "<default>" = the default entity
+    entity = { user = "alice", client-id = { default = true } }   # { default = true } = the default
     producer_byte_rate = 1048576
 
 Resolution of the 8-level precedence is ``enforcement.QuotaSnapshot``'s, so the analysis
@@ -14,16 +15,13 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from kconfigs.errors import UsageError, ValidationError
-from kconfigs.sanitize import DEFAULT_NAME
 
 #: (entity {"user"/"client-id"/"ip": name, None = default}, {quota key: value})
 QuotaRecordTuple = tuple[dict[str, "str | None"], dict[str, float]]
-_ENTITY_TYPES = ("user", "client-id", "ip")
 
 
 @dataclass(frozen=True)
@@ -38,33 +36,12 @@ class ResolvedQuota:
     level: str | None
 
 
-def _entity_from_toml(raw: object, where: str) -> dict[str, str | None]:
-    if not isinstance(raw, Mapping) or not raw or set(raw) - set(_ENTITY_TYPES):
-        raise ValidationError(f"{where}: entity must be a table of user / client-id / ip")
-    if "ip" in raw and len(raw) > 1:
-        raise ValidationError(f"{where}: an ip entity cannot be combined with user/client-id")
-    return {k: (None if v == DEFAULT_NAME else str(v)) for k, v in raw.items()}
-
-
 def parse_quota_toml(text: str, origin: str = "quota file") -> list[QuotaRecordTuple]:
-    """Parse a quota file's text. :raises ValidationError: naming the bad table."""
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ValidationError(f"{origin}: not valid TOML: {err}") from None
-    records = []
-    for index, table in enumerate(document.get("quota", []), start=1):
-        where = f"{origin}: [[quota]] #{index}"
-        entity = _entity_from_toml(table.get("entity"), where)
-        quotas = {}
-        for key, value in table.items():
-            if key == "entity":
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ValidationError(f"{where}: {key} must be a number > 0")
-            quotas[key] = float(value)
-        records.append((entity, quotas))
-    return records
+    """Parse a quota file's text (``kconfigs.quotafile``). :raises ValidationError: naming the bad table."""
+    from kconfigs.quotafile import parse_quota_text
+
+    return [(d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
+            for d in parse_quota_text(text, "toml", origin)]
 
 
 def load_quota_file(path: str) -> list[QuotaRecordTuple]:
@@ -87,25 +64,20 @@ def records_from_store(store) -> list[QuotaRecordTuple]:
     return records
 
 
-def _toml_entity(entity: Mapping[str, str | None]) -> str:
-    parts = []
-    for key in _ENTITY_TYPES:
-        if key in entity:
-            name = DEFAULT_NAME if entity[key] is None else entity[key]
-            escaped = name.replace("\\", "\\\\").replace('"', '\\"')
-            parts.append(f'{key} = "{escaped}"')  # client-id is a valid TOML bare key
-    return "{ " + ", ".join(parts) + " }"
-
-
 def render_quota_toml(records: Iterable[QuotaRecordTuple], header_lines: Iterable[str] = ()) -> str:
-    """Quota file text; integers stay integers (LONG/INT quota keys must be whole numbers)."""
-    lines = [f"# {line}" for line in header_lines]
-    for entity, quotas in records:
-        lines += ["", "[[quota]]", f"entity = {_toml_entity(entity)}"]
-        for key, value in sorted(quotas.items()):
-            number = int(value) if float(value).is_integer() else repr(float(value))
-            lines.append(f"{key} = {number}")
-    return "\n".join(lines).lstrip("\n") + "\n"
+    """Quota file text (``kconfigs.quotafile``); LONG/INT keys are written as whole numbers."""
+    from kconfigs.keys import QUOTA_KEYS, ValueType
+    from kconfigs.model import QuotaEntity
+    from kconfigs.quotafile import DesiredQuota, render_quota_text
+
+    def number(key: str, value: float):
+        spec = QUOTA_KEYS.get(key)
+        whole = spec is not None and spec.value_type is not ValueType.DOUBLE
+        return int(round(float(value))) if whole else float(value)
+
+    desired = [DesiredQuota(QuotaEntity.from_json(entity), {k: number(k, v) for k, v in quotas.items()})
+               for entity, quotas in records]
+    return render_quota_text(desired, "toml", header_lines)
 
 
 def write_quota_file(path: str, records: list[QuotaRecordTuple], header_lines: Iterable[str] = ()) -> None:

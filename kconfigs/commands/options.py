@@ -27,6 +27,8 @@ def store_options(func: Callable) -> Callable:
                      help="ZooKeeper digest credentials."),
         click.option("--zk-tls-config-file", envvar="KCONFIGS_ZK_TLS_CONFIG_FILE", type=click.Path(dir_okay=False),
                      help="Properties file with Kafka's zookeeper.ssl.* keys."),
+        click.option("--profile", envvar="KCONFIGS_PROFILE", metavar="NAME", shell_complete=_complete_profile,
+                     help="Named profile from $XDG_CONFIG_HOME/kconfigs/config.toml (flags and env win)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -37,19 +39,33 @@ def open_from_kwargs(kwargs: dict):
     """Pop the store options out of a command's kwargs and open the store."""
     from kconfigs.stores.factory import StoreOptions, open_store
 
+    from kconfigs.profiles import resolve_store_options
+
     keys = ("zookeeper", "bootstrap_server", "bootstrap_controller", "command_config", "store_path",
             "zk_auth", "zk_tls_config_file")
-    return open_store(StoreOptions(**{k: kwargs.pop(k) for k in keys}))
+    given = {k: kwargs.pop(k) for k in keys}
+    return open_store(StoreOptions(**resolve_store_options(given, kwargs.pop("profile", None))))
+
+
+def lazy_completer(name: str) -> Callable:
+    """A shell_complete callback from kconfigs.commands.completion, imported only on TAB."""
+    def complete(ctx, param, incomplete: str):
+        from kconfigs.commands import completion
+        return getattr(completion, name)(ctx, param, incomplete)
+    return complete
+
+
+_complete_profile = lazy_completer("complete_profile")
 
 
 def entity_options(func: Callable) -> Callable:
     """--user/--user-default, --client-id/--client-default, --ip/--ip-default."""
     options = [
-        click.option("--user", help="User principal name."),
+        click.option("--user", help="User principal name.", shell_complete=lazy_completer("complete_user")),
         click.option("--user-default", is_flag=True, help="The default user."),
-        click.option("--client-id", "client_id", help="Client id."),
+        click.option("--client-id", "client_id", help="Client id.", shell_complete=lazy_completer("complete_client")),
         click.option("--client-default", is_flag=True, help="The default client-id."),
-        click.option("--ip", help="Client IP address (literal IPv4/IPv6)."),
+        click.option("--ip", help="Client IP address (literal IPv4/IPv6).", shell_complete=lazy_completer("complete_ip")),
         click.option("--ip-default", is_flag=True, help="The default IP."),
     ]
     for option in reversed(options):

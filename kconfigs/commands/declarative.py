@@ -1,0 +1,184 @@
+"""kconfigs export / diff / apply / migrate: quotas as code (format: docs/quota-file.md).
+
+Exit codes: 0 done (diff: in sync), 2 diff found differences (and usage errors), 3 an apply or
+migrate stopped part-way (every entity not applied is listed on stderr; a re-run converges),
+1 any other error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from kconfigs.commands.options import open_from_kwargs, store_options
+from kconfigs.errors import KconfigsError
+
+_FORMAT = click.option("--format", "fmt", type=click.Choice(["toml", "json", "yaml"]), default=None,
+                       help="File format (default: from the file name, else toml). yaml needs PyYAML.")
+_OUTPUT = click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True,
+                       help="text (coloured on a terminal) or one JSON object for CI.")
+_TYPES = {"users": "user", "clients": "client-id", "ips": "ip"}
+
+
+class DriftFound(KconfigsError):
+    """``diff``: the store differs from the file (exit 2, so CI can gate on it)."""
+
+    exit_code = 2
+
+
+def read_quota_file(path: str, fmt: str | None):
+    """The validated entries of a quota file ("-" = stdin). :raises UsageError, ValidationError:"""
+    from kconfigs.errors import UsageError
+    from kconfigs.quotafile import format_for_path, parse_quota_text
+
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+    except OSError as err:
+        raise UsageError(f"Cannot read quota file {path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"Quota file {path} is not UTF-8 text") from None
+    return parse_quota_text(text, format_for_path(path, fmt), path)
+
+
+def _read_store(kwargs: dict):
+    """(store, records) with the store left open for the caller to close."""
+    from kconfigs.model import MATCH_ALL
+
+    store = open_from_kwargs(kwargs)
+    try:
+        return store, store.describe(MATCH_ALL)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _write_atomically(path: str, text: str) -> None:
+    from kconfigs.errors import UsageError
+
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as err:
+        raise UsageError(f"Cannot write {path}: {err.strerror}") from None
+
+
+@click.command()
+@_FORMAT
+@click.option("-f", "--file", "out_path", type=click.Path(dir_okay=False), help="Write here (atomically), not stdout.")
+@click.option("--entity-type", "entity_types", multiple=True, type=click.Choice(sorted(_TYPES)),
+              help="Only entities with this component (repeatable).")
+@store_options
+def export(fmt, out_path, entity_types, **kwargs) -> None:
+    """Write every quota of the store as a quota file (round-trips through apply)."""
+    from kconfigs.quotafile import desired_from_records, format_for_path, render_quota_text
+
+    store, records = _read_store(kwargs)
+    store.close()
+    desired = desired_from_records(records)
+    if entity_types:
+        wanted = {_TYPES[t] for t in entity_types}
+        desired = [d for d in desired if wanted & {t.value for t in d.entity.components()}]
+    text = render_quota_text(desired, format_for_path(out_path or "", fmt))
+    if out_path:
+        _write_atomically(out_path, text)
+    else:
+        click.echo(text, nl=False)
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@_FORMAT
+@_OUTPUT
+@store_options
+def diff(file, fmt, output, **kwargs) -> None:
+    """Show how the store differs from FILE; exit 0 in sync, 2 if different."""
+    from kconfigs.commands.plan_render import plan_json, print_plan
+    from kconfigs.plan import build_plan
+
+    desired = read_quota_file(file, fmt)
+    store, records = _read_store(kwargs)
+    store.close()
+    plan = build_plan(desired, records, prune=True)
+    if output == "json":
+        import json
+        click.echo(json.dumps(plan_json(plan, prune=True), indent=2, ensure_ascii=False))
+    else:
+        print_plan(plan, True, sys.stdout.isatty(), click.echo)
+    if not plan.in_sync:
+        counts = plan.entity_counts()
+        raise DriftFound(f"{file} differs from the store: {counts['add']} to add, {counts['change']} to change, "
+                         f"{counts['remove']} to remove")
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option("--prune", is_flag=True, help="Also remove quotas (keys and entities) that are not in FILE.")
+@_FORMAT
+@_OUTPUT
+@store_options
+def apply(file, dry_run, prune, fmt, output, **kwargs) -> None:
+    """Make the store hold FILE's quotas: each entity atomically, re-checked (compare-and-set)."""
+    from kconfigs.plan import build_plan
+
+    desired = read_quota_file(file, fmt)  # every value checked before anything is written
+    store, records = _read_store(kwargs)
+    try:
+        plan = build_plan(desired, records, prune=prune)
+        report = None if dry_run or plan.in_sync else _run_with_progress(store, plan)
+    finally:
+        store.close()
+    _finish(plan, prune, report, output, "Dry run, nothing written: " if dry_run else "")
+
+
+def _run_with_progress(store, plan):
+    from kconfigs.applier import apply_plan
+
+    if not sys.stderr.isatty():
+        return apply_plan(store, plan)
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("Applying", total=len(plan.entities))
+        return apply_plan(store, plan, on_progress=lambda n: progress.advance(task, n))
+
+
+def _finish(plan, prune: bool, report, output: str, prefix: str = "") -> None:
+    """Print the plan and outcome; a part-way failure lists what was not applied, then raises."""
+    from kconfigs.commands.plan_render import print_plan, report_json, report_lines
+    from kconfigs.errors import PartialFailure
+
+    if output == "json":
+        click.echo(report_json(plan, prune, report))
+    else:
+        if prefix and not plan.in_sync:
+            click.echo(prefix.rstrip(": ") + ".", err=True)
+        print_plan(plan, prune, sys.stdout.isatty(), click.echo)
+        if report is not None and report.complete:
+            click.echo(report.summary() + ".")
+    if report is not None and not report.complete:
+        for line in report_lines(report):
+            click.echo(line, err=True)
+        raise PartialFailure(report.summary())
+
+
+@click.command()
+@click.option("--from", "source", required=True, metavar="STORE",
+              help="zk://HOST:PORT[/CHROOT], kafka://HOST:PORT, sqlite:///PATH or a profile name.")
+@click.option("--to", "target", required=True, metavar="STORE", help="Same forms as --from.")
+@click.option("--command-config", type=click.Path(dir_okay=False),
+              help="Admin client properties for a kafka:// store.")
+@click.option("--dry-run", is_flag=True, help="Show what would be copied; write nothing.")
+@click.option("--prune", is_flag=True, help="Also remove target quotas that the source does not have.")
+@_OUTPUT
+def migrate(source, target, command_config, dry_run, prune, output) -> None:
+    """Copy every quota from one store to another, then verify by re-reading the target."""
+    from kconfigs.commands.migration import migrate_quotas
+
+    plan, report = migrate_quotas(source, target, command_config, dry_run=dry_run, prune=prune)
+    _finish(plan, prune, report, output, "Dry run, nothing written: " if dry_run else "")

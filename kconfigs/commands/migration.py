@@ -1,0 +1,56 @@
+"""``kconfigs migrate``: copy quotas between any two stores, then verify by re-reading."""
+
+from __future__ import annotations
+
+from kconfigs.errors import KconfigsError
+
+
+class VerificationFailed(KconfigsError):
+    """The target, re-read after the copy, does not hold the source's quotas."""
+
+
+def open_spec(spec: str, command_config: str | None):
+    """Open a store named by a ``migrate`` spec (URL-ish or profile). :raises UsageError:"""
+    from kconfigs.profiles import config_path, load_config, parse_store_spec
+    from kconfigs.stores.factory import StoreOptions, open_store
+
+    path = config_path()
+    config = load_config(path) if "://" not in spec else {}
+    return open_store(StoreOptions(**parse_store_spec(spec, command_config, config, str(path))))
+
+
+def _records(store):
+    from kconfigs.model import MATCH_ALL
+
+    return store.describe(MATCH_ALL)
+
+
+def migrate_quotas(source_spec: str, target_spec: str, command_config: str | None, *, dry_run: bool, prune: bool):
+    """(plan, report): report None on a dry run or when already in sync.
+
+    :raises VerificationFailed: the copy completed but the target reads back differently.
+    """
+    from kconfigs.applier import apply_plan
+    from kconfigs.plan import build_plan
+    from kconfigs.quotafile import desired_from_records
+
+    source = open_spec(source_spec, command_config)
+    try:
+        desired = desired_from_records(_records(source))
+    finally:
+        source.close()
+    target = open_spec(target_spec, command_config)
+    try:
+        plan = build_plan(desired, _records(target), prune=prune)
+        if dry_run or plan.in_sync:
+            return plan, None
+        report = apply_plan(target, plan)
+        if report.complete:
+            left = build_plan(desired, _records(target), prune=prune)
+            if not left.in_sync:
+                first = left.entities[0]
+                raise VerificationFailed(f"Copied, but {target_spec} reads back differently for "
+                                         f"{len(left.entities)} entities (first: {first.entity.path})")
+        return plan, report
+    finally:
+        target.close()
