@@ -27,6 +27,7 @@ from kconfigs.kafka_admin.messages import SUPPORTED_VERSIONS
 from kconfigs.kafka_admin.security import ClientSecurity
 from kconfigs.kafka_admin.versions import API_NAMES, negotiate_version
 
+_SASL_CLOSES_BEFORE_FAILING = 3
 _CONTROLLER_UNSUPPORTED = (
     "{api} is not supported when communicating directly with the controller quorum "
     "(--bootstrap-controller); use --bootstrap-server"
@@ -83,6 +84,7 @@ class AdminClient:
         self._net.start()
         self._bootstrapped = False
         self._controller_index = 0
+        self._sasl = security.uses_sasl
 
     def send(self, api_key: int, build_request: Callable[[int], Any]) -> Any:
         """Negotiate the version with the chosen node, send ``build_request(version)``, await it."""
@@ -121,11 +123,12 @@ class AdminClient:
 
         deadline = time.monotonic() + self.request_timeout_ms / 1000
         nodes = self._manager.cluster.bootstrap_brokers()
-        attempt = 0
+        attempt = closed_during_sasl = 0
         while True:
             node_id = nodes[attempt % len(nodes)].node_id
             attempt += 1
             remaining_ms = (deadline - time.monotonic()) * 1000
+            conn = None
             try:
                 conn = self._manager.get_connection(node_id, timeout_ms=max(remaining_ms, 1))
                 await self._manager.wait_for(conn.init_future, max(remaining_ms, 1))
@@ -133,6 +136,15 @@ class AdminClient:
             except (kerr.SaslAuthenticationFailedError, kerr.UnsupportedSaslMechanismError, kerr.AuthorizationError):
                 raise
             except kerr.KafkaError:
+                # A broker rejecting SASL credentials answers and closes the socket at once;
+                # kafka-python 3.0.12 often reports only the close. ApiVersions had succeeded
+                # (broker_version_data is set), so the close happened during authentication.
+                if self._sasl and conn is not None and conn.broker_version_data is not None:
+                    closed_during_sasl += 1
+                    if closed_during_sasl >= _SASL_CLOSES_BEFORE_FAILING:
+                        raise kerr.SaslAuthenticationFailedError(
+                            "the broker closed the connection during SASL authentication "
+                            "(check the username, password and sasl.mechanism)") from None
                 if time.monotonic() >= deadline:
                     raise kerr.KafkaTimeoutError() from None
                 delay_s = max(self._manager.connection_delay(node_id), 0.05)

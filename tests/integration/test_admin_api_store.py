@@ -127,8 +127,9 @@ def test_alter_many_reports_partial_failure_by_entity(store):
     with pytest.raises(PartialFailure) as err:
         store.alter_many([(good, quota_update({"producer_byte_rate": "100"}, [])),
                           (bad, quota_update({"producer_byte_rate": "-5"}, []))])
-    assert str(err.value) == ("Altered 1 entities (user-principal 'it-many-ok'); failed: "
-                              "user-principal 'it-many-bad': Quota producer_byte_rate must be greater than 0")
+    assert [record.entity for record in err.value.applied] == [good]
+    assert [(entity, str(error)) for entity, error in err.value.failed] == [
+        (bad, "Quota producer_byte_rate must be greater than 0")]
     ok = [QuotaRecord(good, {"producer_byte_rate": "100"})]
     assert eventually_records(store, good, ok) == ok
     assert eventually_records(store, bad, []) == []
