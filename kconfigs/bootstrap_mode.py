@@ -1,9 +1,10 @@
-"""kafka-configs ``--bootstrap-server`` mode for client quotas, as pure functions (Kafka 3.x texts).
+"""kafka-configs ``--bootstrap-server`` mode for client quotas, as pure functions.
 
 Inputs are plain values as ``args.py`` parses them: ``types`` (``["users", "clients"]``),
 ``names`` (``""`` = default), ``add`` (ordered dict) and ``delete`` (list). Outputs are strings,
 model values, or kconfigs errors carrying kafka-configs' exact message (spec sections 2.4, 4.2;
-checked against Kafka 3.9 ``kafka.admin.ConfigCommand``).
+checked against Kafka 3.9.2 ``kafka.admin.ConfigCommand`` and 4.3.1 ``org.apache.kafka.tools.ConfigCommand``,
+which print the same texts).
 
 Collections in the "Unexpected config names" messages are rendered as Scala 2.13 prints them:
 added keys come from a Map's key set (``Set(a, b)``), deleted keys from joptsimple's value list
