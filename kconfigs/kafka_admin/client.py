@@ -151,6 +151,8 @@ class AdminClient:
                 await self._net.sleep(min(delay_s, max(deadline - time.monotonic(), 0)))
 
     async def _send_to(self, node_id, api_key: int, build_request: Callable[[int], Any]) -> Any:
+        import kafka.errors as kerr
+
         conn = self._manager.get_connection(node_id, timeout_ms=self.request_timeout_ms)
         await self._manager.wait_for(conn.init_future, self.request_timeout_ms)
         offered = conn.broker_version_data.api_versions
@@ -158,7 +160,12 @@ class AdminClient:
             raise UsageError(_CONTROLLER_UNSUPPORTED.format(api=API_NAMES.get(api_key, api_key)))
         version = negotiate_version(api_key, SUPPORTED_VERSIONS[api_key], offered)
         request = build_request(version)
-        return await self._manager.wait_for(conn.send_request(request), self.request_timeout_ms)
+        try:
+            return await self._manager.wait_for(conn.send_request(request), self.request_timeout_ms)
+        except (kerr.KafkaTimeoutError, kerr.RequestTimedOutError):
+            # Retriable: the retry loop re-sends (set/remove ops are idempotent).
+            raise StoreUnavailable(f"{API_NAMES.get(api_key, api_key)} request to node {node_id} of "
+                                   f"{self.bootstrap} timed out after {self.request_timeout_ms} ms") from None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # closing must not mask the error being reported
