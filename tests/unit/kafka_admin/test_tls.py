@@ -98,3 +98,14 @@ def test_wrong_key_password_is_one_clear_error_without_the_password(pki):
         build_ssl_context(pem, True)
     assert str(err.value).startswith("Cannot load the SSL keystore key pair")
     assert "not-the-pw" not in str(err.value)
+
+
+def test_pem_keystore_file_with_key_and_chain(pki, tmp_path):
+    keystore = tmp_path / "keystore.pem"
+    keystore.write_text((pki / "client.key").read_text() + (pki / "client.pem").read_text())
+    sec = security_from_properties({"security.protocol": "SSL", "ssl.truststore.type": "PEM",
+                                    "ssl.truststore.location": str(pki / "ca.pem"), "ssl.keystore.type": "PEM",
+                                    "ssl.keystore.location": str(keystore), "ssl.key.password": "key-pw"},
+                                   read_file=lambda p: open(p).read())
+    peer = handshake(build_ssl_context(sec.pem, sec.check_hostname), server_context(pki, require_client_cert=True))
+    assert dict(x[0] for x in peer["subject"])["commonName"] == "client"
