@@ -163,3 +163,56 @@ ports = sorted(set(my_remote_ports()))
 consumer.close()
 print(json.dumps({"consumed": values, "ports": ports, "brokers": brokers}))
 '''
+
+
+def read_usage(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def produced_rate(lines: list[dict], client_id: str, start_ms: int, end_ms: int) -> float:
+    """Bytes/s the gateway forwarded for ``client_id`` in whole windows inside [start, end)."""
+    windows = [l for l in lines if l["kind"] == "produce" and l["client_id"] == client_id
+               and start_ms <= l["ts_ms"] and l["ts_ms"] + l["window_ms"] <= end_ms]
+    span_ms = (end_ms - start_ms) - (end_ms - start_ms) % lines[0]["window_ms"]
+    return sum(l["value"] for l in windows) * 1000 / span_ms
+
+
+# Produce 1 KiB messages flat out (or paced) for argv[4] seconds; print {"start_ms", "end_ms"}.
+KAFKA_PYTHON_FLOOD = r'''
+import json, sys, time
+from kafka import KafkaProducer
+bootstrap, topic, client_id, seconds = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+import collections
+producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=client_id, linger_ms=5, batch_size=16384, max_block_ms=60000)
+producer.send(topic, b"warm").get(30)
+start = time.time(); outstanding = collections.deque()
+while time.time() - start < seconds:  # at most 2 MiB unacknowledged (kafka-python 3 has no buffer_memory)
+    outstanding.append(producer.send(topic, b"k" * 1024))
+    if len(outstanding) > 2048:
+        outstanding.popleft().get(60)
+producer.flush(60)
+print(json.dumps({"start_ms": int(start * 1000), "end_ms": int(time.time() * 1000)}))
+'''
+
+CONFLUENT_FLOOD = r'''
+import json, sys, time
+import confluent_kafka as ck
+bootstrap, topic, client_id, seconds = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+pace_bytes_per_sec = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0  # 0 = flat out
+producer = ck.Producer({"bootstrap.servers": bootstrap, "client.id": client_id, "linger.ms": 5,
+                        "queue.buffering.max.kbytes": 2048, "batch.size": 65536})
+producer.produce(topic, b"warm"); producer.flush(30)
+start = time.time(); sent = 0
+while time.time() - start < seconds:
+    if pace_bytes_per_sec and sent > pace_bytes_per_sec * (time.time() - start):
+        producer.poll(0.005)
+        continue
+    try:
+        producer.produce(topic, b"k" * 1024)
+        sent += 1024
+    except BufferError:
+        producer.poll(0.05)
+    producer.poll(0)
+producer.flush(60)
+print(json.dumps({"start_ms": int(start * 1000), "end_ms": int(time.time() * 1000)}))
+'''
