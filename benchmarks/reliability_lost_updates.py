@@ -20,7 +20,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "integration")]
 
 from harness.java import java_command  # noqa: E402
 from harness.zookeeper import ZooKeeperServer  # noqa: E402
-from lost_updates import kconfigs_argv, lost_keys, plan, run_all, zk_state  # noqa: E402
+from lost_updates import KAFKA_USER_KEYS, kconfigs_argv, lost_keys, plan, run_all, zk_state  # noqa: E402
 
 DOC = ROOT / "docs" / "RELIABILITY.md"
 
@@ -35,7 +35,7 @@ def one_round(zk: ZooKeeperServer, tool: str, processes: int, entities: int, rou
     chroot = f"/lost-{tool}-{round_no}"
     admin = zk.admin_client()
     admin.ensure_path(chroot)
-    alters = plan(processes, entities)
+    alters = plan(processes, entities, KAFKA_USER_KEYS)  # keys both tools accept
     connect = zk.hosts + chroot
     argvs = [kconfigs_argv(["--zookeeper", connect], a) if tool == "kconfigs" else kafka_argv(connect, a)
              for a in alters]
@@ -85,9 +85,9 @@ def main() -> None:
     write_doc(f"""## 1. No lost updates under concurrent alters
 
 Command: `python benchmarks/reliability_lost_updates.py --processes {args.processes} --entities {args.entities} --rounds {args.rounds}`.
-{args.processes} processes start at once; process p sets one of the five user quota keys on user
-`user-(p mod {args.entities})`, so each entity is altered by {args.processes // args.entities} processes at the same time, each
-writing a different key. Afterwards every (user, key) written must be present, and every alter must
+{args.processes} processes start at once; process p sets one of Kafka's four user quota keys on user
+`user-(p mod {args.entities})`, so each entity is altered by {args.processes // args.entities} processes at the same time, writing
+different keys. Afterwards every (user, key) written must be present, and every alter must
 have left exactly one `/config/changes` notification for its entity.
 
 | tool | round | failed commands | keys lost | one notification per alter | wall s |

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-USER_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
-             "controller_mutation_rate", "producer_ids_rate")
+KAFKA_USER_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
+USER_KEYS = KAFKA_USER_KEYS + ("producer_ids_rate",)
 
 
 @dataclass(frozen=True)
@@ -22,10 +22,9 @@ class Alter:
     value: str
 
 
-def plan(processes: int, entities: int) -> list[Alter]:
-    """Process p sets key p % 5 of user p % entities: every entity is hit by several processes at
-    once, each writing a different key."""
-    keys = USER_KEYS
+def plan(processes: int, entities: int, keys: tuple[str, ...] = USER_KEYS) -> list[Alter]:
+    """Process p sets key (p // entities) % len(keys) of user p % entities: every entity is hit by
+    several processes at once, writing different keys."""
     return [Alter(f"user-{p % entities}", keys[(p // entities) % len(keys)], str(1000 + p)) for p in range(processes)]
 
 
