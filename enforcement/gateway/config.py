@@ -42,6 +42,8 @@ class GatewayConfig:
     #: quota admin (DescribeClientQuotas/AlterClientQuotas): "auto" = answer from our store when
     #: the upstream lacks the APIs, "gateway" = always ours, "passthrough" = always the broker's
     quota_admin: str = "auto"
+    #: principals allowed to AlterClientQuotas through the gateway ("*" = anyone); describe is open
+    quota_admin_principals: tuple[str, ...] = ()
     zookeeper: str | None = None
     store_path: str | None = None
     tls_cert_file: str | None = None
@@ -108,6 +110,9 @@ def _coerce(key: str, value: Any) -> Any:
         if value in ("", False):
             return None if key == "metrics_listen" else value
         return parse_address(value, _ADDRESS_FIELDS[key]) if isinstance(value, str) else tuple(value)
+    if key == "quota_admin_principals":
+        items = value.split(",") if isinstance(value, str) else list(value)
+        return tuple(str(v).strip() for v in items if str(v).strip())
     expected = type(getattr(GatewayConfig(), key))
     if expected in (int, bool) and not isinstance(value, expected):
         raise ValidationError(f"Gateway setting {key} must be {expected.__name__}, got {value!r}")

@@ -290,7 +290,7 @@ class ProxyConnection:
         key, version = entry.api_key, entry.api_version
         try:
             if key == versions.API_VERSIONS:
-                owned = self.ctx.admin.owned_version_ranges() if self.ctx.admin is not None else {}
+                owned = self.ctx.admin.owned_version_ranges if self.ctx.admin is not None else {}
                 return versions.rewrite_api_versions_response(frame, version, owned)
             if key == versions.SASL_HANDSHAKE:
                 self.sasl.on_handshake_response(codec.decode_response(key, version, frame).error_code)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
+from typing import Callable, Mapping
 
 from enforcement.gateway import codec
 
@@ -71,15 +71,18 @@ def cap_ranges(entries: list[VersionRange], gateway_owned: Mapping[int, VersionR
     return [result[k] for k in sorted(result)]
 
 
-def rewrite_api_versions_response(frame: bytes, version: int, gateway_owned: Mapping[int, VersionRange]) -> bytes:
+def rewrite_api_versions_response(frame: bytes, version: int,
+                                  gateway_owned: "Mapping[int, VersionRange] | Callable[[set[int]], Mapping[int, VersionRange]]") -> bytes:
     """Decode an ApiVersions response, cap its api_keys, re-encode (header v0 always).
 
-    An error response (decoded as v0 by kafka-python) is capped the same way.
+    ``gateway_owned``: the APIs the gateway answers itself, or a function of the upstream's API
+    keys returning them. An error response (decoded as v0 by kafka-python) is capped the same way.
     :raises ValueError and kafka-python decode errors on malformed bytes:
     """
     response = codec.decode_response(API_VERSIONS, version, frame)
     ranges = [VersionRange(k.api_key, k.min_version, k.max_version) for k in response.api_keys]
-    capped = cap_ranges(ranges, gateway_owned if response.error_code == 0 else {})
+    owned = gateway_owned({r.api_key for r in ranges}) if callable(gateway_owned) else gateway_owned
+    capped = cap_ranges(ranges, owned if response.error_code == 0 else {})
     entry_cls = type(response.api_keys[0]) if response.api_keys else _api_version_entry_class()
     response.api_keys = [entry_cls(api_key=r.api_key, min_version=r.min_version, max_version=r.max_version) for r in capped]
     return codec.encode_message(response)
