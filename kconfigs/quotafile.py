@@ -233,7 +233,9 @@ def render_quota_text(desired: Iterable[DesiredQuota], fmt: str = "toml", header
     if fmt == "json":
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     if fmt == "yaml":
-        return _yaml_module().safe_dump(document, sort_keys=False, allow_unicode=True)
+        # allow_unicode=False: PyYAML would write some code points raw (U+0085 NEL) that YAML reads
+        # back as a line break; escaped non-ASCII names round-trip exactly.
+        return _yaml_module().safe_dump(document, sort_keys=False, allow_unicode=False)
     if fmt != "toml":
         raise UsageError(f"Unknown quota file format {fmt!r} (choose from {', '.join(FORMATS)})")
     lines = [f"# {line}" for line in header_lines]
