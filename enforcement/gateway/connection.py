@@ -34,6 +34,7 @@ PARKING_APIS = frozenset({FETCH, 11, 14})  # Fetch, JoinGroup, SyncGroup
 #: APIs that never reach KafkaApis on a broker, so they never count against request quotas.
 EXEMPT_APIS = frozenset({versions.API_VERSIONS, versions.SASL_HANDSHAKE, versions.SASL_AUTHENTICATE})
 _PREAUTH_APIS = EXEMPT_APIS
+MAX_REMEMBERED_PRODUCER_IDS = 1024  # per connection; normally 1 (one producer per connection)
 
 
 class ProtocolViolation(Exception):
@@ -70,6 +71,7 @@ class ProxyConnection:
         self.stopping = False
         self._reading_request = False
         self._last_response_ns = 0
+        self._seen_producer_ids: set[int] = set()
         self._client_task: asyncio.Task | None = None
         self.upstream_reader: asyncio.StreamReader | None = None
         self.upstream_writer: asyncio.StreamWriter | None = None
@@ -236,7 +238,12 @@ class ProxyConnection:
     def _observe_produce(self, prefix: RequestPrefix, frame: bytes, entry: InflightRequest) -> bool:
         quotas = self.ctx.quotas
         if quotas.wants_producer_ids(self.principal):
-            ids = _safe_producer_ids(prefix, frame)
+            # A producer keeps its id for the life of its connection: only ids this connection
+            # has not carried before can be new to the user's filter, so only those are charged.
+            ids = _safe_producer_ids(prefix, frame) - self._seen_producer_ids
+            if len(self._seen_producer_ids) + len(ids) > MAX_REMEMBERED_PRODUCER_IDS:
+                self._seen_producer_ids.clear()
+            self._seen_producer_ids |= ids
             entry.context["producer_id_throttle_ms"] = quotas.on_producer_ids(self.principal, prefix.client_id, self.peer.ip, ids)
         if produce_acks(frame, prefix) != 0:
             return True
