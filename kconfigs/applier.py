@@ -70,7 +70,7 @@ def _apply_batch(store, batch: list[EntityPlan], report: ApplyReport) -> bool:
         report.failed.extend((by_entity[e], str(why)) for e, why in err.failed)
         report.unknown.extend(by_entity[e] for e in err.unknown)
         report.not_attempted.extend(by_entity[e] for e in err.not_attempted)
-        return bool(err.unknown) or any(isinstance(why, StoreUnavailable) for _, why in err.failed)
+        return err.store_lost or bool(err.unknown) or bool(err.not_attempted)
     except PartialFailure:  # a store that cannot say which ones: find out on the re-run
         report.unknown.extend(batch)
         return True

@@ -69,10 +69,12 @@ class AlterManyFailed(PartialFailure):
 
     ``applied``: records written (or already as wanted); ``failed``: (entity, error) not written;
     ``unknown``: entities whose write was sent when the connection was lost (it may or may not
-    have happened; a re-run converges); ``not_attempted``: entities never tried.
+    have happened; a re-run converges); ``not_attempted``: entities never tried; ``store_lost``:
+    the store itself became unreachable (callers should not send more).
     """
 
-    def __init__(self, applied, failed=(), unknown=(), not_attempted=()):
+    def __init__(self, applied, failed=(), unknown=(), not_attempted=(), store_lost: bool = False):
+        self.store_lost = store_lost
         self.applied = tuple(applied)
         self.failed = tuple(failed)
         self.unknown = tuple(unknown)

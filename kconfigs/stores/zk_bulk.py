@@ -64,7 +64,7 @@ def alter_many_pipelined(store, changes: Iterable[tuple[QuotaEntity, ConfigUpdat
         done += window
     not_attempted = [entity for entity, _ in changes[done:]]
     if outcome.failed or outcome.unknown or not_attempted:
-        raise AlterManyFailed(outcome.applied, outcome.failed, outcome.unknown, not_attempted)
+        raise AlterManyFailed(outcome.applied, outcome.failed, outcome.unknown, not_attempted, store_lost=outcome.lost)
     return outcome.applied
 
 
@@ -103,7 +103,7 @@ def _run_wave(store, wave, present: set[str], outcome: _Outcome, group: int) -> 
             new = dict(update(current))
         except KconfigsError as err:
             outcome.failed.append((entity, err))
-            outcome.lost = isinstance(err, StoreUnavailable)
+            outcome.lost = _connection_gone(store, err)
             continue
         if new == current:
             outcome.applied.append(QuotaRecord(entity, new))
@@ -201,15 +201,25 @@ def _collect(commits, retry: list, outcome: _Outcome, wait: _Waiter) -> None:
 
 
 def _redo_synchronously(store, retry: list, outcome: _Outcome) -> None:
+    """Entities of failed groups, one CAS-retrying ``alter`` each (each reports its own error).
+    Not while disconnected: kazoo would queue a synchronous call until it reconnects."""
     for index, (entity, update) in enumerate(retry):
         try:
+            if not store.client.connected:
+                raise StoreUnavailable(f"Lost the connection to ZooKeeper at {store.settings.hosts}")
             outcome.applied.append(store.alter(entity, update))
         except KconfigsError as err:
             outcome.failed.append((entity, err))
-            if isinstance(err, StoreUnavailable):
+            if _connection_gone(store, err):
                 outcome.lost = True
                 outcome.failed.extend((e, err) for e, _ in retry[index + 1:])
                 return
+
+
+def _connection_gone(store, err: KconfigsError) -> bool:
+    """A StoreUnavailable while kazoo is not connected means the store is gone (stop sending);
+    while connected it is about one entity (e.g. an ACL denying that znode): carry on."""
+    return isinstance(err, StoreUnavailable) and not store.client.connected
 
 
 def _store_error(hosts: str, err: Exception) -> KconfigsError:
