@@ -39,12 +39,25 @@ def _parse_int(text: str, column: str, where: str) -> int:
         raise ValidationError(f"{where}: {column} must be an integer, got {text!r}") from None
 
 
+def _rows(reader, path: str):
+    """csv rows; a malformed record (e.g. a bare carriage return) is a ValidationError."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            raise ValidationError(f"{path}:{reader.line_num}: malformed CSV ({err})") from None
+
+
 def parse_trace(text: str, path: str) -> list:
     """Rows of a trace -> ``UsageEvent`` list. :raises ValidationError: naming the line."""
     from enforcement.replay import UsageEvent
 
     events, last_time = [], {}
-    for line_no, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+    reader = csv.reader(io.StringIO(text))
+    for row in _rows(reader, path):
+        line_no = reader.line_num  # physical line: a quoted field may span lines
         if not row or (line_no == 1 and row == HEADER):
             continue
         where = f"{path}:{line_no}"
