@@ -242,7 +242,8 @@ def render_quota_text(desired: Iterable[DesiredQuota], fmt: str = "toml", header
     for entry in document["quota"]:
         lines += ["", "[[quota]]", f"entity = {_toml_inline(entry['entity'])}"]
         lines += [f"{key} = {_toml_scalar(value)}" for key, value in entry.items() if key != "entity"]
-    return "\n".join(lines).lstrip("\n") + "\n"
+    text = "\n".join(lines).lstrip("\n")
+    return text + "\n" if text else ""
 
 
 def _toml_scalar(value: object) -> str:

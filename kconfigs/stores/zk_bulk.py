@@ -54,6 +54,8 @@ def alter_many_pipelined(store, changes: Iterable[tuple[QuotaEntity, ConfigUpdat
     from kconfigs.stores.zookeeper import zk_errors
 
     changes = list(changes)
+    if not store.client.connected:  # kazoo would hold synchronous calls until it reconnects
+        raise StoreUnavailable(f"Lost the connection to ZooKeeper at {store.settings.hosts}")
     with zk_errors(store.settings.hosts):
         store._ensure_changes_path()
         present = _existing_paths(store, [entity for entity, _ in changes])

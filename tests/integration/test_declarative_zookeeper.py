@@ -1,0 +1,191 @@
+"""Quotas as code on a real ZooKeeper: round trip, prune, CAS, interrupted applies converge."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from kazoo.security import OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, make_digest_acl
+
+from kconfigs.applier import apply_plan
+from kconfigs.cli import main
+from kconfigs.model import MATCH_ALL, QuotaEntity
+from kconfigs.plan import build_plan
+from kconfigs.quotafile import DesiredQuota, parse_quota_text
+from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore
+
+from test_declarative_cli import QUOTAS, run  # same file, same expectations on every store
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    for name in [n for n in __import__("os").environ if n.startswith("KCONFIGS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("KCONFIGS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "quotas.toml").write_text(QUOTAS)
+    return tmp_path
+
+
+def _config(zk_client, path: str) -> dict:
+    data, _ = zk_client.get(path)
+    return json.loads(data)["config"]
+
+
+def test_export_apply_export_is_identity_and_znodes_are_kafkas(files, capsys, zk_connect, zk_client):
+    assert run(capsys, "apply", str(files / "quotas.toml"), "--zookeeper", zk_connect)[0] == 0
+    assert run(capsys, "export", "--zookeeper", zk_connect) == (0, QUOTAS, "")
+    assert run(capsys, "diff", str(files / "quotas.toml"), "--zookeeper", zk_connect)[0] == 0
+    assert _config(zk_client, "/config/users/CN%3Dalice%2COU%3Dx/clients/<default>") == \
+        {"producer_byte_rate": "1048576", "request_percentage": "200.0"}
+    assert _config(zk_client, "/config/users/with%20space/clients/a%2Ab") == {"controller_mutation_rate": "10.5"}
+    assert _config(zk_client, "/config/users/%3Cdefault%3E") == {"producer_byte_rate": "7"}
+    notifications = [json.loads(zk_client.get(f"/config/changes/{c}")[0]) for c in zk_client.get_children("/config/changes")]
+    assert len(notifications) == 7 and all(n["version"] == 2 for n in notifications)
+    # the exported file applied to an empty embedded store exports the same bytes again
+    exported = files / "exported.toml"
+    run(capsys, "export", "--zookeeper", zk_connect, "-f", str(exported))
+    assert run(capsys, "apply", str(exported), "--store", str(files / "copy.db"))[0] == 0
+    assert run(capsys, "export", "--store", str(files / "copy.db")) == (0, QUOTAS, "")
+
+
+def test_prune_removes_quota_keys_but_keeps_scram_credentials(files, capsys, zk_connect, zk_client):
+    zk_client.ensure_path("/config/changes")
+    zk_client.create("/config/users/bob", json.dumps({"version": 1, "config": {
+        "SCRAM-SHA-256": "salt=c2FsdA==,stored_key=a2V5,server_key=a2V5,iterations=4096",
+        "producer_byte_rate": "5"}}).encode(), makepath=True)
+    (files / "only-alice.toml").write_text('[[quota]]\nentity = { user = "alice" }\nproducer_byte_rate = 9\n')
+    assert run(capsys, "apply", str(files / "only-alice.toml"), "--zookeeper", zk_connect)[0] == 0
+    assert _config(zk_client, "/config/users/bob")["producer_byte_rate"] == "5"  # no --prune: kept
+    code, out, _ = run(capsys, "apply", str(files / "only-alice.toml"), "--zookeeper", zk_connect, "--prune")
+    assert code == 0 and "- user-principal 'bob'\n    - producer_byte_rate = 5\n" in out
+    assert list(_config(zk_client, "/config/users/bob")) == ["SCRAM-SHA-256"]
+    assert run(capsys, "diff", str(files / "only-alice.toml"), "--zookeeper", zk_connect)[0] == 0
+
+
+def test_prune_of_user_client_entities_removes_their_empty_parents(files, capsys, zk_connect, zk_client):
+    run(capsys, "apply", str(files / "quotas.toml"), "--zookeeper", zk_connect)
+    (files / "empty.toml").write_text("")
+    assert run(capsys, "apply", str(files / "empty.toml"), "--zookeeper", zk_connect, "--prune")[0] == 0
+    assert run(capsys, "export", "--zookeeper", zk_connect) == (0, "", "")
+    assert not zk_client.exists("/config/users/with%20space")  # KAFKA-14285: no empty residue
+
+
+def _store(zk_connect: str) -> ZooKeeperStore:
+    return ZooKeeperStore(ZkSettings(hosts=zk_connect))
+
+
+def test_a_concurrent_change_is_reported_not_clobbered(zk_connect, zk_client):
+    store = _store(zk_connect)
+    try:
+        store.alter(QuotaEntity(user="alice"), lambda c: {"producer_byte_rate": "1"})
+        desired = [DesiredQuota(QuotaEntity(user=u), {"producer_byte_rate": 2}) for u in ("alice", "bob")]
+        plan = build_plan(desired, store.describe(MATCH_ALL), prune=False)
+        data = json.dumps({"version": 1, "config": {"producer_byte_rate": "7"}}).encode()
+        zk_client.set("/config/users/alice", data)  # someone else, after the plan was made
+        report = apply_plan(store, plan)
+    finally:
+        store.close()
+    assert [i.entity.user for i in report.applied] == ["bob"]
+    assert [(i.entity.user, why) for i, why in report.failed] == [
+        ("alice", "user-principal 'alice' changed while applying: producer_byte_rate was 1 in the plan, "
+                  "is now 7; not overwritten, re-run to re-plan")]
+    assert _config(zk_client, "/config/users/alice") == {"producer_byte_rate": "7"}
+
+
+def test_an_entity_refused_by_an_acl_fails_alone_and_a_rerun_converges(files, capsys, zk_connect, zk_client):
+    zk_client.add_auth("digest", "admin:pw")
+    acl = [make_digest_acl("admin", "pw", all=True), *READ_ACL_UNSAFE]
+    zk_client.ensure_path("/config/users")
+    zk_client.create("/config/users/locked", json.dumps({"version": 1, "config": {"producer_byte_rate": "1"}}).encode(),
+                     acl=acl)
+    entries = [f'[[quota]]\nentity = {{ user = "u{i:02}" }}\nproducer_byte_rate = {i + 1}\n' for i in range(120)]
+    entries.append('[[quota]]\nentity = { user = "locked" }\nproducer_byte_rate = 2\n')
+    (files / "many.toml").write_text("\n".join(entries))
+    code, out, err = run(capsys, "apply", str(files / "many.toml"), "--zookeeper", zk_connect)
+    assert code == 3
+    lines = err.splitlines()
+    assert lines[0].startswith("not applied: user-principal 'locked': ZooKeeper at 127.0.0.1:")
+    assert lines[-1].startswith("Applied 120 of 121 entity changes; 1 failed (first: users/locked: ")
+    assert lines[-1].endswith("; re-run to converge")
+    assert _config(zk_client, "/config/users/u07") == {"producer_byte_rate": "8"}
+    zk_client.set_acls("/config/users/locked", OPEN_ACL_UNSAFE)
+    code, out, _ = run(capsys, "apply", str(files / "many.toml"), "--zookeeper", zk_connect)
+    assert code == 0 and out.startswith("~ user-principal 'locked'\n    ~ producer_byte_rate: 1 -> 2\n")
+    assert run(capsys, "diff", str(files / "many.toml"), "--zookeeper", zk_connect)[0] == 0
+
+
+def test_zookeeper_stopped_mid_apply_then_a_rerun_converges(zk_server, zk_connect):
+    desired = [DesiredQuota(QuotaEntity(user=f"user-{i}", client_id=f"app-{i % 7}") if i % 2 else
+                            QuotaEntity(client_id=f"app-{i}"), {"producer_byte_rate": i + 1}) for i in range(2000)]
+    store = _store(zk_connect)
+    stopped = threading.Event()
+
+    def stop_after_first_batch(count: int) -> None:
+        if not stopped.is_set():
+            stopped.set()
+            zk_server.stop()
+
+    try:
+        plan = build_plan(desired, store.describe(MATCH_ALL), prune=False)
+        report = apply_plan(store, plan, batch_size=400, on_progress=stop_after_first_batch)
+    finally:
+        zk_server.start()
+        store.close()
+    assert len(report.applied) == 400 and not report.complete
+    assert len(report.applied) + len(report.failed) + len(report.unknown) + len(report.not_attempted) == 2000
+    store = _store(zk_connect)
+    try:
+        replan = build_plan(desired, store.describe(MATCH_ALL), prune=False)
+        assert len(replan.entities) == 1600  # exactly the ones reported as not applied
+        assert apply_plan(store, replan).complete
+        assert build_plan(desired, store.describe(MATCH_ALL), prune=True).in_sync
+    finally:
+        store.close()
+
+
+def test_migrate_between_zookeeper_and_the_embedded_store_verifies(files, capsys, zk_connect):
+    run(capsys, "apply", str(files / "quotas.toml"), "--store", str(files / "src.db"))
+    zk_spec = f"zk://{zk_connect}"
+    assert run(capsys, "migrate", "--from", f"sqlite://{files / 'src.db'}", "--to", zk_spec)[0] == 0
+    assert run(capsys, "export", "--zookeeper", zk_connect) == (0, QUOTAS, "")
+    assert run(capsys, "migrate", "--from", zk_spec, "--to", f"sqlite://{files / 'dst.db'}")[0] == 0
+    assert run(capsys, "export", "--store", str(files / "dst.db")) == (0, QUOTAS, "")
+    code, out, _ = run(capsys, "migrate", "--from", zk_spec, "--to", f"sqlite://{files / 'dst.db'}")
+    assert (code, out) == (0, "In sync: no changes.\n")
+
+
+def test_zookeeper_killed_while_writes_are_in_flight_reports_exactly(zk_server, zk_connect, zk_client):
+    """SIGKILL while multi-ops are in flight: everything reported applied is there, nothing
+    reported failed or not attempted is, and a re-run converges."""
+    desired = [DesiredQuota(QuotaEntity(client_id=f"c-{i:05}"), {"producer_byte_rate": i + 1}) for i in range(3000)]
+    wanted = {d.entity: d.quotas["producer_byte_rate"] for d in desired}
+    zk_client.ensure_path("/config/clients")
+    store = _store(zk_connect)
+
+    def kill_once_writes_land() -> None:
+        while len(zk_client.get_children("/config/clients")) < 300:
+            pass
+        zk_server.kill()
+
+    killer = threading.Thread(target=kill_once_writes_land)
+    try:
+        plan = build_plan(desired, store.describe(MATCH_ALL), prune=False)
+        killer.start()
+        report = apply_plan(store, plan, batch_size=3000)
+    finally:
+        killer.join()
+        zk_server.start()
+        store.close()
+    assert not report.complete and report.applied
+    store = _store(zk_connect)
+    try:
+        now = {r.entity: int(r.configs["producer_byte_rate"]) for r in store.describe(MATCH_ALL) if r.configs}
+        assert all(now.get(i.entity) == wanted[i.entity] for i in report.applied)
+        assert not any(i.entity in now for i, _ in report.failed)
+        assert not any(i.entity in now for i in report.not_attempted)
+        assert apply_plan(store, build_plan(desired, store.describe(MATCH_ALL), prune=False)).complete
+        assert build_plan(desired, store.describe(MATCH_ALL), prune=True).in_sync
+    finally:
+        store.close()
