@@ -188,7 +188,7 @@ class ProxyConnection:
         local = await self._maybe_answer_locally(prefix, frame)
         if local is not None:
             await self.inflight.wait_empty()  # keep responses in request order
-            self.client_writer.write(framing.frame_bytes(local))
+            framing.write_frame(self.client_writer, local)
             await self.client_writer.drain()
             return
         expects_response = self._observe_request(prefix, frame, entry)
@@ -196,7 +196,7 @@ class ProxyConnection:
         if expects_response:
             await self.inflight.push(entry)
         entry.sent_ns = time.perf_counter_ns()
-        self.upstream_writer.write(framing.frame_bytes(frame))
+        framing.write_frame(self.upstream_writer, frame)
         await self.upstream_writer.drain()
 
     def _check_version(self, prefix: RequestPrefix) -> None:
@@ -272,7 +272,7 @@ class ProxyConnection:
                     return
                 entry = self.inflight.pop_if_any(parse_response_correlation_id(frame))
                 frame = await self._handle_response(entry, frame, received_ns)
-                self.client_writer.write(framing.frame_bytes(frame))
+                framing.write_frame(self.client_writer, frame)
                 await self.client_writer.drain()
         except (MalformedFrame, CorrelationMismatch, ProtocolViolation, asyncio.IncompleteReadError) as err:
             self._log_bad_frame("upstream", err)

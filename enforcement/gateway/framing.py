@@ -62,3 +62,8 @@ async def read_frame(reader: asyncio.StreamReader, min_bytes: int, max_bytes: in
 def frame_bytes(body: bytes | bytearray | memoryview) -> bytes:
     """Prefix ``body`` with its int32 length."""
     return _INT32.pack(len(body)) + bytes(body)
+
+
+def write_frame(writer: asyncio.StreamWriter, body: bytes) -> None:
+    """Queue a frame without concatenating prefix and body (a 1 MiB produce is not copied)."""
+    writer.writelines((_INT32.pack(len(body)), body))

@@ -1,0 +1,90 @@
+"""Live reload from ZooKeeper: a quota written to ZooKeeper applies to the next requests; while
+ZooKeeper is stopped the gateway keeps enforcing the last quotas; after ZooKeeper comes back a
+change made meanwhile-or-after is picked up (resync) — all during traffic, on one connection."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+
+from enforcement.gateway.reload import QuotaReloader
+from kconfigs.model import QuotaEntity
+from kconfigs.stores.factory import StoreOptions, open_store
+from tests.integration.gateway_support import GatewayThread, read_usage
+
+pytestmark = pytest.mark.integration
+QUOTA_BYTES_PER_SEC = 100_000
+RAISED_BYTES_PER_SEC = 1e10
+
+
+def _set_quota(zk_connect: str, value: float) -> None:
+    store = open_store(StoreOptions(zookeeper=zk_connect))
+    try:
+        store.alter(QuotaEntity(client_id="zk-live"), lambda _current: {"producer_byte_rate": str(int(value))})
+    finally:
+        store.close()
+
+
+def _produce_until(bootstrap: str, stop: threading.Event, errors: list) -> None:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, client_id="zk-live", linger_ms=5)
+    topic, pending = f"zk-{uuid.uuid4().hex[:6]}", []
+    try:
+        while not stop.is_set():
+            pending.append(producer.send(topic, b"z" * 1024))
+            if len(pending) > 512:
+                pending.pop(0).get(60)
+        producer.flush(60)
+    except Exception as err:
+        errors.append(err)
+    finally:
+        producer.close()
+
+
+def _windows(usage, start_ms: float, end_ms: float) -> list[dict]:
+    return [l for l in read_usage(usage) if l["client_id"] == "zk-live" and l["kind"] == "produce"
+            and l["ts_ms"] >= start_ms and l["ts_ms"] + l["window_ms"] <= end_ms]
+
+
+def test_zookeeper_outage_keeps_last_quotas_and_resyncs(tansu_broker, zk_server, zk_connect, tmp_path):
+    usage = tmp_path / "usage.jsonl"
+    _set_quota(zk_connect, QUOTA_BYTES_PER_SEC)
+    gateway = GatewayThread(tansu_broker.bootstrap, usage_log_path=str(usage), quota_window_num=2)
+    store = open_store(StoreOptions(zookeeper=zk_connect))
+    reloader = QuotaReloader(store, gateway.loop, gateway.gateway.quotas.load)
+    reloader.start()
+    stop, errors = threading.Event(), []
+    producer = threading.Thread(target=_produce_until, args=(gateway.bootstrap, stop, errors))
+    try:
+        producer.start()
+        time.sleep(4)
+        outage_start = time.time() * 1000
+        zk_server.stop()
+        time.sleep(5)
+        outage_end = time.time() * 1000
+        zk_server.start()
+        _set_quota(zk_connect, RAISED_BYTES_PER_SEC)  # written after the restart: must arrive
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and gateway.gateway.quotas.quota_for("produce", "ANONYMOUS", "zk-live", None) != RAISED_BYTES_PER_SEC:
+            time.sleep(0.2)
+        raised_at = time.time() * 1000
+        time.sleep(4)
+        stop.set()
+        producer.join()
+    finally:
+        stop.set()
+        reloader.close()
+        store.close()
+        gateway.stop()
+    assert not errors, errors
+    during = _windows(usage, outage_start, outage_end)
+    assert during and all(l["quota"] == QUOTA_BYTES_PER_SEC for l in during)
+    assert sum(l["throttle_ms"] for l in during) > 0  # still enforced with ZooKeeper down
+    assert sum(l["value"] for l in during) / len(during) <= 1.3 * QUOTA_BYTES_PER_SEC
+    after = _windows(usage, raised_at + 2000, time.time() * 1000)
+    assert after and all(l["quota"] == RAISED_BYTES_PER_SEC for l in after)
+    assert sum(l["throttle_ms"] for l in after) == 0
