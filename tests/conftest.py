@@ -24,6 +24,7 @@ from harness.fixtures import (  # noqa: E402,F401  (fixtures are found by name)
     zk_client,
     zk_connect,
     zk_server,
+    zk_tls_server,
 )
 
 INTEGRATION_DIR = TESTS_DIR / "integration"

@@ -16,7 +16,9 @@ import pytest
 from .brokers import KraftBroker, ZkModeBroker
 from .tansu import TansuBroker
 from .versions import KAFKA_3_VERSION, KAFKA_4_VERSION
+from .tls import generate_tls_material
 from .zookeeper import ZooKeeperServer
+from .zookeeper_tls import ZooKeeperTlsServer
 
 #: (server name, seconds from launch to answering) for every fixture start in this run;
 #: printed by tests/conftest.py at the end of the session.
@@ -114,13 +116,15 @@ def kraft_broker_factory(tmp_path_factory) -> Iterator[KraftFactory]:
             broker.stop()
 
 
-@pytest.fixture
+# Session scope (not function) so module/session fixtures of other tests may use them; a test
+# that stops one of these brokers must start it again in a finally (or call the factory).
+@pytest.fixture(scope="session")
 def kraft_broker(kraft_broker_factory: KraftFactory) -> KraftBroker:
     """The shared Kafka 4.x KRaft broker, PLAINTEXT only."""
     return kraft_broker_factory(version=KAFKA_4_VERSION)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def kraft_broker_3(kraft_broker_factory: KraftFactory) -> KraftBroker:
     """The shared Kafka 3.9 KRaft broker, PLAINTEXT only."""
     return kraft_broker_factory(version=KAFKA_3_VERSION)
@@ -136,3 +140,18 @@ def tansu_broker(tmp_path_factory) -> Iterator[TansuBroker]:
         yield broker
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def zk_tls_server(tmp_path_factory) -> Iterator[ZooKeeperTlsServer]:
+    """ZooKeeper with a mutual-TLS port (certificates generated now) and digest auth:
+    ``.hosts`` (TLS), ``.plain_hosts``, ``.tls`` (PEM/JKS paths), ``.digest_auth``,
+    ``.jaas_client_path``, ``.kafka_tls_config_path``, ``.kazoo()``, ``.stop()``, ``.start()``."""
+    workdir = tmp_path_factory.mktemp("zookeeper-tls")
+    server = ZooKeeperTlsServer(workdir / "server", generate_tls_material(workdir / "tls"))
+    try:
+        server.start()
+        _record(server.name, server.startup_s)
+        yield server
+    finally:
+        server.shutdown()

@@ -14,6 +14,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from .cds import ToolArchive
 from .versions import SETUP_HINT, MissingTestDependency, harness_cache_dir
 
 LOGGING_DIR = Path(__file__).resolve().parent / "logging"
@@ -134,6 +135,10 @@ def run_kafka_class(version: str, main_class: str, args: Sequence[str], timeout:
     :raises subprocess.TimeoutExpired: the tool ran longer than ``timeout`` seconds.
     :raises MissingTestDependency: java or the jars are not installed.
     """
-    argv = java_command(version, main_class, args, "tools", extra_jvm_flags)
-    return subprocess.run(argv, input=input, capture_output=True, text=True, timeout=timeout,
-                          env=env, stdin=None if input is not None else subprocess.DEVNULL)
+    archive = ToolArchive(java_binary(), version, main_class, kafka_jars(version))
+    argv = java_command(version, main_class, args, "tools", [*archive.jvm_flags(), *extra_jvm_flags])
+    try:
+        return subprocess.run(argv, input=input, capture_output=True, text=True, timeout=timeout,
+                              env=env, stdin=None if input is not None else subprocess.DEVNULL)
+    finally:
+        archive.finish()

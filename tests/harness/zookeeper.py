@@ -15,6 +15,8 @@ ZOOKEEPER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 DEBIAN_JAR_DIRS = (Path("/usr/share/java"), Path("/usr/share/zookeeper"))
 ZOOKEEPER_JAR = "zookeeper.jar"
 SLF4J_BINDING_JAR = "slf4j-simple.jar"
+#: Netty modules the manifest forgets; NettyServerCnxnFactory (needed for TLS) loads them.
+NETTY_EXTRA_JARS = ("netty-codec.jar", "netty-resolver.jar", "netty-transport-native-unix-common.jar")
 
 
 def zookeeper_classpath() -> str:
@@ -26,7 +28,8 @@ def zookeeper_classpath() -> str:
         server_jar = jar_dir / ZOOKEEPER_JAR
         binding = jar_dir / SLF4J_BINDING_JAR
         if server_jar.is_file() and binding.is_file():
-            return f"{server_jar}:{binding}"
+            extras = [jar_dir / name for name in NETTY_EXTRA_JARS if (jar_dir / name).is_file()]
+            return ":".join(str(jar) for jar in (server_jar, binding, *extras))
     raise MissingTestDependency(
         f"ZooKeeper jars ({ZOOKEEPER_JAR}, {SLF4J_BINDING_JAR}) not found in "
         f"{', '.join(map(str, DEBIAN_JAR_DIRS))}: {SETUP_HINT}")

@@ -188,3 +188,46 @@ def test_kraft_factory_applies_extra_props_and_survives_restart(kraft_broker_fac
 def test_tansu_broker_roundtrip(tansu_broker):
     # Tansu's consumer-group join takes ~20 s, so this test reads by assignment.
     assert _produce_and_consume(tansu_broker.bootstrap, group=False) == EXPECTED_RECORDS
+
+
+def test_zk_tls_server_enforces_digest_acls_over_mutual_tls(zk_tls_server):
+    from kazoo.exceptions import NoAuthError
+    from kazoo.security import make_digest_acl
+
+    owner = zk_tls_server.kazoo(auth_data=[zk_tls_server.digest_auth])
+    path = f"/{_unique('secret')}"
+    acl = make_digest_acl(zk_tls_server.digest_user, zk_tls_server.digest_password, all=True)
+    owner.create(path, b"s", acl=[acl])
+
+    assert owner.get(path)[0] == b"s"
+    with pytest.raises(NoAuthError):
+        zk_tls_server.kazoo().get(path)
+
+
+def test_zk_tls_server_refuses_plaintext_clients_on_its_tls_port(zk_tls_server):
+    from kazoo.client import KazooClient
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    client = KazooClient(hosts=zk_tls_server.hosts, timeout=2)
+    try:
+        with pytest.raises(KazooTimeoutError):
+            client.start(timeout=3)
+    finally:
+        client.stop()
+        client.close()
+
+
+def test_config_command_2_8_writes_over_tls_with_sasl_digest_login(zk_tls_server):
+    user = _unique("tls-user")
+    result = run_kafka_class(
+        KAFKA_ZK_TOOL_VERSION, "kafka.admin.ConfigCommand",
+        ["--zookeeper", zk_tls_server.hosts, "--zk-tls-config-file", str(zk_tls_server.kafka_tls_config_path),
+         "--alter", "--entity-type", "users", "--entity-name", user, "--add-config", "producer_byte_rate=5"],
+        extra_jvm_flags=[f"-Djava.security.auth.login.config={zk_tls_server.jaas_client_path}"])
+
+    assert result.returncode == 0, result.stderr
+    client = zk_tls_server.kazoo()
+    assert json.loads(client.get(f"/config/users/{user}")[0]) == {"version": 1, "config": {"producer_byte_rate": "5"}}
+    # A SASL-authenticated Kafka tool writes secure ACLs: only its SASL and x509 identities.
+    acl_ids = {(acl.id.scheme, acl.id.id) for acl in client.get_acls(f"/config/users/{user}")[0]}
+    assert acl_ids == {("sasl", zk_tls_server.digest_user), ("x509", "CN=kconfigs-client")}
