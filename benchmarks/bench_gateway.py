@@ -196,9 +196,10 @@ def run(args) -> str:
                 cpu = cpu_seconds(gateway.pid) - cpu0
                 rows.append((quotas, via_p, via_c, cpu / (2 * args.megabytes)))
                 if not quotas:
-                    rate = args.latency_rate
-                    direct_lat = produce_latencies_ms(upstream, "ld-" + uuid.uuid4().hex[:6], rate, args.latency_seconds)
-                    via_lat = produce_latencies_ms(bootstrap, "lg-" + uuid.uuid4().hex[:6], rate, args.latency_seconds)
+                    rate, direct_lat, via_lat = args.latency_rate, [], []
+                    for _round in range(args.latency_rounds):  # alternate, so machine noise hits both paths alike
+                        direct_lat += produce_latencies_ms(upstream, "ld-" + uuid.uuid4().hex[:6], rate, args.latency_seconds)
+                        via_lat += produce_latencies_ms(bootstrap, "lg-" + uuid.uuid4().hex[:6], rate, args.latency_seconds)
                     latency_rows = [rate, direct_lat, via_lat]
                     idle = idle_connection_bytes(gateway.pid, bootstrap, args.idle)
             finally:
@@ -215,7 +216,7 @@ def render(args, direct_p, direct_c, rows, latency_rows, idle) -> str:
     lines = [
         "## Gateway overhead (issue 4)", "",
         f"Command: `python benchmarks/bench_gateway.py --megabytes {args.megabytes} --idle {args.idle} "
-        f"--latency-rate {args.latency_rate:g}"
+        f"--latency-rate {args.latency_rate:g} --latency-rounds {args.latency_rounds} --latency-seconds {args.latency_seconds:g}"
         f"{' --upstream ' + args.upstream if args.upstream else ''}` on {platform.machine()}, {os.cpu_count()} cores "
         f"(shared with other jobs; load average at the end {os.getloadavg()[0]:.1f}), Python {platform.python_version()}.",
         f"Upstream: {'tansu (memory storage)' if not args.upstream else args.upstream}. Clients: librdkafka, 1 KiB messages, "
@@ -232,7 +233,8 @@ def render(args, direct_p, direct_c, rows, latency_rows, idle) -> str:
         "", f"CPU per MB/s: a gateway core sustains about {1 / rows[0][3]:.0f} MB/s without quotas "
         f"({rows[0][3] * 1000:.1f} ms of CPU per MB).", "",
         f"Produce latency at {rate:.1f} MB/s (`--latency-rate`; a paced Python generator cannot drive half of the "
-        f"gateway's max accurately), linger.ms=0, acks=1, {args.latency_seconds:.0f} s each:", "",
+        f"gateway's max accurately), linger.ms=0, acks=1, {args.latency_rounds} alternating rounds of {args.latency_seconds:.0f} s per path "
+        f"({len(direct_lat)} / {len(via_lat)} messages):", "",
         "| path | p50 ms | p99 ms |", "|---|---|---|",
         f"| direct | {d50:.2f} | {d99:.2f} |", f"| gateway | {v50:.2f} | {v99:.2f} |",
         f"| added | {v50 - d50:.2f} | {v99 - d99:.2f} |", "",
@@ -252,6 +254,7 @@ def main() -> None:
     parser.add_argument("--latency-rate", type=float, default=2.0,
                         help="MB/s for the latency runs: a rate this Python load generator paces accurately "
                              "(half of the gateway's max would saturate the generator itself, not the gateway)")
+    parser.add_argument("--latency-rounds", type=int, default=4)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     body = run(args)

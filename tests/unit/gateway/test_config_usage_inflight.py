@@ -1,0 +1,103 @@
+"""Gateway config validation, usage-log windows (docs/usage-log.md schema), in-flight table, framing limits."""
+
+import asyncio
+import io
+import json
+import struct
+
+import pytest
+
+from enforcement.gateway import framing
+from enforcement.gateway.config import config_from_mapping, parse_address
+from enforcement.gateway.headers import MalformedFrame
+from enforcement.gateway.inflight import CorrelationMismatch, InflightRequest, InflightTable
+from enforcement.gateway.usage_log import UsageLog
+from kconfigs.errors import ValidationError
+
+
+def test_cli_values_override_file_values_and_parse_addresses():
+    base = config_from_mapping({"upstreams": ["a:1"], "max_inflight_requests": 8})
+    config = config_from_mapping({"upstreams": "b:2,c:3", "listen": "0.0.0.0:19092", "advertised_host": None}, base).validate()
+    assert config.upstreams == (("b", 2), ("c", 3))
+    assert config.listen == ("0.0.0.0", 19092) and config.max_inflight_requests == 8
+
+
+@pytest.mark.parametrize("values, message", [
+    ({}, "At least one --upstream"),
+    ({"upstreams": "a:1", "max_frame_bytes": 0}, "max_frame_bytes must be positive"),
+    ({"upstreams": "a:1", "quota_admin": "maybe"}, "quota_admin must be"),
+    ({"upstreams": "a:1", "tls_cert_file": "c.pem"}, "TLS needs both"),
+    ({"upstreams": "a:1", "zookeeper": "z:2181", "store_path": "q.db"}, "either --zookeeper or --store"),
+])
+def test_invalid_settings_give_one_line(values, message):
+    with pytest.raises(ValidationError, match=message):
+        config_from_mapping(values).validate()
+
+
+def test_unknown_key_and_bad_address_are_rejected():
+    with pytest.raises(ValidationError, match="Unknown gateway setting 'max_frames'"):
+        config_from_mapping({"max_frames": 1})
+    with pytest.raises(ValidationError, match="Invalid upstream 'broker'"):
+        parse_address("broker", "upstream")
+    with pytest.raises(ValidationError, match="must be int"):
+        config_from_mapping({"max_inflight_requests": "many"})
+
+
+def test_usage_log_writes_one_line_per_entity_kind_and_window():
+    now = [1_714_557_600_250]
+    out = io.StringIO()
+    log = UsageLog(out, 1000, lambda kind, user, client, ip: 2048.0 if kind == "produce" else None, clock_ms=lambda: now[0])
+    log.record("produce", "alice", "app", "10.0.0.7", 1000, 0)
+    log.record("produce", "alice", "app", "10.0.0.7", 500, 30)
+    log.record("connection", None, None, "10.0.0.7", 1, 0)
+    now[0] = 1_714_557_601_100  # next window: the first one is written
+    log.record("fetch", "alice", "app", "10.0.0.7", 0, 0)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert lines == [
+        {"ts_ms": 1714557600000, "window_ms": 1000, "user": None, "client_id": None, "ip": "10.0.0.7", "kind": "connection",
+         "value": 1, "throttle_ms": 0, "quota": None},
+        {"ts_ms": 1714557600000, "window_ms": 1000, "user": "alice", "client_id": "app", "ip": "10.0.0.7", "kind": "produce",
+         "value": 1500, "throttle_ms": 30, "quota": 2048.0},
+    ]
+    now[0] = 1_714_557_602_000
+    log.roll(now[0])
+    assert len(out.getvalue().splitlines()) == 2  # the idle fetch window (value 0, throttle 0) is omitted
+
+
+def test_inflight_pairs_in_order_and_bounds_pipelining():
+    async def scenario():
+        table = InflightTable(max_inflight=2)
+        await table.push(InflightRequest(3, 1, 10, "c", 20))
+        await table.push(InflightRequest(3, 1, 11, "c", 20))
+        third = asyncio.ensure_future(table.push(InflightRequest(3, 1, 12, "c", 20)))
+        await asyncio.sleep(0)
+        assert not third.done()  # full: the client loop waits (stops reading)
+        with pytest.raises(CorrelationMismatch):
+            table.pop(11)
+        assert table.pop(10).correlation_id == 10
+        await third
+        with pytest.raises(CorrelationMismatch):
+            InflightTable().pop_if_any(5)
+
+    asyncio.run(scenario())
+
+
+def test_frame_size_limits_checked_from_the_prefix():
+    framing.check_frame_size(10, framing.MIN_REQUEST_FRAME_BYTES, 100)
+    with pytest.raises(framing.FrameTooLarge, match="TLS handshake"):
+        framing.check_frame_size(0x16030100, 10, 100 * 1024 * 1024)
+    with pytest.raises(MalformedFrame):
+        framing.check_frame_size(-1, 10, 100)
+
+    async def read(data: bytes):
+        reader = asyncio.StreamReader()
+        reader.feed_data(data)
+        reader.feed_eof()
+        return await framing.read_frame(reader, 4, 64)
+
+    assert asyncio.run(read(struct.pack(">i", 5) + b"hello")) == b"hello"
+    assert asyncio.run(read(b"")) is None
+    with pytest.raises(framing.FrameTooLarge):
+        asyncio.run(read(struct.pack(">i", 65) + b"x"))
+    with pytest.raises(asyncio.IncompleteReadError):
+        asyncio.run(read(struct.pack(">i", 8) + b"abc"))
