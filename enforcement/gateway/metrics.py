@@ -9,7 +9,6 @@ like Kafka's per-broker quotas. Gateway-only metrics use the ``kconfigs_gateway_
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Callable, Iterable
 
@@ -74,16 +73,20 @@ class _QuotaCollector:
         return []  # samples are dynamic; an empty describe keeps registration lazy
 
     def collect(self) -> Iterable[GaugeMetricFamily]:
-        families: dict[str, GaugeMetricFamily] = {}
+        grouped: dict[str, list[tuple[dict[str, str], float]]] = {}
         for sample in self._samples():
             labels = {prometheus_label(k): str(v) for k, v in dict(sample.tags).items()}
-            name = prometheus_name(sample.group, sample.name)
-            family = families.get(name)
-            if family is None:
-                family = families[name] = GaugeMetricFamily(name, f"Kafka {sample.group} {sample.name}", labels=sorted(labels))
-            value = float(sample.value)
-            family.add_metric([labels[k] for k in sorted(labels)], value if not math.isinf(value) else math.copysign(1e308, value))
-        return list(families.values())
+            grouped.setdefault(prometheus_name(sample.group, sample.name), []).append((labels, float(sample.value)))
+        families = []
+        for name, samples in grouped.items():
+            # One family per name needs one label set: a tag some samples lack is "" for them
+            # (Kafka's own convention for a quota level that does not apply).
+            label_names = sorted({key for labels, _ in samples for key in labels})
+            family = GaugeMetricFamily(name, f"Kafka metric {name}", labels=label_names)
+            for labels, value in samples:
+                family.add_metric([labels.get(k, "") for k in label_names], value)
+            families.append(family)
+        return families
 
 
 def start_http_endpoint(stats: GatewayStats, host: str, port: int) -> Any:
