@@ -47,7 +47,21 @@ def _open_zookeeper(options: StoreOptions):
     auth = options.zk_auth or os.environ.get("KCONFIGS_ZK_AUTH") or None
     if auth is not None and ":" not in auth:
         raise UsageError("--zk-auth must be 'user:password' (ZooKeeper digest scheme)")
-    return ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls))
+    return ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls,
+                                     connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0)))
+
+
+def _env_seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 3600:
+        raise UsageError(f"{name} must be a number of seconds between 0 and 3600, got {raw!r}")
+    return value
 
 
 def _read_properties(path: str) -> dict[str, str]:
