@@ -5,6 +5,9 @@ from __future__ import annotations
 from kconfigs.errors import KconfigsError
 
 
+VERIFY_DEADLINE_S = 15.0
+
+
 class VerificationFailed(KconfigsError):
     """The target, re-read after the copy, does not hold the source's quotas."""
 
@@ -46,11 +49,27 @@ def migrate_quotas(source_spec: str, target_spec: str, command_config: str | Non
             return plan, None
         report = apply_plan(target, plan)
         if report.complete:
-            left = build_plan(desired, _records(target), prune=prune)
-            if not left.in_sync:
-                first = left.entities[0]
-                raise VerificationFailed(f"Copied, but {target_spec} reads back differently for "
-                                         f"{len(left.entities)} entities (first: {first.entity.path})")
+            _verify(target, target_spec, desired, prune)
         return plan, report
     finally:
         target.close()
+
+
+def _verify(target, target_spec: str, desired, prune: bool) -> None:
+    """Re-read the target until it holds ``desired``. KRaft brokers answer describes from their
+    metadata image, which applies a committed change a moment after the controller acknowledged
+    it, so a first read may lag; a difference that lasts VERIFY_DEADLINE_S is a failure."""
+    from kconfigs.plan import build_plan
+    from kconfigs.retry import RetryNeeded, retry_until
+
+    def attempt() -> None:
+        left = build_plan(desired, _records(target), prune=prune)
+        if not left.in_sync:
+            raise RetryNeeded()
+
+    def give_up() -> VerificationFailed:
+        left = build_plan(desired, _records(target), prune=prune)
+        return VerificationFailed(f"Copied, but {target_spec} reads back differently for {len(left.entities)} "
+                                  f"entities (first: {left.entities[0].entity.path if left.entities else '-'})")
+
+    retry_until(attempt, deadline_s=VERIFY_DEADLINE_S, on_give_up=give_up, max_delay_s=1.0)
