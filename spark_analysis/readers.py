@@ -27,7 +27,6 @@ _SNIFF_LINES = 50
 #: usage-log value -> rate factor (docs/usage-log.md): request time is recorded in ns, and
 #: Kafka's request-time metric is a percentage of one thread: ns / 1e9 * 100 = ns * 1e-7.
 _USAGE_RATE_FACTOR = {"request": 1e-7}
-_SLOT_TYPE = "struct<kind:string,user:string,client_id:string,ip:string,rate:double,throttle_ms:double>"
 _USAGE_KINDS = ("produce", "fetch", "request", "controller_mutation", "connection", "producer_id")
 
 
@@ -47,12 +46,22 @@ def expand_inputs(paths: list[str]) -> list[str]:
         for match in matches:
             if os.path.isdir(match):
                 for root, _, children in os.walk(match):
-                    files.extend(os.path.join(root, c) for c in children if not c.startswith("."))
+                    files.extend(os.path.join(root, c) for c in children if _is_dump_name(c))
             else:
                 files.append(match)
     if not files:
         raise UsageError(f"No input files under: {' '.join(paths)}")
     return sorted(set(files))
+
+
+#: in a directory, only these are read (a generated dump sits next to quotas.toml / truth.json);
+#: files named explicitly are always read. Spark decompresses .gz / .bz2 transparently.
+DUMP_SUFFIXES = (".csv", ".tsv", ".prom", ".txt", ".metrics", ".jsonl", ".ndjson", ".log")
+
+
+def _is_dump_name(name: str) -> bool:
+    stem = name.removesuffix(".gz").removesuffix(".bz2")
+    return not name.startswith(".") and stem.endswith(DUMP_SUFFIXES)
 
 
 def _head_lines(path: str) -> list[str]:
@@ -102,18 +111,20 @@ def _file_stem(path: str) -> str:
 # --- JmxTool "original" CSV ---------------------------------------------------------------------
 
 
-def _jmxtool_slots(keys: list[str]) -> list[tuple[names.MetricKey, int | None, int | None]]:
-    """Pair each entity's rate column with its throttle column: (entity, rate_pos, throttle_pos)."""
-    slots: dict[tuple, dict[str, int]] = {}
+def _jmxtool_column_map(spark: SparkSession, keys: list[str]) -> DataFrame:
+    """Tiny frame: cell position -> (kind, user, client_id, ip, column) for quota columns only."""
+    rows = []
     for position, key in enumerate(keys, start=1):  # position 0 is "time"
         metric = names.parse_jmxtool_key(key)
         if metric is not None:
-            entity = (metric.kind, metric.user, metric.client_id, metric.ip)
-            slots.setdefault(entity, {})[metric.column] = position
-    return [
-        (names.MetricKey(kind, "", user, client, ip), cols.get("rate"), cols.get("throttle_ms"))
-        for (kind, user, client, ip), cols in slots.items()
-    ]
+            rows.append((position, metric.kind, metric.user, metric.client_id, metric.ip, metric.column))
+    schema = "pos int, kind string, user string, client_id string, ip string, column string"
+    return spark.createDataFrame(rows, schema)
+
+
+#: a JmxTool data row: a time (epoch ms or a date) then Java doubles (``1.0E7``, ``NaN``, ``-Infinity``).
+_JMX_NUMBER = r"(-?[0-9]+(\.[0-9]+)?(E-?[0-9]+)?|NaN|-?Infinity)"
+_JMX_ROW_RE = rf"^[0-9][0-9 :.TZ/+-]*(,{_JMX_NUMBER})*$"
 
 
 def _read_jmxtool_header(path: str) -> tuple[list[str], list[str]]:
@@ -127,14 +138,6 @@ def _read_jmxtool_header(path: str) -> tuple[list[str], list[str]]:
     raise UsageError(f'{path}: no JmxTool header line ("time","<ObjectName>:<attribute>",...)')
 
 
-def _cell(parts: Column, position: int | None, nan_as: float | None) -> Column:
-    """Cell -> double; NaN (no samples: Kafka's "not throttled") becomes ``nan_as``."""
-    if position is None:
-        return F.lit(None).cast("double")
-    value = parts.getItem(position).cast("double")
-    return F.when(F.isnan(value), F.lit(nan_as).cast("double")).otherwise(value)
-
-
 def _jmx_time_ms(cell: Column, date_format: str | None) -> Column:
     is_epoch_ms = cell.rlike(r"^[0-9]+$")
     parsed = F.unix_millis(F.to_timestamp(cell, date_format or "yyyy-MM-dd HH:mm:ss"))
@@ -142,40 +145,36 @@ def _jmx_time_ms(cell: Column, date_format: str | None) -> Column:
 
 
 def _load_jmxtool(spark: SparkSession, path: str, date_format: str | None) -> DataFrame:
-    """One JmxTool file (each file has its own header, so its own column map)."""
+    """One JmxTool file (each file has its own header, so its own column map).
+
+    Rows are exploded to one row per cell and joined with the broadcast column map: a wide
+    row-to-struct expression per column would not compile to JVM code for hundreds of columns.
+    """
     keys, preamble = _read_jmxtool_header(path)
-    slots = _jmxtool_slots(keys)
+    columns = _jmxtool_column_map(spark, keys)
     lines = spark.read.text(path).filter(F.trim("value") != "")
     is_data = ~F.col("value").startswith('"time"') & ~F.trim("value").isin(*preamble)
-    parts = F.split(F.trim("value"), ",")
-    rows = lines.filter(is_data).select(F.col("value").alias("_raw"), parts.alias("_parts"))
+    # Row-level columns are computed in their own projection *before* the explode: otherwise
+    # Spark evaluates split()/rlike on the whole line again for every exploded cell (O(cells²)).
+    split_rows = lines.filter(is_data).select(F.trim("value").alias("_raw"), F.split(F.trim("value"), ",").alias("_parts"))
     time_ms = _jmx_time_ms(F.col("_parts").getItem(0), date_format)
-    wrong_width = F.size("_parts") != len(keys) + 1
-    bad_cell = F.exists(F.slice("_parts", 2, max(len(keys), 1)), lambda c: c.cast("double").isNull())
-    is_bad = wrong_width | time_ms.isNull() | bad_cell
-    entity_structs = [
-        F.struct(
-            F.lit(key.kind).alias("kind"),
-            F.lit(key.user).cast("string").alias("user"),
-            F.lit(key.client_id).cast("string").alias("client_id"),
-            F.lit(key.ip).cast("string").alias("ip"),
-            _cell(F.col("_parts"), rate_pos, None).alias("rate"),
-            _cell(F.col("_parts"), thr_pos, 0.0).alias("throttle_ms"),
-        )
-        for key, rate_pos, thr_pos in slots
-    ]
-    empty = F.lit(None).cast(_SLOT_TYPE)
-    good_array = F.array(*entity_structs) if entity_structs else F.array().cast(f"array<{_SLOT_TYPE}>")
-    exploded = rows.select(
-        F.when(is_bad, F.lit(None).cast("long")).otherwise(time_ms).alias("ts_ms"),
-        is_bad.alias("_bad"),
-        F.when(is_bad, F.col("_raw")).alias("_line"),
-        F.explode(F.when(is_bad, F.array(empty)).otherwise(good_array)).alias("_m"),
+    is_bad = ~F.col("_raw").rlike(_JMX_ROW_RE) | (F.size("_parts") != len(keys) + 1) | time_ms.isNull()
+    checked = split_rows.select(F.when(~is_bad, time_ms).alias("ts_ms"), is_bad.alias("_bad"), "_raw", "_parts")
+    rows = checked.select(
+        "ts_ms", "_bad", F.when(F.col("_bad"), F.col("_raw")).alias("_line"),
+        F.posexplode(F.when(F.col("_bad"), F.array(F.lit(""))).otherwise(F.col("_parts"))).alias("pos", "_cell"),
     )
-    return exploded.select(
-        F.col("ts_ms"),
+    cells = rows.filter(F.col("_bad") | (F.col("pos") > 0)).join(F.broadcast(columns), on="pos", how="left")
+    cells = cells.filter(F.col("_bad") | F.col("kind").isNotNull())
+    value = F.col("_cell").cast("double")
+    is_rate = F.col("column") == "rate"
+    return cells.select(
+        "ts_ms",
         F.lit(_file_stem(path)).alias("source"),
-        *(F.col(f"_m.{c}").alias(c) for c in ("kind", "user", "client_id", "ip", "rate", "throttle_ms")),
+        "kind", "user", "client_id", "ip",
+        F.when(is_rate & ~F.isnan(value), value).alias("rate"),
+        # NaN throttle-time = no throttle in the Avg's window (Kafka's tests read NaN as "not throttled")
+        F.when(~is_rate, F.when(F.isnan(value), F.lit(0.0)).otherwise(value)).alias("throttle_ms"),
         F.lit(None).cast("long").alias("window_ms"),
         "_bad",
         "_line",

@@ -1,0 +1,104 @@
+"""Report outputs other than HTML: the rich terminal summary and json / csv / parquet rows.
+
+stdout carries results only; every file is written to a temp name and renamed, so a failure
+never leaves half a file behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+from typing import Iterable
+
+from kconfigs.errors import UsageError
+from spark_analysis.kinds import KIND_RATE_UNIT
+from spark_analysis.report import ReportData, entity_label
+from spark_analysis.svg_charts import human_rate
+
+MACHINE_FORMATS = ("json", "csv", "parquet")
+
+
+def _atomic_write(path: str, payload: bytes) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as handle:
+        handle.write(payload)
+    os.replace(tmp, path)
+
+
+def write_text_output(text: str, path: str | None) -> None:
+    if path is None:
+        sys.stdout.write(text)
+    else:
+        _atomic_write(path, text.encode("utf-8"))
+
+
+def report_document(data: ReportData, extra: dict | None = None) -> dict:
+    """The stable JSON document of a report."""
+    document = {"inputs": data.inputs, "summary": data.summary, "entities": data.rows,
+                "idle_quotas": data.idle, "malformed_examples": data.malformed_examples}
+    return {**document, **(extra or {})}
+
+
+def rows_to_csv(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def write_rows(rows: list[dict], fmt: str, path: str | None, document: dict | None = None) -> None:
+    """json (whole document) / csv (rows) to ``path`` or stdout; parquet (rows) needs ``path``."""
+    if fmt == "json":
+        write_text_output(json.dumps(document if document is not None else rows, indent=2, default=str) + "\n", path)
+    elif fmt == "csv":
+        write_text_output(rows_to_csv(rows), path)
+    elif fmt == "parquet":
+        if path is None:
+            raise UsageError("--format parquet needs --output PATH")
+        import pandas as pd
+
+        buffer = io.BytesIO()
+        pd.DataFrame(rows).to_parquet(buffer, index=False)
+        _atomic_write(path, buffer.getvalue())
+    else:
+        raise UsageError(f"Unknown format {fmt}: use one of table, {', '.join(MACHINE_FORMATS)}")
+
+
+def print_summary(data: ReportData, console=None) -> None:
+    """Rich tables on stdout: counts, then the top-N entities by throttling and utilisation."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    s = data.summary
+    console.print(f"[bold]{s['samples']:,}[/] samples from {len(data.inputs)} file(s), "
+                  f"{len(data.rows):,} entities, [bold]{s['malformed_lines']:,}[/] malformed line(s)")
+    table = Table(title=f"Top {data.top_n} entities", title_justify="left")
+    for name in ("kind", "entity", "p50", "p95", "p99", "max", "quota", "p99/quota", "throttled"):
+        table.add_column(name, justify="left" if name in ("kind", "entity") else "right")
+    for r in data.rows[: data.top_n]:
+        unit = KIND_RATE_UNIT.get(r["kind"], "")
+        util = "–" if r.get("util_p99_pct") is None else f"{r['util_p99_pct']:.0f}%"
+        style = "red" if (r.get("util_p99_pct") or 0) >= 100 or r["throttled_fraction"] > 0.01 else None
+        table.add_row(r["kind"], entity_label(r), *(human_rate(r.get(c), unit) for c in ("p50", "p95", "p99", "max")),
+                      human_rate(r.get("quota"), unit) if r.get("quota") else "unlimited", util,
+                      f"{r['throttled_fraction']:.1%}", style=style)
+    console.print(table)
+    if data.idle:
+        console.print(f"[yellow]{len(data.idle)} idle quota(s)[/]: " + ", ".join(
+            f"{_entity_text(i['entity'])} {i['key']}" for i in data.idle[:10]))
+
+
+def _entity_text(entity: dict) -> str:
+    return " ".join(f"{k}={'<default>' if v is None else v}" for k, v in entity.items())
+
+
+def print_lines(lines: Iterable[str]) -> None:
+    for line in lines:
+        sys.stdout.write(line + "\n")
