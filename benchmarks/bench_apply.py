@@ -98,7 +98,7 @@ Entities: a third users, a third client-ids, a third (user, client-id) pairs und
 | step | seconds |
 |---|---|
 | `kconfigs apply` creating {args.entities:,} entities (each: multi-op with its notification) | {create_s:.2f} |
-| `kconfigs apply` changing every value (reads each entity, version-checked writes) | {change_s:.2f} |
+| `kconfigs apply` changing every value (one read per entity for the plan, version-checked writes) | {change_s:.2f} |
 | `kconfigs apply` again, nothing to do | {noop_s:.2f} |
 | `kconfigs diff`, in sync | {diff_s:.2f} |
 | `zkCli.sh create` per entity: median of {len(zkcli)} runs (min {min(zkcli):.2f}, max {max(zkcli):.2f}) | {per_entity:.2f} |

@@ -6,7 +6,8 @@ request per turn of its connection loop; 10,000 entities one by one take minutes
 * existence comes from listing the parents (``get_children``), so an entity that does not
   exist is not read at all: its ``create`` is itself the compare-and-set (it fails if someone
   created the node meanwhile);
-* entities that exist are read with ``get_async``, ``window`` at a time;
+* entities that exist are read with ``get_async``, ``window`` at a time, unless ``describe``
+  just read them (``store.seen``: a plan reads everything first);
 * the write ops of up to ``group`` entities (each: version-checked set / create / delete, plus
   its own ``/config/changes`` notification, exactly what ``ZooKeeperStore.alter`` sends) go in
   one multi-op, committed with ``commit_async``. A multi-op is all-or-nothing, so every entity
@@ -93,14 +94,14 @@ def _existing_paths(store, entities: list[QuotaEntity]) -> set[str]:
 
 def _run_wave(store, wave, present: set[str], outcome: _Outcome, group: int) -> None:
     wait = _Waiter(store.settings.hosts, time.monotonic() + store.settings.connect_timeout_s)
-    reads = [(e, u, store.client.get_async(_znode(e)) if _znode(e) in present else None) for e, u in wave]
+    reads = [(e, u, _start_read(store, _znode(e), present)) for e, u in wave]
     writes, retry = [], []
     for entity, update, pending in reads:
         if outcome.lost:  # no point waiting for the rest of the wave: none of it is written
             outcome.failed.append((entity, StoreUnavailable(f"Lost the connection to ZooKeeper at {wait.hosts}")))
             continue
         try:
-            data, stat = wait.read(pending) if pending is not None else (None, None)
+            data, stat = pending if isinstance(pending, tuple) else wait.read(pending)
             current = decode_config(data, _znode(entity))
             new = dict(update(current))
         except KconfigsError as err:
@@ -117,6 +118,16 @@ def _run_wave(store, wave, present: set[str], outcome: _Outcome, group: int) -> 
     _collect(commits, retry, outcome, wait)
     if not outcome.lost:
         _redo_synchronously(store, retry, outcome)
+
+
+def _start_read(store, path: str, present: set[str]):
+    """(data, stat) already known — (None, None) for a node the listing did not show, or what
+    ``describe`` just read (its version is checked by the multi-op, so stale only means a
+    re-do) — else a pending ``get_async``."""
+    seen = store.seen.pop(path, None)
+    if path not in present:
+        return None, None
+    return seen if seen is not None else store.client.get_async(path)
 
 
 def _chunks(items: list, size: int) -> list[list]:

@@ -74,6 +74,9 @@ class ZooKeeperStore:
         self.client = KazooClient(hosts=settings.hosts, timeout=settings.session_timeout_s, auth_data=auth,
                                   connection_retry={"max_tries": -1, "max_delay": 1.0},
                                   **settings.tls.kazoo_kwargs())
+        # (data, stat) of znodes read by describe: alter_many (zk_bulk) writes against these
+        # versions instead of reading every entity again; a stale one only fails that multi-op.
+        self.seen: dict[str, tuple] = {}
         self._start()
 
     def _start(self) -> None:
@@ -135,9 +138,10 @@ class ZooKeeperStore:
         records = []
         for entity, result in pending:
             try:
-                data, _stat = result.get()
+                data, stat = result.get()
             except kz.NoNodeError:
                 continue
+            self.seen[_znode(entity)] = (data, stat)
             records.append(QuotaRecord(entity, decode_config(data, _znode(entity))))
         return records
 
