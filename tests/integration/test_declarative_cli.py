@@ -177,3 +177,24 @@ def test_migrate_copies_and_verifies_between_embedded_stores(env, capsys):
 def test_every_command_has_help(capsys, command):
     code, out, _ = run(capsys, command, "--help")
     assert code == 0 and out.startswith(f"Usage: kconfigs {command} ")
+
+
+def test_environment_beats_the_profile_and_a_flag_beats_the_environment(env, capsys, monkeypatch):
+    (env / "config" / "kconfigs").mkdir(parents=True)
+    (env / "config" / "kconfigs" / "config.toml").write_text(
+        f'default_profile = "p"\n[profiles.p]\nstore = "{env / "profile.db"}"\n')
+    run(capsys, "apply", str(env / "quotas.toml"))  # default_profile
+    assert len(stored(env / "profile.db")) == 7
+    monkeypatch.setenv("KCONFIGS_STORE", str(env / "env.db"))
+    run(capsys, "apply", str(env / "quotas.toml"))
+    assert len(stored(env / "env.db")) == 7
+    run(capsys, "apply", str(env / "quotas.toml"), "--store", str(env / "flag.db"))
+    assert len(stored(env / "flag.db")) == 7
+
+
+def test_apply_reads_the_file_from_stdin(env, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(QUOTAS))
+    assert run(capsys, "apply", "-")[0] == 0
+    assert run(capsys, "export") == (0, QUOTAS, "")
