@@ -1,0 +1,106 @@
+"""The embedded store through the CLI: where it lives, one-line errors for a bad file, and (a
+hypothesis property) that an alter that fails leaves the store file byte-identical."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from compat_support import run_kconfigs
+from kconfigs.__main__ import main as kconfigs_main
+
+
+def test_default_store_is_under_kconfigs_home_then_xdg(tmp_path):
+    home = tmp_path / "home"
+    out = run_kconfigs(["--alter", "--user", "alice", "--add-config", "producer_byte_rate=1024"],
+                       env={"KCONFIGS_HOME": str(home)})
+    assert (out.rc, out.stdout) == (0, ["Completed updating config for entity: user-principal 'alice'."])
+    assert (home / "quotas.db").is_file()
+    env = {"KCONFIGS_HOME": "", "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    assert run_kconfigs(["--alter", "--client-defaults", "--add-config", "consumer_byte_rate=1"], env=env).rc == 0
+    assert (tmp_path / "xdg" / "kconfigs" / "quotas.db").is_file()
+    out = run_kconfigs(["--describe", "--user", "alice"], env={"KCONFIGS_HOME": str(home)})
+    assert out.stdout == ["Configs for user-principal 'alice' are producer_byte_rate=1024"]
+
+
+def test_store_option_names_the_file_and_excludes_servers(tmp_path):
+    db = tmp_path / "q.db"
+    assert run_kconfigs(["--store", str(db), "--alter", "--ip", "1.2.3.4", "--add-config", "connection_creation_rate=5"]).rc == 0
+    out = run_kconfigs(["--store", str(db), "--describe", "--entity-type", "ips"])
+    assert out.stdout == ["Configs for ips '1.2.3.4' are connection_creation_rate=5"]
+    out = run_kconfigs(["--store", str(db), "--zookeeper", "127.0.0.1:1", "--describe", "--user", "u"])
+    assert out.rc == 1 and out.error.startswith("--store names the embedded store")
+
+
+def test_a_file_that_is_not_a_database_is_one_line(tmp_path):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    out = run_kconfigs(["--store", str(bad), "--describe", "--entity-type", "users"])
+    assert out.rc == 1 and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert str(bad) in out.error
+    assert bad.read_bytes() == b"this is not sqlite" * 100
+
+
+def test_an_unusable_location_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    out = run_kconfigs(["--store", str(blocker / "sub" / "q.db"), "--describe", "--entity-type", "users"])
+    assert out.rc == 1 and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def _run_in_process(argv):
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            kconfigs_main(argv)
+            code = 0
+        except SystemExit as exit_:
+            code = exit_.code
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+ENTITY_ARGS = st.sampled_from([["--user", "alice"], ["--client", "app"], ["--user", "alice", "--client", "app"],
+                               ["--user-defaults"], ["--ip", "1.2.3.4"], ["--ip-defaults"], ["--client", "."]])
+ADD_PIECES = st.sampled_from(list("=,[] ab_.-019e") + [
+    "producer_byte_rate", "consumer_byte_rate", "request_percentage", "connection_creation_rate",
+    "producer_ids_rate", "SCRAM-SHA-256", "-1", "1.5", "NaN", "password", "iterations"])
+KEY = st.sampled_from(["producer_byte_rate", "consumer_byte_rate", "request_percentage", "connection_creation_rate",
+                       "producer_ids_rate", "SCRAM-SHA-256", "foo"])
+VALUE = st.sampled_from(["1", "1024", "0", "-1", "1.5", "1e3", "NaN", "", "[password=x]", "[iterations=10,password=x]"])
+ADD_TEXT = st.lists(ADD_PIECES, max_size=12).map("".join) | st.lists(
+    st.tuples(KEY, VALUE).map("=".join), min_size=1, max_size=3).map(",".join)
+DELETE_TEXT = st.sampled_from(["", "producer_byte_rate", "consumer_byte_rate", "nosuch", "producer_byte_rate,nosuch"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(entity=ENTITY_ARGS, add=ADD_TEXT, delete=DELETE_TEXT)
+def test_a_failing_alter_leaves_the_store_byte_identical(tmp_path, entity, add, delete):
+    store_dir = tmp_path / "store"
+    store_dir.mkdir(exist_ok=True)
+    store = ["--store", str(store_dir / "q.db")]
+    if not (store_dir / "q.db").exists():  # seed: something to lose
+        for seed in (["--user", "alice", "--add-config", "consumer_byte_rate=10"],
+                     ["--user", "alice", "--client", "app", "--add-config", "producer_byte_rate=5"],
+                     ["--ip", "1.2.3.4", "--add-config", "connection_creation_rate=3"]):
+            assert _run_in_process(store + ["--alter", *seed])[0] == 0
+    argv = store + ["--alter", *entity] + (["--add-config", add] if add else []) + \
+        (["--delete-config", delete] if delete or not add else [])
+    before = _snapshot(store_dir)
+    code, stdout, stderr = _run_in_process(argv)
+    event(f"exit {code}")
+    assert "Traceback" not in stderr
+    if code == 0:
+        assert stdout.startswith("Completed updating config for entity:")
+        return
+    assert code == 1 and stdout == ""
+    assert len(stderr.strip().splitlines()) == 1 or stderr.startswith("Command must")
+    assert _snapshot(store_dir) == before, (argv, stderr)
