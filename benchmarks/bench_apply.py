@@ -81,10 +81,14 @@ def main() -> None:
             zkcli = zkcli_sample(zk.hosts, args.zkcli_sample)
         finally:
             zk.stop()
-    write_section("apply", report(args, create_s, change_s, noop_s, diff_s, zkcli))
+        embedded = ["--store", str(Path(tmp) / "embedded.db")]
+        sqlite_s = (timed([kconfigs, "apply", str(create_file), *embedded]),
+                    timed([kconfigs, "apply", str(change_file), *embedded]))
+    write_section("apply", report(args, create_s, change_s, noop_s, diff_s, zkcli, sqlite_s))
 
 
-def report(args, create_s: float, change_s: float, noop_s: float, diff_s: float, zkcli: list[float]) -> str:
+def report(args, create_s: float, change_s: float, noop_s: float, diff_s: float, zkcli: list[float],
+           sqlite_s: tuple[float, float]) -> str:
     per_entity = statistics.median(zkcli)
     zkcli_total = per_entity * args.entities
     load = os.getloadavg()[0]
@@ -101,6 +105,7 @@ Entities: a third users, a third client-ids, a third (user, client-id) pairs und
 | `kconfigs apply` changing every value (one read per entity for the plan, version-checked writes) | {change_s:.2f} |
 | `kconfigs apply` again, nothing to do | {noop_s:.2f} |
 | `kconfigs diff`, in sync | {diff_s:.2f} |
+| embedded store: `kconfigs apply --store …` creating / changing the same {args.entities:,} entities | {sqlite_s[0]:.2f} / {sqlite_s[1]:.2f} |
 | `zkCli.sh create` per entity: median of {len(zkcli)} runs (min {min(zkcli):.2f}, max {max(zkcli):.2f}) | {per_entity:.2f} |
 | `zkCli.sh` for {args.entities:,} entities, **extrapolated** from that sample (no notifications) | {zkcli_total:,.0f} |
 

@@ -93,7 +93,9 @@ class SqliteStore:
                 record = QuotaRecord(entity, dict(update(self._current(db, entity))))
                 db.execute("ROLLBACK")
                 return record
-            return self._write_entity(db, entity, update, skip_unchanged=False)
+            record = self._write_entity(db, entity, update, skip_unchanged=False)
+            self._purge_changes(db)
+            return record
 
     def _current(self, db: sqlite3.Connection, entity: QuotaEntity) -> dict[str, str]:
         path = f"{CONFIG_ROOT}/{entity.path}"
@@ -114,12 +116,15 @@ class SqliteStore:
                        (path, encode_config(new_configs)))
         else:  # an emptied entity is removed, as Kafka 3.5+ deletes the empty znode
             db.execute("DELETE FROM znode WHERE path = ?", (path,))
-        now_ms = int(time.time() * 1000)
         db.execute("INSERT INTO config_change(data, ctime_ms) VALUES (?, ?)",
-                   (encode_notification(entity.path), now_ms))
-        db.execute("DELETE FROM config_change WHERE ctime_ms < ? AND seq < (SELECT MAX(seq) FROM config_change)",
-                   (now_ms - CHANGE_RETENTION_MS,))
+                   (encode_notification(entity.path), int(time.time() * 1000)))
         return QuotaRecord(entity, new_configs)
+
+    @staticmethod
+    def _purge_changes(db: sqlite3.Connection) -> None:
+        """Drop notifications older than the retention (once per transaction: it scans the log)."""
+        db.execute("DELETE FROM config_change WHERE ctime_ms < ? AND seq < (SELECT MAX(seq) FROM config_change)",
+                   (int(time.time() * 1000) - CHANGE_RETENTION_MS,))
 
     @contextlib.contextmanager
     def _immediate_transaction(self) -> Iterator[sqlite3.Connection]:
@@ -148,6 +153,7 @@ class SqliteStore:
                     db.execute("ROLLBACK TO entity")
                     failed.append((entity, err))
                 db.execute("RELEASE entity")
+            self._purge_changes(db)
         if failed:
             raise AlterManyFailed(applied, failed)
         return applied
