@@ -95,7 +95,7 @@ def _existing_paths(store, entities: list[QuotaEntity]) -> set[str]:
 def _run_wave(store, wave, present: set[str], outcome: _Outcome, group: int) -> None:
     wait = _Waiter(store.settings.hosts, time.monotonic() + store.settings.connect_timeout_s)
     reads = [(e, u, _start_read(store, _znode(e), present)) for e, u in wave]
-    writes, retry = [], []
+    writes, retry, pair_deletes = [], [], []
     for entity, update, pending in reads:
         if outcome.lost:  # no point waiting for the rest of the wave: none of it is written
             outcome.failed.append((entity, StoreUnavailable(f"Lost the connection to ZooKeeper at {wait.hosts}")))
@@ -110,11 +110,14 @@ def _run_wave(store, wave, present: set[str], outcome: _Outcome, group: int) -> 
             continue
         if new == current:
             outcome.applied.append(QuotaRecord(entity, new))
-        elif _needs_sync_path(entity, new, stat):
-            retry.append((entity, update))
+        elif _is_pair_delete(entity, new, stat):
+            pair_deletes.append((entity, update, stat))
         else:
             writes.append((entity, update, new, _ops(store, entity, stat, new, present)))
     commits = [(chunk, _commit_group(store, chunk)) for chunk in _chunks(writes, group)]
+    if pair_deletes and not outcome.lost:  # after the writes above: ZooKeeper keeps the order
+        pair_writes = _pair_delete_writes(store, pair_deletes, present, wait, outcome)
+        commits += [(chunk, _commit_group(store, chunk)) for chunk in _chunks(pair_writes, group)]
     _collect(commits, retry, outcome, wait)
     if not outcome.lost:
         _redo_synchronously(store, retry, outcome)
@@ -167,10 +170,44 @@ class _Waiter:
             return None, None
 
 
-def _needs_sync_path(entity: QuotaEntity, new: dict, stat) -> bool:
-    """Removing a (user, client-id) may also remove now-empty parents, which needs more reads:
-    the synchronous ``alter`` does that rarer case."""
-    return not new and stat is not None and entity.user is not None and entity.client_id is not None
+def _is_pair_delete(entity: QuotaEntity, new: dict, stat) -> bool:
+    return not new and stat is not None and not stat.numChildren and entity.user is not None \
+        and entity.client_id is not None
+
+
+def _pair_delete_writes(store, deletes: list, present: set[str], wait: "_Waiter", outcome: _Outcome) -> list:
+    """Removing (user, client-id) entities, as ``ZooKeeperStore._delete_ops`` does (Kafka 3.5+,
+    KAFKA-14285): the multi-op of the last entity of a ``clients`` node in this wave also deletes
+    that node, and the user node when its config is empty and ``clients`` was its only child.
+    The parents are read once for the wave; their versions are checked in the multi-op."""
+    parents: dict = {}
+    for entity, _, _ in deletes:
+        user_path, clients_path = _deep_parents(entity)
+        parents.setdefault(clients_path, store.client.exists_async(clients_path))
+        parents.setdefault(user_path, store.client.get_async(user_path))
+    children_left: dict[str, int] = {}
+    writes = []
+    for entity, update, stat in deletes:
+        user_path, clients_path = _deep_parents(entity)
+        try:
+            clients_stat = wait.get(parents[clients_path])
+            user_data, user_stat = wait.read(parents[user_path])
+        except KconfigsError as err:
+            outcome.failed.append((entity, err))
+            outcome.lost = _connection_gone(store, err)
+            continue
+        ops = [("delete", (_znode(entity),), {"version": stat.version})]
+        present.discard(_znode(entity))
+        if clients_stat is not None:
+            children_left[clients_path] = children_left.get(clients_path, clients_stat.numChildren) - 1
+            if children_left[clients_path] == 0:
+                ops.append(("delete", (clients_path,), {"version": clients_stat.version}))
+                present.discard(clients_path)
+                if user_stat is not None and user_stat.numChildren == 1 and not decode_config(user_data, user_path):
+                    ops.append(("delete", (user_path,), {"version": user_stat.version}))
+                    present.discard(user_path)
+        writes.append((entity, update, {}, ops + [_notification(store, entity)]))
+    return writes
 
 
 def _ops(store, entity: QuotaEntity, stat, new: dict, present: set[str]) -> list[tuple]:
@@ -193,9 +230,13 @@ def _ops(store, entity: QuotaEntity, stat, new: dict, present: set[str]) -> list
     else:
         ops.append(("delete", (path,), {"version": stat.version}))
         present.discard(path)
-    ops.append(("create", (f"{CHANGES_PATH}/{CHANGE_PREFIX}", encode_notification(entity.path)),
-                {"acl": store._acl(CHANGES_PATH), "sequence": True}))
-    return ops
+    return ops + [_notification(store, entity)]
+
+
+def _notification(store, entity: QuotaEntity) -> tuple:
+    """The ``/config/changes/config_change_<seq>`` create brokers watch for."""
+    return ("create", (f"{CHANGES_PATH}/{CHANGE_PREFIX}", encode_notification(entity.path)),
+            {"acl": store._acl(CHANGES_PATH), "sequence": True})
 
 
 def _collect(commits, retry: list, outcome: _Outcome, wait: _Waiter) -> None:
