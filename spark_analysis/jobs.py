@@ -131,3 +131,57 @@ def run_recommend(spark: SparkSession, args: ReportArgs, policy: sizing.SizingPo
     outcome = run_report(spark, args, step)
     recommendations = sizing.recommend(outcome.data.rows, KIND_QUOTA_KEY, policy)
     return outcome, recommendations
+
+
+@dataclass(frozen=True)
+class WhatIfArgs:
+    inputs: InputArgs
+    proposed: list  # quota records to try
+    current: list | None = None  # quotas in force: replayed too, for the comparison
+
+
+def _whatif_events(spark: SparkSession, inputs: InputArgs, step: Step) -> DataFrame:
+    """Events from ``simulate`` traces, or derived from metric dumps / usage logs."""
+    from spark_analysis import whatif
+
+    files = readers.classify_inputs(inputs.paths, inputs.input_format)
+    traces = [f.path for f in files if f.format == "trace"]
+    if traces and len(traces) != len(files):
+        raise ValidationError("Give either simulate traces or metric dumps to whatif, not both")
+    if traces:
+        step(f"reading {len(traces)} trace(s)")
+        return whatif.load_trace(spark, traces)
+    samples, _, _, _ = load_samples(spark, inputs, step)
+    return whatif.events_from_samples(samples)
+
+
+def _rollup_whatif(rows: list[dict], proposed: list) -> list[dict]:
+    """Sum the per-broker replay rows per entity; attach the proposed effective quota."""
+    merged: dict[tuple, dict] = {}
+    for row in rows:
+        key = tuple(row[c] or None for c in ENTITY_COLUMNS)
+        into = merged.setdefault(key, {**dict(zip(ENTITY_COLUMNS, key)), **{k: 0 for k in row if k not in ENTITY_COLUMNS + ["source"]}})
+        for name, value in row.items():
+            if name in ENTITY_COLUMNS or name == "source" or value is None:
+                continue
+            into[name] = max(into[name] or 0, value) if name.endswith("_max") else (into[name] or 0) + value
+    resolved = quota_io.resolve_entities(proposed, list(merged), KIND_QUOTA_KEY)
+    for key, quota in zip(list(merged), resolved):
+        row = merged[key]
+        row["proposed_quota"] = quota.quota
+        row["throttled_fraction"] = row["throttled_events"] / row["events"] if row["events"] else 0.0
+        if "current_events" in row:
+            row["current_throttled_fraction"] = row["current_throttled_events"] / row["events"] if row["events"] else 0.0
+    return sorted(merged.values(), key=lambda r: (-r["throttled_fraction"], -r["throttle_ms_total"]))
+
+
+def run_whatif(spark: SparkSession, args: WhatIfArgs, step: Step = lambda _: None) -> list[dict]:
+    """Who would be throttled under ``proposed`` (and under ``current``), and by how much."""
+    from spark_analysis import whatif
+
+    events = _whatif_events(spark, args.inputs, step).persist(StorageLevel.MEMORY_AND_DISK)
+    step("replaying proposed quotas")
+    after = whatif.replay_events(spark, events, args.proposed)
+    before = whatif.replay_events(spark, events, args.current) if args.current is not None else None
+    rows = [r.asDict() for r in whatif.compare(before, after).collect()]
+    return _rollup_whatif(rows, args.proposed)

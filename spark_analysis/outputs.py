@@ -19,6 +19,13 @@ from spark_analysis.report import ReportData, entity_label
 from spark_analysis.svg_charts import human_rate
 
 MACHINE_FORMATS = ("json", "csv", "parquet")
+PIPE_WIDTH = 200  # rich uses 80 columns when stdout is not a terminal: too narrow for entity names
+
+
+def _console():
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
 
 
 def _atomic_write(path: str, payload: bytes) -> None:
@@ -72,10 +79,9 @@ def write_rows(rows: list[dict], fmt: str, path: str | None, document: dict | No
 
 def print_summary(data: ReportData, console=None) -> None:
     """Rich tables on stdout: counts, then the top-N entities by throttling and utilisation."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    console = console or _console()
     s = data.summary
     console.print(f"[bold]{s['samples']:,}[/] samples from {len(data.inputs)} file(s), "
                   f"{len(data.rows):,} entities, [bold]{s['malformed_lines']:,}[/] malformed line(s)")
@@ -102,3 +108,26 @@ def _entity_text(entity: dict) -> str:
 def print_lines(lines: Iterable[str]) -> None:
     for line in lines:
         sys.stdout.write(line + "\n")
+
+
+def print_whatif(rows: list[dict], top_n: int, console=None) -> None:
+    """Rich table: who would be throttled under the proposed quotas (and under the current ones)."""
+    from rich.table import Table
+
+    console = console or _console()
+    compared = any("current_events" in r for r in rows)
+    hit = sum(1 for r in rows if r["throttled_events"])
+    console.print(f"[bold]{sum(r['events'] for r in rows):,}[/] events replayed, "
+                  f"[bold]{hit}[/] of {len(rows)} entities would be throttled under the proposed quotas")
+    table = Table(title=f"Top {top_n} by throttling under the proposed quotas", title_justify="left")
+    headers = ["kind", "entity", "proposed quota", "events", "throttled", "throttle ms (sum)", "max ms"]
+    headers += ["throttled now"] if compared else []
+    for name in headers:
+        table.add_column(name, justify="left" if name in ("kind", "entity") else "right")
+    for r in rows[:top_n]:
+        unit = KIND_RATE_UNIT.get(r["kind"], "")
+        cells = [r["kind"], entity_label(r), human_rate(r["proposed_quota"], unit) if r["proposed_quota"] else "unlimited",
+                 f"{r['events']:,}", f"{r['throttled_fraction']:.1%}", f"{r['throttle_ms_total']:,}", f"{r['throttle_ms_max']:,}"]
+        cells += [f"{r.get('current_throttled_fraction', 0):.1%}"] if compared else []
+        table.add_row(*cells, style="red" if r["throttled_events"] else None)
+    console.print(table)

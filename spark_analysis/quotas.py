@@ -53,15 +53,13 @@ def load_quota_file(path: str) -> list[QuotaRecordTuple]:
 
 
 def records_from_store(store) -> list[QuotaRecordTuple]:
-    """Every quota in a kconfigs Store (``describe(MATCH_ALL)``), values as floats."""
+    """Every quota in a kconfigs Store (``describe(MATCH_ALL)``), values as floats; SCRAM
+    credentials and other non-quota configs are left out (``quotafile.desired_from_records``)."""
     from kconfigs.model import MATCH_ALL
+    from kconfigs.quotafile import desired_from_records
 
-    records = []
-    for record in store.describe(MATCH_ALL):
-        quotas = {k: float(v) for k, v in record.configs.items()}
-        if quotas:
-            records.append((dict(record.entity.to_json()), quotas))
-    return records
+    return [(d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
+            for d in desired_from_records(store.describe(MATCH_ALL))]
 
 
 def render_quota_toml(records: Iterable[QuotaRecordTuple], header_lines: Iterable[str] = ()) -> str:

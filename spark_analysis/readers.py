@@ -22,6 +22,7 @@ from spark_analysis import metric_names as names
 from spark_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
 
 FORMATS = ("jmxtool", "prometheus", "usage-log")
+TRACE_HEADER = "time_ms,user,client_id,ip,kind,value"  # kconfigs simulate --trace (what-if only)
 _OUTPUT_COLUMNS = CANONICAL_COLUMNS + ["_bad", "_line"]
 _SNIFF_LINES = 50
 #: usage-log value -> rate factor (docs/usage-log.md): request time is recorded in ns, and
@@ -79,6 +80,8 @@ def sniff_format(path: str) -> str:
         return "jmxtool"
     if lines and lines[0].startswith("{"):
         return "usage-log"
+    if lines and lines[0].replace(" ", "") == TRACE_HEADER:
+        return "trace"
     if lines and (lines[0].startswith("# ") or lines[0].startswith("kafka_") or "{" in lines[0]):
         return "prometheus"
     raise UsageError(f"Cannot tell the format of {path}: use --input-format {'|'.join(FORMATS)}")
@@ -90,7 +93,10 @@ def classify_inputs(paths: list[str], input_format: str | None = None) -> list[D
 
 
 def load_dumps(spark: SparkSession, files: list[DumpFile], jmx_date_format: str | None = None) -> DataFrame:
-    """Union of all files, canonical columns + ``_bad``/``_line``."""
+    """Union of all files, canonical columns + ``_bad``/``_line``. :raises UsageError: for traces."""
+    traces = [f.path for f in files if f.format == "trace"]
+    if traces:
+        raise UsageError(f"{traces[0]} is a simulate trace: only 'kconfigs analyze whatif' replays traces")
     frames = [_load_jmxtool(spark, f.path, jmx_date_format) for f in files if f.format == "jmxtool"]
     prom = [f.path for f in files if f.format == "prometheus"]
     usage = [f.path for f in files if f.format == "usage-log"]

@@ -20,8 +20,8 @@ _STORE_KEYS = ("zookeeper", "bootstrap_server", "bootstrap_controller", "command
 def _input_options(func: Callable) -> Callable:
     options = [
         click.argument("inputs", nargs=-1, required=True, metavar="DUMP..."),
-        click.option("--input-format", type=click.Choice(["jmxtool", "prometheus", "usage-log"]),
-                     help="Format of every input (default: detected per file)."),
+        click.option("--input-format", type=click.Choice(["jmxtool", "prometheus", "usage-log", "trace"]),
+                     help="Format of every input (default: detected per file; trace: whatif only)."),
         click.option("--strict", is_flag=True, help="Fail when any input line is malformed."),
         click.option("--jmx-date-format", metavar="PATTERN",
                      help="JmxTool --date-format pattern of the time column (default: epoch ms, "
@@ -145,6 +145,35 @@ def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile
     data = outcome.data.__class__(**{**outcome.data.__dict__, "recommendations": recs})
     _emit(data, fmt, output_path, html_path, {"recommendations": [asdict(r) for r in recs]})
     click.echo(f"Wrote {len(recs)} recommendation(s) to {write_path}", err=True)
+
+
+@analyze.command("whatif")
+@_input_options
+@click.option("--proposed", "proposed_file", type=click.Path(dir_okay=False), required=True,
+              help="Quota file with the quotas to try.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet"]), default="table",
+              show_default=True)
+@click.option("--output", "output_path", type=click.Path(dir_okay=False), help="File for json/csv/parquet.")
+@click.option("--top", "top_n", default=10, show_default=True, type=click.IntRange(1))
+def whatif_command(proposed_file, fmt, output_path, top_n, **kwargs) -> None:
+    """Replay usage (dumps, usage logs or simulate traces) against proposed quotas.
+
+    Uses enforcement/ per Kafka sensor inside Spark, so a trace gives the same throttles as
+    ``kconfigs simulate``. With --quotas (or a store) the current quotas are replayed too.
+    """
+    from spark_analysis import outputs
+    from spark_analysis import quotas as quota_io
+    from spark_analysis.jobs import InputArgs, WhatIfArgs, run_whatif
+
+    inputs = InputArgs(list(kwargs.pop("inputs")), kwargs.pop("input_format"), kwargs.pop("strict"),
+                       kwargs.pop("jmx_date_format"))
+    args = WhatIfArgs(inputs, quota_io.load_quota_file(proposed_file), _quota_records(kwargs))
+    with _spark(kwargs) as (spark, progress):
+        rows = run_whatif(spark, args, progress.step)
+    if fmt == "table":
+        outputs.print_whatif(rows, top_n)
+    else:
+        outputs.write_rows(rows, fmt, output_path, {"entities": rows})
 
 
 @analyze.command("generate")
