@@ -129,10 +129,30 @@ def apply(file, dry_run, prune, fmt, output, **kwargs) -> None:
     store, records = _read_store(kwargs)
     try:
         plan = build_plan(desired, records, prune=prune)
+        if dry_run and not plan.in_sync:
+            _validate_on_broker(store, plan)
         report = None if dry_run or plan.in_sync else _run_with_progress(store, plan)
     finally:
         store.close()
     _finish(plan, prune, report, output, "Dry run, nothing written: " if dry_run else "")
+
+
+def _validate_on_broker(store, plan) -> None:
+    """A dry run on a Kafka cluster sends the changes with AlterClientQuotas validateOnly, so
+    the controller's own checks run too (e.g. a key that version does not know); other stores
+    have nothing more to check than the file validation already did.
+
+    :raises ValidationError: the broker refused an entity's change.
+    """
+    from kconfigs.errors import PartialFailure, ValidationError
+    from kconfigs.plan import cas_update
+
+    if store.kind != "admin-api":
+        return
+    try:
+        store.alter_many([(item.entity, cas_update(item)) for item in plan.entities], validate_only=True)
+    except PartialFailure as err:  # the admin store's wording says "Altered": nothing was
+        raise ValidationError(f"Dry run refused by the broker (nothing written): {err}") from None
 
 
 def _run_with_progress(store, plan):

@@ -86,3 +86,19 @@ def test_migrate_embedded_to_kraft_and_back_verifies(capsys, kraft_broker, token
     code, _, err = run(capsys, "migrate", "--from", kafka, "--to", f"sqlite://{tmp_path / 'dst.db'}")
     assert code == 0, err
     assert _mine(run(capsys, "export", "--store", str(tmp_path / "dst.db"))[1], token) == quotas
+
+
+def test_dry_run_on_kraft_is_validated_by_the_broker_and_writes_nothing(capsys, kraft_broker, token, tmp_path):
+    good = f'[[quota]]\nentity = {{ user = "{token}" }}\nproducer_byte_rate = 1024\n'
+    (tmp_path / "good.toml").write_text(good)
+    code, out, err = run(capsys, "apply", str(tmp_path / "good.toml"), "--bootstrap-server", kraft_broker.bootstrap,
+                         "--dry-run")
+    assert code == 0, err
+    assert out.startswith(f"+ user-principal '{token}'\n")
+    # producer_ids_rate (KIP-936) passes kconfigs' file check but Kafka 4.x does not know the key
+    (tmp_path / "kip936.toml").write_text(f'[[quota]]\nentity = {{ user = "{token}" }}\nproducer_ids_rate = 5.0\n')
+    code, out, err = run(capsys, "apply", str(tmp_path / "kip936.toml"), "--bootstrap-server",
+                         kraft_broker.bootstrap, "--dry-run")
+    assert code == 1 and out == ""
+    assert "producer_ids_rate" in err and len(err.splitlines()) == 1  # the broker's own refusal
+    assert _mine(run(capsys, "export", "--bootstrap-server", kraft_broker.bootstrap)[1], token) == ""
