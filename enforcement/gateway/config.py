@@ -37,6 +37,15 @@ class GatewayConfig:
     write_buffer_high_bytes: int = 1024 * 1024
     upstream_connect_timeout_ms: int = 10_000
     drain_timeout_ms: int = 30_000
+    #: Kafka's connections.max.idle.ms: no request read and no response written for this long closes
+    connections_max_idle_ms: int = 600_000
+    #: a request whose first byte arrived must be complete within this (clients' request.timeout.ms);
+    #: bounds slowloris clients that dribble a frame byte by byte
+    request_read_timeout_ms: int = 30_000
+    #: open client connections, all listeners (Kafka's max.connections; over it: closed on accept)
+    max_connections: int = 10_000
+    #: open client connections per IP (Kafka's max.connections.per.ip; 0 = no limit)
+    max_connections_per_ip: int = 0
     metadata_splice_threshold_bytes: int = 64 * 1024
     require_authentication: bool = False
     #: quota admin (DescribeClientQuotas/AlterClientQuotas): "auto" = answer from our store when
@@ -64,10 +73,12 @@ class GatewayConfig:
             raise ValidationError("At least one --upstream host:port is required")
         positive = ("max_frame_bytes", "max_preauth_frame_bytes", "max_inflight_requests", "write_buffer_high_bytes",
                     "upstream_connect_timeout_ms", "drain_timeout_ms", "usage_log_window_ms", "quota_window_num",
-                    "quota_window_size_seconds")
+                    "quota_window_size_seconds", "connections_max_idle_ms", "request_read_timeout_ms", "max_connections")
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValidationError(f"Gateway setting {name} must be positive, got {getattr(self, name)}")
+        if self.max_connections_per_ip < 0:
+            raise ValidationError(f"Gateway setting max_connections_per_ip must be >= 0, got {self.max_connections_per_ip}")
         if self.max_preauth_frame_bytes > self.max_frame_bytes:
             raise ValidationError("max_preauth_frame_bytes cannot exceed max_frame_bytes")
         if self.quota_admin not in ("auto", "gateway", "passthrough"):

@@ -41,6 +41,14 @@ class ProtocolViolation(Exception):
     """The peer broke the protocol in a way that ends this connection (logged, not raised on)."""
 
 
+class SlowRequest(ProtocolViolation):
+    """A request frame did not arrive completely within request_read_timeout_ms."""
+
+
+class IdleConnection(Exception):
+    """No request and no response for connections_max_idle_ms (closed quietly, like Kafka)."""
+
+
 @dataclass(frozen=True)
 class Peer:
     ip: str
@@ -71,6 +79,7 @@ class ProxyConnection:
         self.stopping = False
         self._reading_request = False
         self._last_response_ns = 0
+        self.last_active_ms = now_ms()  # last request read or response written (idle rule)
         self._seen_producer_ids: set[int] = set()
         self._client_task: asyncio.Task | None = None
         self.upstream_reader: asyncio.StreamReader | None = None
@@ -143,6 +152,8 @@ class ProxyConnection:
                 await self._handle_request(frame)
         except (MalformedFrame, ProtocolViolation, UnsupportedSasl, asyncio.IncompleteReadError) as err:
             self._log_bad_frame("client", err)
+        except IdleConnection as err:
+            log.info("closing client %s:%d (listener %s): %s", self.peer.ip, self.peer.port, self.peer.listener, err)
         except (ConnectionError, OSError) as err:
             log.debug("client %s:%d connection ended: %s", self.peer.ip, self.peer.port, err)
         except Exception:  # a gateway bug must end this connection only, loudly
@@ -151,13 +162,34 @@ class ProxyConnection:
     async def _read_request(self) -> bytes | None:
         self._reading_request = True
         try:
-            size = await framing.read_size(self.client_reader)
+            size = await self._read_size_unless_idle()
             if size is None:
                 return None
             framing.check_frame_size(size, framing.MIN_REQUEST_FRAME_BYTES, self._request_limit(size))
-            return await self.client_reader.readexactly(size)
+            timeout_ms = self.ctx.config.request_read_timeout_ms
+            try:
+                async with asyncio.timeout(timeout_ms / 1000):  # slowloris: a frame must not dribble forever
+                    frame = await self.client_reader.readexactly(size)
+            except TimeoutError:
+                raise SlowRequest(f"request of {size} bytes not complete within request_read_timeout_ms={timeout_ms}") from None
+            self.last_active_ms = now_ms()
+            return frame
         finally:
             self._reading_request = False
+
+    async def _read_size_unless_idle(self) -> int | None:
+        """The next length prefix, or IdleConnection after connections_max_idle_ms without a
+        request read or a response written (Kafka's idle rule; partial bytes do not count)."""
+        idle_ms = self.ctx.config.connections_max_idle_ms
+        while True:
+            remaining_ms = self.last_active_ms + idle_ms - now_ms()
+            if remaining_ms <= 0:
+                raise IdleConnection(f"idle for connections_max_idle_ms={idle_ms}")
+            try:
+                async with asyncio.timeout(remaining_ms / 1000):
+                    return await framing.read_size(self.client_reader)
+            except TimeoutError:
+                continue  # a response written meanwhile may have moved last_active_ms
 
     def _request_limit(self, size: int) -> int:
         """Kafka limits frames before authentication to 512 KiB (sasl.server.max.receive.size)."""
@@ -274,6 +306,7 @@ class ProxyConnection:
                 frame = await self._handle_response(entry, frame, received_ns)
                 framing.write_frame(self.client_writer, frame)
                 await self.client_writer.drain()
+                self.last_active_ms = now_ms()
         except (MalformedFrame, CorrelationMismatch, ProtocolViolation, asyncio.IncompleteReadError) as err:
             self._log_bad_frame("upstream", err)
         except (ConnectionError, OSError) as err:

@@ -37,6 +37,8 @@ class GatewayStats:
         self._open = Gauge("kconfigs_gateway_open_connections", "Open client connections", ["listener"], registry=self.registry)
         self._accepted = Counter("kconfigs_gateway_connections_accepted", "Accepted client connections", ["listener"], registry=self.registry)
         self._refused = Counter("kconfigs_gateway_connections_throttled", "Connections closed by the IP connection-rate quota", ["listener"], registry=self.registry)
+        self._over_limit = Counter("kconfigs_gateway_connections_over_limit", "Connections closed on accept by max_connections[_per_ip]",
+                                   ["listener", "limit"], registry=self.registry)
         self._throttled = Counter("kconfigs_gateway_throttled_responses", "Responses after which the connection was muted", ["listener"], registry=self.registry)
         self._bad = Counter("kconfigs_gateway_bad_frames", "Connections closed for a malformed frame", ["side"], registry=self.registry)
         self._latency = Histogram("kconfigs_gateway_upstream_latency_seconds", "Upstream round trip per request",
@@ -52,6 +54,9 @@ class GatewayStats:
 
     def connection_refused(self, listener: str) -> None:
         self._refused.labels(listener).inc()
+
+    def connection_over_limit(self, listener: str, limit: str) -> None:
+        self._over_limit.labels(listener, limit).inc()
 
     def throttled(self, listener: str) -> None:
         self._throttled.labels(listener).inc()

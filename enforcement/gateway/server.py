@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +88,9 @@ class Gateway:
         self._expiry_task: asyncio.Task | None = None
         self._usage_task: asyncio.Task | None = None
         self.usage_log = None
+        self._open_per_ip: dict[str, int] = {}  # admitted (not yet closed) connections per client IP
+        self._open_total = 0
+        self._last_limit_log_s = 0.0
 
     @property
     def bootstrap_address(self) -> Address:
@@ -119,6 +123,37 @@ class Gateway:
 
     async def _serve_client(self, reader, writer, upstreams: list[Address], listener: str) -> None:
         ip, port = writer.get_extra_info("peername")[:2]
+        if self._over_connection_limit(ip, listener):
+            writer.close()  # a flood costs a socket for an instant, never a task or an upstream connection
+            return
+        self._open_per_ip[ip] = self._open_per_ip.get(ip, 0) + 1
+        self._open_total += 1
+        try:
+            await self._serve_admitted_client(reader, writer, upstreams, listener, ip, port)
+        finally:
+            self._open_total -= 1
+            remaining = self._open_per_ip.pop(ip) - 1
+            if remaining:
+                self._open_per_ip[ip] = remaining
+
+    def _over_connection_limit(self, ip: str, listener: str) -> bool:
+        """max_connections / max_connections_per_ip (Kafka's max.connections[.per.ip])."""
+        config = self.config
+        if self._open_total >= config.max_connections:
+            reason = "max_connections"
+        elif config.max_connections_per_ip and self._open_per_ip.get(ip, 0) >= config.max_connections_per_ip:
+            reason = "max_connections_per_ip"
+        else:
+            return False
+        self.stats.connection_over_limit(listener, reason)
+        now_s = time.monotonic()
+        if now_s - self._last_limit_log_s >= 10:  # a flood must not flood the log too
+            self._last_limit_log_s = now_s
+            log.warning("refusing connections from %s on %s: %s reached (counted in "
+                        "kconfigs_gateway_connections_over_limit_total)", ip, listener, reason)
+        return True
+
+    async def _serve_admitted_client(self, reader, writer, upstreams: list[Address], listener: str, ip: str, port: int) -> None:
         accept, delay_ms = self.quotas.connection_attempt(ip)
         if accept and delay_ms > 0:
             await asyncio.sleep(delay_ms / 1000)  # broker-wide rate: the acceptor waits, then hands on
