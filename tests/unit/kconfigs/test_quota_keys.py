@@ -121,3 +121,16 @@ def test_numeric_quotas_are_ints_for_long_and_int_keys_and_skip_scram():
                              "SCRAM-SHA-256": "salt=x"})
     assert quotas == {"producer_byte_rate": 1024, "request_percentage": 50.0, "connection_creation_rate": 3}
     assert [type(v) for v in quotas.values()] == [int, float, int]
+
+
+@pytest.mark.parametrize("keys, printed", [
+    # Each "printed" was kafka-configs 2.8.2's own message for --add-config with these keys.
+    (["zzz", "aaa", "foo"], "aaa, foo, zzz"),
+    (["b_x", "Q", "a.b.c", "very-long-config-name", "x1", "A"], "very-long-config-name, A, Q, a.b.c, x1, b_x"),
+    ([f"k{i}x{chr(97 + i)}" for i in range(14)],  # 14 keys: the Scala set has grown to 32 slots
+     "k1xb, k2xc, k3xd, k11xl, k4xe, k10xk, k5xf, k6xg, k7xh, k8xi, k9xj, k13xn, k12xm, k0xa"),
+])
+def test_several_unknown_keys_print_in_scala_hash_set_order_like_kafka(keys, printed):
+    with pytest.raises(ValidationError) as err:
+        check_keys(CLIENT, keys + ["producer_byte_rate"])
+    assert str(err.value) == f"requirement failed: Unknown Dynamic Configuration: HashSet({printed})."
