@@ -58,6 +58,8 @@ class QuotaEntity:
     def __post_init__(self) -> None:
         if self.user is None and self.client_id is None and self.ip is None:
             raise ValidationError("A quota entity needs a user, a client-id or an ip")
+        if "" in (self.user, self.client_id, self.ip):
+            raise ValidationError("An entity name must not be empty (the default entity is named by a default flag)")
         if self.ip is not None and (self.user is not None or self.client_id is not None):
             raise ValidationError(
                 "Invalid quota entity combination, IP entity should not be used with user/client ID entity."

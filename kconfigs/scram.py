@@ -17,7 +17,8 @@ from kconfigs.errors import ValidationError
 
 MIN_ITERATIONS = 4096
 _HASHES = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
-_VALUE = re.compile(r"(?:iterations=([0-9]*),)?password=(.*)", re.DOTALL)
+# No DOTALL: like Java's Pattern, "." stops at a line break, so such a password is refused.
+_VALUE = re.compile(r"(?:iterations=([0-9]*),)?password=(.*)")
 
 
 def random_salt() -> bytes:
