@@ -55,7 +55,7 @@ class QuotaAdmin:
     def _describe(self, request: Any) -> dict:
         response_class = codec.response_class(DESCRIBE_CLIENT_QUOTAS)
         try:
-            entity_filter = EntityFilter(tuple(_component(c) for c in request.components), strict=request.strict)
+            entity_filter = EntityFilter(tuple(_component(c) for c in request.components or ()), strict=request.strict)
             records = self._store.describe(entity_filter)
         except (KconfigsError, ValueError) as err:
             code = INVALID_REQUEST if isinstance(err, (ValidationError, ValueError)) else UNKNOWN_SERVER_ERROR
@@ -69,12 +69,12 @@ class QuotaAdmin:
         response_class = codec.response_class(ALTER_CLIENT_QUOTAS)
         allowed = "*" in self._admin_principals or principal in self._admin_principals
         entries = []
-        for entry in request.entries:
+        for entry in request.entries or ():  # a null array from a hostile client
             code, message = (CLUSTER_AUTHORIZATION_FAILED, f"{principal} may not alter quotas through the gateway") if not allowed else (0, None)
             if allowed:
                 code, message = self._alter_entry(entry, request.validate_only)
             entries.append(response_class.EntryData(error_code=code, error_message=message, entity=[
-                response_class.EntryData.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity]))
+                response_class.EntryData.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity or ()]))
         return {"entries": entries}
 
     def _alter_entry(self, entry: Any, validate_only: bool) -> tuple[int, str | None]:
@@ -82,11 +82,11 @@ class QuotaAdmin:
         from kconfigs.keys import validate_configs
 
         try:
-            entity = QuotaEntity.from_json({e.entity_type: e.entity_name for e in entry.entity})
+            entity = QuotaEntity.from_json({e.entity_type: e.entity_name for e in entry.entity or ()})
 
             def update(current: Mapping[str, str]) -> Mapping[str, str]:
                 new = dict(current)
-                for op in entry.ops:
+                for op in entry.ops or ():
                     if op.remove:
                         new.pop(op.key, None)
                     else:

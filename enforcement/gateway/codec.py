@@ -15,6 +15,8 @@ from typing import Any
 
 from kafka.protocol.schemas import BaseField
 
+from enforcement.gateway.headers import MalformedFrame
+
 API_VERSIONS = 18
 
 
@@ -86,13 +88,13 @@ def throttle_time_is_first_field(api_key: int, version: int) -> bool:
 def decode_response(api_key: int, version: int, frame: bytes | memoryview) -> Any:
     """Decode a whole response frame (header + body, no length prefix).
 
-    :raises ValueError: for unknown APIs or versions above kafka-python's maximum;
-        other exceptions from kafka-python for malformed bytes.
+    :raises ValueError: for unknown APIs; MalformedFrame (a ValueError) for versions above
+        kafka-python's maximum and for malformed bytes.
     """
     cls = response_class(api_key)
     if cls is None:
         raise ValueError(f"no codec for api key {api_key}")
-    return cls[version].decode(bytes(frame), header=True)
+    return _decode(cls, version, frame, "response")
 
 
 def decode_request(api_key: int, version: int, frame: bytes | memoryview) -> Any:
@@ -100,7 +102,18 @@ def decode_request(api_key: int, version: int, frame: bytes | memoryview) -> Any
     cls = request_class(api_key)
     if cls is None:
         raise ValueError(f"no codec for api key {api_key}")
-    return cls[version].decode(bytes(frame), header=True)
+    return _decode(cls, version, frame, "request")
+
+
+def _decode(cls: Any, version: int, frame: bytes | memoryview, side: str) -> Any:
+    """kafka-python raises struct.error, UnicodeDecodeError, IndexError, ValueError ... on hostile
+    bytes (found by fuzzing): all become one MalformedFrame, which closes only that connection.
+    The message names the API and the error type, never the bytes (they may hold credentials)."""
+    try:
+        return cls[version].decode(bytes(frame), header=True)
+    except Exception as err:
+        raise MalformedFrame(f"cannot decode {cls.__name__.removesuffix('Request').removesuffix('Response')} "
+                             f"{side} v{version}: {type(err).__name__}") from None
 
 
 def encode_message(message: Any) -> bytes:

@@ -262,7 +262,7 @@ class ProxyConnection:
             self.sasl.on_handshake_request(request.mechanism, prefix.api_version)
         elif key == versions.SASL_AUTHENTICATE:
             request = codec.decode_request(key, prefix.api_version, frame)
-            self.sasl.on_authenticate_request(bytes(request.auth_bytes))
+            self.sasl.on_authenticate_request(bytes(request.auth_bytes or b""))  # null bytes: a hostile client
         elif key == versions.PRODUCE:
             return self._observe_produce(prefix, frame, entry)
         return True
