@@ -183,8 +183,9 @@ def _pair_delete_writes(store, deletes: list, present: set[str], wait: "_Waiter"
     parents: dict = {}
     for entity, _, _ in deletes:
         user_path, clients_path = _deep_parents(entity)
-        parents.setdefault(clients_path, store.client.exists_async(clients_path))
-        parents.setdefault(user_path, store.client.get_async(user_path))
+        if clients_path not in parents:  # one read per parent, however many of its entities go
+            parents[clients_path] = store.client.exists_async(clients_path)
+            parents[user_path] = store.client.get_async(user_path)
     children_left: dict[str, int] = {}
     writes = []
     for entity, update, stat in deletes:
