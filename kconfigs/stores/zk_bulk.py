@@ -93,7 +93,7 @@ def _existing_paths(store, entities: list[QuotaEntity]) -> set[str]:
 
 
 def _run_wave(store, wave, present: set[str], outcome: _Outcome, group: int) -> None:
-    wait = _Waiter(store.settings.hosts, time.monotonic() + store.settings.connect_timeout_s)
+    wait = _Waiter(store.settings.hosts, time.monotonic() + store.settings.session_timeout_s)
     reads = [(e, u, _start_read(store, _znode(e), present)) for e, u in wave]
     writes, retry, pair_deletes = [], [], []
     for entity, update, pending in reads:
@@ -114,13 +114,24 @@ def _run_wave(store, wave, present: set[str], outcome: _Outcome, group: int) -> 
             pair_deletes.append((entity, update, stat))
         else:
             writes.append((entity, update, new, _ops(store, entity, stat, new, present)))
+    if outcome.lost:
+        return _not_sent(writes + pair_deletes, outcome, wait.hosts)
     commits = [(chunk, _commit_group(store, chunk)) for chunk in _chunks(writes, group)]
-    if pair_deletes and not outcome.lost:  # after the writes above: ZooKeeper keeps the order
+    if pair_deletes:  # their parent reads go after the writes above (one session keeps order)
         pair_writes = _pair_delete_writes(store, pair_deletes, present, wait, outcome)
-        commits += [(chunk, _commit_group(store, chunk)) for chunk in _chunks(pair_writes, group)]
+        if outcome.lost:
+            _not_sent(pair_writes, outcome, wait.hosts)
+        else:
+            commits += [(chunk, _commit_group(store, chunk)) for chunk in _chunks(pair_writes, group)]
     _collect(commits, retry, outcome, wait)
     if not outcome.lost:
         _redo_synchronously(store, retry, outcome)
+
+
+def _not_sent(items: list, outcome: _Outcome, hosts: str) -> None:
+    """The connection went before these were sent: they were not written."""
+    lost = StoreUnavailable(f"Lost the connection to ZooKeeper at {hosts}")
+    outcome.failed.extend((item[0], lost) for item in items)
 
 
 def _start_read(store, path: str, present: set[str]):
