@@ -83,7 +83,7 @@ def print_summary(data: ReportData, console=None) -> None:
 
     console = console or _console()
     s = data.summary
-    console.print(f"[bold]{s['samples']:,}[/] samples from {len(data.inputs)} file(s), "
+    console.print(f"[bold]{s['rate_samples']:,}[/] rate samples from {len(data.inputs)} file(s), "
                   f"{len(data.rows):,} entities, [bold]{s['malformed_lines']:,}[/] malformed line(s)")
     table = Table(title=f"Top {data.top_n} entities", title_justify="left")
     for name in ("kind", "entity", "p50", "p95", "p99", "max", "quota", "p99/quota", "throttled"):

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from html import escape
 
 from spark_analysis import svg_charts
-from spark_analysis.kinds import KIND_RATE_UNIT
+from spark_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT
+
+_KEY_UNIT = {key: KIND_RATE_UNIT[kind] for kind, key in KIND_QUOTA_KEY.items()}
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#0f172a;background:#f8fafc}
@@ -67,7 +69,7 @@ def _cards(data: ReportData) -> str:
     s = data.summary
     throttled = sum(1 for r in data.rows if r.get("throttled_samples"))
     over = sum(1 for r in data.rows if (r.get("util_p99_pct") or 0) >= 80)
-    cards = [("samples", f"{s.get('samples', 0):,}", False), ("entities", f"{len(data.rows):,}", False),
+    cards = [("rate samples", f"{s.get('rate_samples', 0):,}", False), ("entities", f"{len(data.rows):,}", False),
              ("throttled entities", f"{throttled:,}", throttled > 0), ("p99 ≥ 80 % of quota", f"{over:,}", over > 0),
              ("idle quotas", f"{len(data.idle):,}", False), ("malformed lines", f"{s.get('malformed_lines', 0):,}", s.get("malformed_lines", 0) > 0)]
     items = "".join(f'<div class="card{" warn" if warn else ""}"><div class="v">{v}</div><div class="k">{escape(k)}</div></div>' for k, v, warn in cards)
@@ -118,7 +120,8 @@ def render_html(data: ReportData) -> str:
     """The whole page as one string."""
     s = data.summary
     heat = svg_charts.heat_map(data.heat_rows, data.heat_buckets_ms, "throttled share of samples per time bucket") if data.heat_rows else '<p class="sub">no entity was throttled</p>'
-    idle_rows = [[entity_label({"user": i["entity"].get("user"), "client_id": i["entity"].get("client-id"), "ip": i["entity"].get("ip")}), i["key"], f"{i['quota']:g}"] for i in data.idle]
+    idle_rows = [[entity_label({"user": i["entity"].get("user"), "client_id": i["entity"].get("client-id"), "ip": i["entity"].get("ip")}),
+                  i["key"], svg_charts.human_rate(i["quota"], _KEY_UNIT.get(i["key"], ""))] for i in data.idle]
     recs = [[r.kind, entity_label({"user": r.entity.get("user"), "client_id": r.entity.get("client-id"), "ip": r.entity.get("ip")}),
              r.key, "unlimited" if r.current is None else f"{r.current:g}", f"{r.recommended:g}", r.reason] for r in data.recommendations]
     sections = [

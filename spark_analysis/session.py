@@ -77,6 +77,10 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
     find_java()
     from pyspark.sql import SparkSession
 
+    active = SparkSession.getActiveSession()
+    if active is not None:  # embedded use (tests, notebooks): borrow it and leave it running
+        yield active
+        return
     with tempfile.TemporaryDirectory(prefix="kconfigs-spark-") as scratch:
         log4j = _write_log4j2(scratch, options.verbose)
         java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"

@@ -79,10 +79,10 @@ def recommend_one(row: Mapping, key: str, policy: SizingPolicy) -> Recommendatio
     if current is not None and throttled > policy.censored_threshold:
         if current * policy.step_up > value:
             value, reason = current * policy.step_up, f"throttled {throttled:.1%}: demand censored, current × {policy.step_up:g}"
-    floor = policy.floors.get(row["kind"], 0.0)
-    if value < floor:
-        value, reason = floor, f"floor {floor:g}"
     value = roundup_nice(value)
+    floor = policy.floors.get(row["kind"], 0.0)
+    if value < floor:  # after rounding: the floor is exact (1 MiB/s, not 1.1 MB/s)
+        value, reason = floor, f"floor {floor:g}"
     if key in WHOLE_NUMBER_KEYS:
         value = float(math.ceil(value))
     if current is not None and observed < policy.over_provisioned_ratio * current:

@@ -64,9 +64,9 @@ def line_chart(points: list[dict], quota: float | None, unit: str, title: str, w
         value = y_max * i / 4
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(value):.1f}" y2="{y(value):.1f}" class="grid"/>')
         parts.append(f'<text x="{left - 6}" y="{y(value) + 4:.1f}" class="axis" text-anchor="end">{escape(human_rate(value, unit))}</text>')
-    for i in range(4):
+    for i, anchor in enumerate(("start", "middle", "middle", "end")):  # ends stay inside the box
         ts = x0 + (x1 - x0) * i / 3
-        parts.append(f'<text x="{x(ts):.1f}" y="{height - 12}" class="axis" text-anchor="middle">{escape(_time_label(ts, x1 - x0))}</text>')
+        parts.append(f'<text x="{x(ts):.1f}" y="{height - 12}" class="axis" text-anchor="{anchor}">{escape(_time_label(ts, x1 - x0))}</text>')
     if points:
         band = [f"{x(p['bucket_ms']):.1f},{y(p['rate_max'] or 0):.1f}" for p in points]
         base = [f"{x(p['bucket_ms']):.1f},{y(0):.1f}" for p in reversed(points)]
@@ -94,7 +94,7 @@ def _heat_color(fraction: float) -> str:
 
 def heat_map(rows: list[tuple[str, list[float | None]]], bucket_starts_ms: list[int], title: str, width: int = 900) -> str:
     """Entities (rows) × time buckets (columns), colour = throttled fraction of samples."""
-    label_w, top, cell_h = 230, 30, 18
+    label_w, top, cell_h = 320, 30, 18
     columns = max(len(bucket_starts_ms), 1)
     cell_w = (width - label_w - 10) / columns
     height = top + cell_h * len(rows) + 30
@@ -103,15 +103,16 @@ def heat_map(rows: list[tuple[str, list[float | None]]], bucket_starts_ms: list[
     span = (bucket_starts_ms[-1] - bucket_starts_ms[0]) if len(bucket_starts_ms) > 1 else 1
     for r, (label, fractions) in enumerate(rows):
         y = top + r * cell_h
-        parts.append(f'<text x="{label_w - 8}" y="{y + 13}" class="axis" text-anchor="end">{escape(label[:34])}</text>')
+        parts.append(f'<text x="{label_w - 8}" y="{y + 13}" class="axis" text-anchor="end">{escape(label if len(label) <= 50 else label[:49] + "…")}</text>')
         for c, fraction in enumerate(fractions):
             shown = "no data" if fraction is None else f"{fraction:.0%} throttled"
             fill = "#ffffff" if fraction is None else _heat_color(fraction)
             tip = f"{label} @ {_time_label(bucket_starts_ms[c], span)}: {shown}"
             parts.append(f'<rect x="{label_w + c * cell_w:.1f}" y="{y}" width="{max(cell_w - 1, 1):.1f}" height="{cell_h - 2}" fill="{fill}" class="heat-cell"><title>{escape(tip)}</title></rect>')
-    for i in range(4):
+    for i, anchor in enumerate(("start", "middle", "middle", "end")):
         index = min(round((columns - 1) * i / 3), len(bucket_starts_ms) - 1)
         if index >= 0:
-            parts.append(f'<text x="{label_w + index * cell_w:.1f}" y="{height - 10}" class="axis">{escape(_time_label(bucket_starts_ms[index], span))}</text>')
+            x = label_w + (index + (1 if anchor == "end" else 0)) * cell_w
+            parts.append(f'<text x="{x:.1f}" y="{height - 10}" class="axis" text-anchor="{anchor}">{escape(_time_label(bucket_starts_ms[index], span))}</text>')
     parts.append("</svg>")
     return "".join(parts)

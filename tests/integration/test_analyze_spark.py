@@ -1,0 +1,315 @@
+"""``kconfigs analyze`` on a real local Spark: readers on fixture dumps in each real format, report
+numbers against an independent plain-Python computation, what-if against ``kconfigs simulate``,
+recommendations that ``kconfigs.quotafile`` reads back, errors, and the HTML report in Chromium.
+
+One SparkSession serves the whole module (Spark start-up is slow on 2 cores); the CLI commands
+run in-process and borrow it (``spark_analysis.session`` reuses an active session).
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from kconfigs.cli import main
+from spark_analysis.generate import GeneratorSpec, generate
+from spark_analysis.session import SessionOptions, spark_session
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dumps"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    with spark_session(SessionOptions(master="local[2]", shuffle_partitions=2)) as session:
+        yield session
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    """Run ``kconfigs`` in-process; (exit code, stdout, stderr)."""
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _rows(spark, *names: str) -> list[dict]:
+    from spark_analysis import readers
+
+    files = readers.classify_inputs([str(FIXTURES / n) for n in names])
+    return [r.asDict() for r in readers.load_dumps(spark, files).collect()]
+
+
+# ---- readers on fixture files ----------------------------------------------------------------
+
+
+def test_jmxtool_reader_decodes_users_java_numbers_quoted_ids_and_counts_bad_rows(spark):
+    rows = _rows(spark, "broker-1.jmx.csv", "broker-2.jmx.csv")
+    bad = [r for r in rows if r["_bad"]]
+    assert len(bad) == 2 and bad[0]["_line"].startswith("1714557630000")  # short row; "oops" cell
+    good = [r for r in rows if not r["_bad"]]
+    bob = sorted((r["ts_ms"], r["rate"]) for r in good if r["client_id"] == "etl,nightly" and r["kind"] == "produce" and r["rate"] is not None)
+    assert bob == [(1714557600000, 1.0e7), (1714557610000, 1.2e7), (1714557620000, 9.5e6)]
+    alice = {r["user"] for r in good if r["kind"] == "fetch" and r["source"] == "broker-1"}
+    assert alice == {"CN=alice,OU=eng"}
+    nan_throttle = [r["throttle_ms"] for r in good if r["kind"] == "fetch" and r["source"] == "broker-1" and r["throttle_ms"] is not None]
+    assert nan_throttle == [0.0, 0.0, 0.0]  # NaN = not throttled
+    dated = sorted(r["ts_ms"] for r in good if r["source"] == "broker-2" and r["kind"] == "fetch" and r["rate"] is not None)
+    assert dated == [1714557600000, 1714557610000]  # --date-format "yyyy-MM-dd HH:mm:ss", UTC
+    assert not any(r["kind"] is None for r in good)  # queue-size column ignored, not malformed
+
+
+def test_prometheus_reader_handles_the_three_jmx_exporter_schemes(spark):
+    rows = _rows(spark, "confluent.prom", "jmx-exporter-example.prom", "default-naming.prom")
+    bad = [r["_line"] for r in rows if r["_bad"]]
+    assert len(bad) == 2 and "not-a-number" in bad[0]
+    good = [r for r in rows if not r["_bad"]]
+    confluent = sorted((r["ts_ms"], r["rate"]) for r in good if r["user"] == "CN=alice,OU=eng" and r["kind"] == "produce" and r["rate"])
+    assert confluent == [(1714557600000, 1048310.2), (1714557615000, 1049002.9)]
+    assert {r["source"] for r in good if r["user"] == "bob"} == {"b1:7071"}
+    quirk = [r for r in good if r["user"] == "carol" and r["kind"] == "produce"]
+    assert [(r["client_id"], r["rate"]) for r in quirk] == [("app-9", 7000.0)]  # resource="Produce, user=carol"
+    assert [r["ip"] for r in good if r["kind"] == "connection"] == ["10.0.0.8"]  # listener-level series dropped
+    dave = {r["kind"]: r for r in good if r["user"] == "dave"}
+    assert dave["fetch"]["throttle_ms"] == 7.0 and dave["controller_mutation"]["rate"] == 1.5
+    assert dave["produce"]["ts_ms"] == int(os.path.getmtime(FIXTURES / "default-naming.prom") * 1000)
+
+
+def test_usage_log_reader_turns_windows_into_rates_and_counts_malformed_lines(spark):
+    rows = _rows(spark, "gateway-usage.jsonl")
+    assert sum(r["_bad"] for r in rows) == 3
+    good = {(r["kind"], r["ts_ms"]): r for r in rows if not r["_bad"]}
+    assert good[("produce", 1714557601000)]["rate"] == 3145728.0 and good[("produce", 1714557601000)]["throttle_ms"] == 250
+    # 50 ms of thread time in a 2 s window = 2.5 % of one thread
+    assert good[("request", 1714557600000)]["rate"] == pytest.approx(2.5)
+    assert good[("connection", 1714557600000)]["ip"] == "10.0.0.7"
+
+
+# ---- report numbers against plain Python -----------------------------------------------------
+
+
+def _plain_python_stats(directory: Path) -> dict:
+    """Independent of spark_analysis: Kafka system-test header split, float(), nearest rank."""
+    series = collections.defaultdict(lambda: {"rate": [], "throttle": []})
+    for path in sorted(directory.glob("broker-*.jmx.csv")):
+        lines = path.read_text().splitlines()
+        keys = lines[0].strip()[1:-1].split('","')[1:]
+        for line in lines[1:]:
+            for key, cell in zip(keys, line.split(",")[1:]):
+                object_name, attribute = key.rsplit(":", 1)
+                tags = dict(p.split("=", 1) for p in object_name.split(":", 1)[1].split(","))
+                entity = (tags["type"].lower(), urllib.parse.unquote(tags["user"]) if "user" in tags else None, tags.get("client-id"))
+                bucket = series[(entity, path.name)]["rate" if attribute == "byte-rate" else "throttle"]
+                bucket.append(float(cell))
+    stats = {}
+    for (entity, _broker), values in series.items():
+        rates = sorted(values["rate"])
+        ranks = {f"p{round(p * 100)}": rates[math.ceil(p * len(rates)) - 1] for p in (0.5, 0.95, 0.99)}
+        throttled = sum(1 for t in values["throttle"] if not math.isnan(t) and t > 0)
+        entry = stats.setdefault(entity, {"p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 0.0, "n": 0, "throttled": 0})
+        for name, value in {**ranks, "max": rates[-1]}.items():
+            entry[name] = max(entry[name], value)
+        entry["n"] += len(values["throttle"])
+        entry["throttled"] += throttled
+    return stats
+
+
+def _quota_lookup(quota_file: Path) -> dict:
+    from kconfigs.quotafile import parse_quota_text
+
+    table = {}
+    for item in parse_quota_text(quota_file.read_text()):
+        entity = item.entity.to_json()
+        if set(entity) == {"user", "client-id"}:
+            for key, value in item.quotas.items():
+                table[({"producer_byte_rate": "produce", "consumer_byte_rate": "fetch"}[key], entity["user"], entity["client-id"])] = value
+    return table
+
+
+def test_report_numbers_match_an_independent_plain_python_computation(spark, capsys, tmp_path):
+    generate(GeneratorSpec(samples=6000, out_dir=str(tmp_path), fmt="jmxtool", entities=6, brokers=2))
+    out = tmp_path / "report.json"
+    code, _, err = run_cli(capsys, "analyze", "report", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
+                           "--format", "json", "--output", str(out), "--no-progress")
+    assert code == 0, err
+    document = json.loads(out.read_text())
+    expected, quotas = _plain_python_stats(tmp_path), _quota_lookup(tmp_path / "quotas.toml")
+    assert len(document["entities"]) == len(expected) == 12
+    for row in document["entities"]:
+        want = expected[(row["kind"], row["user"], row["client_id"])]
+        for name in ("p50", "p95", "p99", "max"):
+            assert row[name] == pytest.approx(want[name], rel=1e-12), (row, name)
+        assert row["throttled_fraction"] == pytest.approx(want["throttled"] / want["n"])
+        quota = quotas.get((row["kind"], row["user"], row["client_id"]))  # level 1 or unlimited
+        assert row["quota"] == quota
+        assert row["util_p99_pct"] == (None if quota is None else pytest.approx(want["p99"] / quota * 100))
+    idle = {json.dumps(i["entity"], sort_keys=True) for i in document["idle_quotas"]}
+    assert idle == {'{"user": "retired-team"}', '{"client-id": "old-batch"}'}
+
+
+def test_strict_fails_on_malformed_lines_and_a_dump_without_quota_metrics_is_one_line(spark, capsys, tmp_path):
+    code, out, err = run_cli(capsys, "analyze", "report", str(FIXTURES / "gateway-usage.jsonl"), "--strict", "--no-progress")
+    assert code == 1 and out == "" and err.startswith("3 malformed line(s) (--strict)") and err.count("\n") == 1
+    jvm_only = tmp_path / "jvm.prom"
+    jvm_only.write_text('# TYPE jvm_threads gauge\njvm_threads{area="x"} 12 1714557600000\n')
+    code, out, err = run_cli(capsys, "analyze", "report", str(jvm_only), "--no-progress")
+    assert code == 1 and err.startswith("No quota metrics in the input") and err.count("\n") == 1
+
+
+def test_bad_input_path_is_one_line_before_spark_starts(capsys):
+    code, out, err = run_cli(capsys, "analyze", "report", "/nonexistent/dump.csv")
+    assert (code, out, err) == (1, "", "Input path not found: /nonexistent/dump.csv\n")
+
+
+def test_missing_java_is_one_line():
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = os.path.dirname(sys.executable)
+    result = subprocess.run([sys.executable, "-m", "kconfigs", "analyze", "report", str(FIXTURES / "confluent.prom")],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == "Java not found: Spark needs Java 17+ (install it or set JAVA_HOME)\n"
+
+
+# ---- recommendations and what-if -------------------------------------------------------------
+
+
+def test_recommend_writes_a_quota_file_kconfigs_reads_with_throttled_entities_stepped_up(spark, capsys, tmp_path):
+    from kconfigs.quotafile import parse_quota_text
+
+    generate(GeneratorSpec(samples=4000, out_dir=str(tmp_path), fmt="usage-log", entities=4))
+    target = tmp_path / "recommended.toml"
+    code, _, err = run_cli(capsys, "analyze", "recommend", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
+                           "--write", str(target), "--format", "json", "--output", str(tmp_path / "r.json"), "--no-progress")
+    assert code == 0 and "Wrote 8 recommendation(s)" in err
+    recommended = {(d.entity.user, d.entity.client_id): d.quotas for d in parse_quota_text(target.read_text())}
+    truth = json.loads((tmp_path / "truth.json").read_text())["entities_truth"]
+    for row in truth:
+        value = recommended[(row["user"], row["client_id"])][{"produce": "producer_byte_rate", "fetch": "consumer_byte_rate"}[row["kind"]]]
+        assert isinstance(value, int) and value >= max(row["p99"] * 1.25 - 1, 1048576)  # -1: the log holds whole bytes
+        if row["quota"] and row["throttled_fraction"] > 0.01:
+            assert value >= row["quota"] * 1.5  # censored demand: stepped up from the current quota
+
+
+# Named entities only: kconfigs simulate's quota-file reader (commands/resolve.py) takes
+# "<default>" for defaults while kconfigs.quotafile takes { default = true }.
+PROPOSED = """
+[[quota]]
+entity = { user = "user-0003" }
+producer_byte_rate = 300000
+
+[[quota]]
+entity = { client-id = "app-0001" }
+consumer_byte_rate = 200000
+
+[[quota]]
+entity = { user = "user-0002", client-id = "app-0002" }
+producer_byte_rate = 100000
+request_percentage = 5.0
+
+[[quota]]
+entity = { ip = "10.0.0.1" }
+connection_creation_rate = 10
+"""
+
+
+def _trace_with_requests_and_connections(directory: Path) -> Path:
+    generate(GeneratorSpec(samples=3000, out_dir=str(directory), fmt="trace", entities=4, interval_ms=1000))
+    trace = directory / "trace.csv"
+    start = 1_714_557_600_000
+    with trace.open("a") as handle:
+        for i in range(300):  # 300 connections in 1.5 s; a burst of 10/s × (11 - 1) s = 100 passes (§5)
+            handle.write(f"{start + i * 5},,,10.0.0.1,connection,\n")
+        for i in range(40):  # 40 ms of thread time every 100 ms = 40 % of a thread, quota 5 %;
+            # after the produce/fetch events (simulate wants each client's times in order)
+            handle.write(f"{start + 400_000 + i * 100},user-0002,app-0002,,request,40000000\n")
+    return trace
+
+
+def _simulate_totals(path: Path) -> dict:
+    totals = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
+    with path.open() as handle:
+        for row in csv.DictReader(handle):
+            key = (row["kind"], row["user"] or None, row["client_id"] or None, row["ip"] or None)
+            total, throttle_ms = totals[key], int(row["throttle_ms"])
+            total[0] += 1
+            total[1] += throttle_ms > 0
+            total[2] += throttle_ms
+            total[3] = max(total[3], throttle_ms)
+            total[4] += row["accepted"] == "false"
+    return dict(totals)
+
+
+def test_whatif_in_spark_equals_kconfigs_simulate_on_the_same_trace(spark, capsys, tmp_path):
+    trace = _trace_with_requests_and_connections(tmp_path)
+    proposed = tmp_path / "proposed.toml"
+    proposed.write_text(PROPOSED)
+    code, _, err = run_cli(capsys, "simulate", "--trace", str(trace), "--quotas", str(proposed), "--out", str(tmp_path / "sim.csv"))
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "analyze", "whatif", str(trace), "--proposed", str(proposed), "--format", "json",
+                           "--output", str(tmp_path / "whatif.json"), "--no-progress")
+    assert code == 0, err
+    expected = _simulate_totals(tmp_path / "sim.csv")
+    rows = json.loads((tmp_path / "whatif.json").read_text())["entities"]
+    got = {(r["kind"], r["user"], r["client_id"], r["ip"]): [r["events"], r["throttled_events"], r["throttle_ms_total"],
+                                                            r["throttle_ms_max"], r["dropped"]] for r in rows}
+    assert got == expected
+    assert got[("connection", None, None, "10.0.0.1")][4] > 0 and got[("request", "user-0002", "app-0002", None)][1] > 0
+
+
+# ---- outputs: machine formats, quiet Spark, HTML in Chromium ---------------------------------
+
+
+def test_csv_and_parquet_outputs_carry_the_entity_rows(spark, capsys, tmp_path):
+    import pandas as pd
+
+    code, out, _ = run_cli(capsys, "analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "csv", "--no-progress")
+    assert code == 0 and out.splitlines()[0].startswith("kind,user,client_id,ip,samples,p50,p95,p99,max")
+    parquet = tmp_path / "rows.parquet"
+    code, _, err = run_cli(capsys, "analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "parquet",
+                           "--output", str(parquet), "--no-progress")
+    frame = pd.read_parquet(parquet)
+    assert code == 0 and len(frame) == len(out.splitlines()) - 1 and set(frame["kind"]) == {"produce", "request"}
+
+
+def test_a_separate_process_runs_spark_quietly():
+    result = subprocess.run([sys.executable, "-m", "kconfigs", "analyze", "report", str(FIXTURES / "confluent.prom"),
+                             "--master", "local[1]", "--format", "json", "--no-progress"],
+                            capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no log4j, no JVM notes, no pandas warnings
+    assert json.loads(result.stdout)["summary"]["rate_samples"] == 6
+
+
+def test_html_report_opens_in_headless_chromium_with_its_charts(spark, capsys, tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "chromium must be installed (.ci/setup-test-env installs it)"
+    generate(GeneratorSpec(samples=20000, out_dir=str(tmp_path), fmt="jmxtool", entities=10))
+    html = tmp_path / "report.html"
+    code, _, err = run_cli(capsys, "analyze", "report", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
+                           "--html", str(html), "--format", "json", "--output", str(tmp_path / "r.json"), "--no-progress")
+    assert code == 0, err
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,2400"]
+    png = tmp_path / "report.png"
+    shot = subprocess.run([chromium, *flags, f"--screenshot={png}", html.as_uri()], capture_output=True, timeout=120)
+    dom = subprocess.run([chromium, *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120)
+    assert shot.returncode == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 60_000  # a blank page is a few KB; charts and tables are not
+    assert dom.stdout.count('class="chart line-chart"') == 6
+    assert dom.stdout.count('class="quota-line"') >= 1 and 'class="chart heat-map"' in dom.stdout
+    assert dom.stdout.count('class="heat-cell"') > 100
+    if os.environ.get("KCONFIGS_KEEP_SCREENSHOT"):
+        shutil.copy(png, os.environ["KCONFIGS_KEEP_SCREENSHOT"])
