@@ -76,6 +76,11 @@ class ProxyConnection:
             self.sasl.principal, self.sasl.authenticated = peer.tls_principal, True
         self.established = self.sasl.authenticated
         self.muted_until_ms = 0
+        #: requests forwarded whose response may carry a throttle; while any is outstanding the
+        #: next request is held (Kafka reads one request per connection at a time)
+        self._quota_bound_inflight = 0
+        self._quota_bound_clear = asyncio.Event()
+        self._quota_bound_clear.set()
         self.stopping = False
         self._reading_request = False
         self._last_response_ns = 0
@@ -148,6 +153,7 @@ class ProxyConnection:
                 frame = await self._read_request()
                 if frame is None:
                     return
+                await self._quota_bound_clear.wait()
                 await self._hold_while_muted()
                 await self._handle_request(frame)
         except (MalformedFrame, ProtocolViolation, UnsupportedSasl, asyncio.IncompleteReadError) as err:
@@ -227,6 +233,7 @@ class ProxyConnection:
         entry.context["handling_ns"] = time.perf_counter_ns() - started_ns
         if expects_response:
             await self.inflight.push(entry)
+            self._bind_to_quota(prefix, entry)
         entry.sent_ns = time.perf_counter_ns()
         framing.write_frame(self.upstream_writer, frame)
         await self.upstream_writer.drain()
@@ -287,6 +294,32 @@ class ProxyConnection:
         self._mute(throttle_ms)
         return False
 
+    def _bind_to_quota(self, prefix: RequestPrefix, entry: InflightRequest) -> None:
+        """Mark a request whose response may throttle this connection.
+
+        A broker mutes a connection from reading a request until its response is sent (one request
+        per connection at a time), so a throttle always applies from the very next request. The
+        gateway pipelines, but for a request some quota could throttle it waits for the response
+        first: otherwise a client that pipelines (librdkafka keeps up to 1e6 requests in flight)
+        would get requests through before the throttle is known and overshoot the quota.
+        Requests that no quota can throttle stay pipelined.
+        """
+        key = prefix.api_key
+        kinds = ("produce",) if key == versions.PRODUCE else ("fetch",) if key == FETCH else ()
+        if key not in EXEMPT_APIS:
+            kinds += ("request",)
+        if "producer_id_throttle_ms" in entry.context or self.ctx.quotas.may_throttle(self.principal, prefix.client_id, kinds):
+            entry.context["quota_bound"] = True
+            self._quota_bound_inflight += 1
+            self._quota_bound_clear.clear()
+
+    def _release_quota_bound(self, entry: InflightRequest) -> None:
+        """Called once the response (and any mute it caused) has been handled."""
+        if entry.context.get("quota_bound"):
+            self._quota_bound_inflight -= 1
+            if self._quota_bound_inflight == 0:
+                self._quota_bound_clear.set()
+
     def _mute(self, throttle_ms: int) -> None:
         if throttle_ms > 0:
             self.muted_until_ms = max(self.muted_until_ms, now_ms() + throttle_ms)
@@ -304,6 +337,7 @@ class ProxyConnection:
                     return
                 entry = self.inflight.pop_if_any(parse_response_correlation_id(frame))
                 frame = await self._handle_response(entry, frame, received_ns)
+                self._release_quota_bound(entry)
                 framing.write_frame(self.client_writer, frame)
                 await self.client_writer.drain()
                 self.last_active_ms = now_ms()

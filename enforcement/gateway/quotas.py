@@ -60,6 +60,13 @@ class QuotaGate:
         users = self._producer_id_users
         return bool(self._enforce_producer_ids and self._enforcer is not None and users and (user in users or None in users))
 
+    def may_throttle(self, user: str, client_id: str | None, kinds: tuple[str, ...]) -> bool:
+        """Whether a finite quota of one of ``kinds`` ("produce", "fetch", "request") applies."""
+        if self._enforcer is None:
+            return False
+        snapshot, client_id = self._enforcer.snapshot, client_id or ""
+        return any(snapshot.resolve(user, client_id, _KIND_KEYS[kind]).value is not None for kind in kinds)
+
     def on_produce(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
         return self._charge("produce", user, client_id, ip, nbytes, lambda e, now: e.record_produce(user, client_id or "", nbytes, now))
 
