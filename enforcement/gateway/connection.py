@@ -103,7 +103,11 @@ class ProxyConnection:
         self._client_task = asyncio.create_task(self._client_to_upstream())
         upstream_task = asyncio.create_task(self._upstream_to_client())
         try:
-            await asyncio.wait({self._client_task, upstream_task}, return_when=asyncio.FIRST_COMPLETED)
+            done, _pending = await asyncio.wait({self._client_task, upstream_task}, return_when=asyncio.FIRST_COMPLETED)
+            if self.stopping and upstream_task not in done:
+                # SIGTERM stopped the client side on purpose: the responses still in flight must
+                # reach the client (drain_and_close closes the writers once they have, or on timeout)
+                await upstream_task
         finally:
             for task in (self._client_task, upstream_task):
                 task.cancel()
