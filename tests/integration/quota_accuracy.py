@@ -17,6 +17,13 @@ least-squares line through the cumulative-bytes series up to the end of the floo
 from __future__ import annotations
 
 CLIENT_SERIES_INTERVAL_MS = 250
+#: per client: below what each client can push through the gateway on a shared 2-core machine
+#: (kafka-python tops out near 0.9 MB/s of 1 KiB messages here), so the quota, not the client,
+#: sets the rate
+QUOTAS_BYTES_PER_SEC = {"kafka-python": 400_000, "librdkafka": 1_000_000}
+#: Kafka quota.window.num for these runs (samples of 1 s): burst allowance Q·(N−1)·W = 1 s of quota
+WINDOW_NUM = 2
+FLOOD_S = 25
 
 # argv: bootstrap topic client_id seconds. Prints {"start_ms", "loop_end_ms", "series", "throttle_max_ms"}.
 KAFKA_PYTHON_FLOOD = r'''

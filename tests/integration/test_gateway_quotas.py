@@ -26,15 +26,11 @@ import uuid
 import pytest
 
 from tests.integration.gateway_support import GatewayThread, TansuProcess, read_usage, run_client_script
-from tests.integration.quota_accuracy import CONFLUENT_FLOOD, FLOODS, steady_rate, steady_window, usage_series
+from tests.integration.quota_accuracy import (
+    CONFLUENT_FLOOD, FLOOD_S, FLOODS, QUOTAS_BYTES_PER_SEC, WINDOW_NUM, steady_rate, steady_window, usage_series,
+)
 
 pytestmark = pytest.mark.integration
-#: per client: below what each client can push through the gateway on a shared 2-core machine
-#: (kafka-python tops out near 0.9 MB/s of 1 KiB messages here), so the quota, not the client,
-#: sets the rate
-QUOTAS_BYTES_PER_SEC = {"kafka-python": 400_000, "librdkafka": 1_000_000}
-WINDOW_NUM = 2
-FLOOD_S = 25
 FREE_PACE_BYTES_PER_SEC = 1_000_000
 
 
