@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kconfigs.errors import VersionConflict
 from kconfigs.model import DEFAULT, QuotaEntity, QuotaRecord
 from kconfigs.plan import Action, KeyChange, build_plan, cas_update
-from kconfigs.quotafile import DesiredQuota
+from kconfigs.quotafile import DesiredQuota, store_value
 
 ALICE = QuotaEntity(user="alice")
 BOB = QuotaEntity(user="bob")
@@ -92,3 +94,27 @@ def test_cas_update_ignores_concurrent_changes_to_keys_it_does_not_touch():
 def test_cas_update_of_a_pruned_entity_empties_its_quotas():
     (item,) = _plan({}, {BOB: {"producer_byte_rate": "3"}}, prune=True).entities
     assert cas_update(item)({"producer_byte_rate": "3"}) == {}
+
+_USERS = [QuotaEntity(user=u) for u in ("a", "b", "c")] + [QuotaEntity(user=DEFAULT), QuotaEntity(client_id="x")]
+_quota_sets = st.dictionaries(st.sampled_from(["producer_byte_rate", "consumer_byte_rate"]),
+                              st.integers(1, 5), min_size=1)
+_states = st.dictionaries(st.sampled_from(_USERS), _quota_sets)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_states, _states, st.booleans())
+def test_applying_every_cas_update_to_the_store_yields_the_file(desired, actual, prune):
+    """Simulate the store: run each entity's update on its current configs (as alter does)."""
+    raw_actual = {e: {k: store_value(k, v) for k, v in q.items()} for e, q in actual.items()}
+    plan = build_plan([DesiredQuota(e, q) for e, q in desired.items()],
+                      [QuotaRecord(e, c) for e, c in raw_actual.items()], prune=prune)
+    store = dict(raw_actual)
+    for item in plan.entities:
+        store[item.entity] = dict(cas_update(item)(store.get(item.entity, {})))
+    after = {e: {k: int(v) for k, v in c.items()} for e, c in store.items() if c}
+    expected = dict(desired) if prune else {e: {**actual.get(e, {}), **desired.get(e, {})}
+                                           for e in set(actual) | set(desired)}
+    assert after == expected
+    again = build_plan([DesiredQuota(e, q) for e, q in desired.items()],
+                       [QuotaRecord(e, c) for e, c in store.items()], prune=prune)
+    assert again.in_sync  # a re-run finds nothing to do
