@@ -102,3 +102,14 @@ def test_dry_run_on_kraft_is_validated_by_the_broker_and_writes_nothing(capsys, 
     assert code == 1 and out == ""
     assert "producer_ids_rate" in err and len(err.splitlines()) == 1  # the broker's own refusal
     assert _mine(run(capsys, "export", "--bootstrap-server", kraft_broker.bootstrap)[1], token) == ""
+
+
+def test_migrate_zookeeper_to_kraft(capsys, kraft_broker, zk_connect, token, tmp_path):
+    quotas = _quotas(token)
+    (tmp_path / "q.toml").write_text(quotas)
+    assert run(capsys, "apply", str(tmp_path / "q.toml"), "--zookeeper", zk_connect)[0] == 0
+    code, out, err = run(capsys, "migrate", "--from", f"zk://{zk_connect}", "--to", f"kafka://{kraft_broker.bootstrap}",
+                         "-o", "json")
+    assert code == 0, err
+    assert '"complete": true' in out
+    assert _export_eventually(capsys, kraft_broker.bootstrap, token, quotas) == quotas

@@ -241,3 +241,17 @@ def test_two_concurrent_bulk_applies_of_different_keys_lose_nothing(zk_connect):
     finally:
         store.close()
     assert final == {e: {"producer_byte_rate": "100", "consumer_byte_rate": "100"} for e in entities}
+
+
+def test_completion_offers_entity_names_from_a_reachable_zookeeper(files, capsys, zk_connect):
+    import os
+    import subprocess
+    import sys
+
+    run(capsys, "apply", str(files / "quotas.toml"), "--zookeeper", zk_connect)
+    words = f"kconfigs alter --zookeeper {zk_connect} --user "
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
+    env.update(_KCONFIGS_COMPLETE="bash_complete", COMP_WORDS=words, COMP_CWORD=str(len(words.split(" ")) - 1))
+    out = subprocess.run([sys.executable, "-m", "kconfigs"], env=env, capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    assert out.splitlines() == ["plain,<default>", "plain,CN=alice,OU=x", "plain,with space"]
