@@ -112,7 +112,8 @@ class ServeProcess:
         return total
 
     def log_text(self) -> str:
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         return self.log_path.read_text(errors="replace")
 
     def log_lines(self) -> list[dict]:
