@@ -130,6 +130,11 @@ Entities: a third users, a third client-ids, a third (user, client-id) pairs und
 
 Ratio (medians): kconfigs bulk create / zkCli.sh per entity extrapolated = **{create_s / zkcli_total:.5f}**
 (≈ {zkcli_total / create_s:,.0f}× faster). Target: creating 10,000 entities ≤ 10 s.
+
+The steps after the create are dominated by reading every entity for the plan
+(`ZooKeeperStore.describe`: one pipelined `get_async` per znode; kazoo sends one request per turn of
+its connection loop, so this is CPU-bound and slows down with the machine's load). The writes reuse
+the versions that read returned, so a change costs one read and 1/50 of a multi-op per entity.
 """
 
 
