@@ -167,3 +167,42 @@ print(json.dumps({"consumed": values, "ports": ports, "brokers": brokers}))
 
 def read_usage(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+class ServedGateway:
+    """``kconfigs serve`` as a process with its own embedded store, in front of ``upstream``;
+    quota admin through Kafka's API open to anyone (``quota_admin_principals = ["*"]``)."""
+
+    def __init__(self, upstream: str, workdir: Path, settings_toml: str = ""):
+        from kconfigs.stores.sqlite import SqliteStore
+
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.store_path = str(workdir / "quotas.db")
+        SqliteStore(self.store_path).close()
+        toml = workdir / "gateway.toml"
+        toml.write_text('quota_admin_principals = ["*"]\nlog_format = "text"\n' + settings_toml)
+        port = free_port()
+        self.bootstrap = f"{LOCALHOST}:{port}"
+        self._log = open(workdir / "serve.log", "wb")
+        self.proc = subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--upstream", upstream, "--listen", self.bootstrap,
+                                      "--store", self.store_path, "--metrics-listen", "", "--config", str(toml)],
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+        wait_for_port(port)
+
+    def snapshot(self) -> dict:
+        """The store's content: {entity: {key: stored string}}."""
+        from kconfigs.stores.sqlite import SqliteStore
+
+        store = SqliteStore(self.store_path)
+        try:
+            return {record.entity: dict(record.configs) for record in store.snapshot()}
+        finally:
+            store.close()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self._log.close()
