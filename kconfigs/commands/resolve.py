@@ -45,6 +45,16 @@ def load_quota_file(path: str) -> list[tuple[dict, dict]]:
     return [_quota_record(path, index, table) for index, table in enumerate(tables, start=1)]
 
 
+def _component_name(value):
+    """None for the default: "<default>" here, or { default = true } as ``kconfigs export`` writes
+    it (docs/quota-file.md); { name = "..." } is a plain name, e.g. one literally "<default>"."""
+    if value == "<default>" or value == {"default": True}:
+        return None
+    if isinstance(value, dict) and set(value) == {"name"}:
+        return value["name"]
+    return value
+
+
 def _quota_record(path: str, index: int, table: dict) -> tuple[dict, dict]:
     where = f"{path}: quota #{index}"
     entity = table.get("entity")
@@ -52,7 +62,7 @@ def _quota_record(path: str, index: int, table: dict) -> tuple[dict, dict]:
         raise ValidationError(f"{where}: 'entity' must be a table of {', '.join(_ENTITY_TYPES)}")
     if "ip" in entity and len(entity) > 1:
         raise ValidationError(f"{where}: an ip entity cannot be combined with user/client-id")
-    names = {k: (None if v == "<default>" else v) for k, v in entity.items()}
+    names = {k: _component_name(v) for k, v in entity.items()}
     if not all(isinstance(v, str) or v is None for v in names.values()):
         raise ValidationError(f"{where}: entity names must be strings")
     quotas = {k: v for k, v in table.items() if k != "entity"}

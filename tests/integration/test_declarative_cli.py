@@ -198,3 +198,16 @@ def test_apply_reads_the_file_from_stdin(env, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(QUOTAS))
     assert run(capsys, "apply", "-")[0] == 0
     assert run(capsys, "export") == (0, QUOTAS, "")
+
+
+def test_an_exported_file_is_read_by_resolve_and_analyze_quota_loaders(env, capsys):
+    from spark_analysis.quotas import load_quota_file as analyze_load
+
+    run(capsys, "apply", str(env / "quotas.toml"))
+    exported = env / "exported.toml"
+    # ips left out: resolve refuses connection_creation_rate = 0, which Kafka accepts (blocks the ip)
+    run(capsys, "export", "-f", str(exported), "--entity-type", "users", "--entity-type", "clients")
+    code, out, err = run(capsys, "resolve", "--user", "CN=alice,OU=x", "--client-id", "etl", "--quotas", str(exported))
+    assert code == 0, err
+    assert "request_percentage        200        /config/users/CN%3Dalice%2COU%3Dx/clients/<default>" in out
+    assert ({"user": None}, {"consumer_byte_rate": 2000000.0}) in analyze_load(str(exported))
