@@ -128,11 +128,6 @@ def _jmxtool_column_map(spark: SparkSession, keys: list[str]) -> DataFrame:
     return spark.createDataFrame(rows, schema)
 
 
-#: a JmxTool data row: a time (epoch ms or a date) then Java doubles (``1.0E7``, ``NaN``, ``-Infinity``).
-_JMX_NUMBER = r"(-?[0-9]+(\.[0-9]+)?(E-?[0-9]+)?|NaN|-?Infinity)"
-_JMX_ROW_RE = rf"^[0-9][0-9 :.TZ/+-]*(,{_JMX_NUMBER})*$"
-
-
 def _read_jmxtool_header(path: str) -> tuple[list[str], list[str]]:
     """(column keys after ``time``, preamble lines before the header such as JmxTool's
     "Trying to connect to JMX url" when stderr was captured too)."""
@@ -164,7 +159,10 @@ def _load_jmxtool(spark: SparkSession, path: str, date_format: str | None) -> Da
     # Spark evaluates split()/rlike on the whole line again for every exploded cell (O(cells²)).
     split_rows = lines.filter(is_data).select(F.trim("value").alias("_raw"), F.split(F.trim("value"), ",").alias("_parts"))
     time_ms = _jmx_time_ms(F.col("_parts").getItem(0), date_format)
-    is_bad = ~F.col("_raw").rlike(_JMX_ROW_RE) | (F.size("_parts") != len(keys) + 1) | time_ms.isNull()
+    # Per-cell check before the explode; not one regex over the line: Java's regex recursion per
+    # repeated group overflows the stack on rows of thousands of columns (and kills the JVM).
+    bad_cell = F.exists(F.slice("_parts", 2, max(len(keys), 1)), lambda cell: cell.cast("double").isNull())
+    is_bad = (F.size("_parts") != len(keys) + 1) | time_ms.isNull() | bad_cell
     checked = split_rows.select(F.when(~is_bad, time_ms).alias("ts_ms"), is_bad.alias("_bad"), "_raw", "_parts")
     rows = checked.select(
         "ts_ms", "_bad", F.when(F.col("_bad"), F.col("_raw")).alias("_line"),

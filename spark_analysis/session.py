@@ -82,6 +82,7 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
         yield active
         return
     with tempfile.TemporaryDirectory(prefix="kconfigs-spark-") as scratch:
+        jvm_log = os.path.join(tempfile.gettempdir(), f"kconfigs-spark-{os.getpid()}.log")
         log4j = _write_log4j2(scratch, options.verbose)
         java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
         builder = (
@@ -101,15 +102,35 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
             .config("spark.local.dir", scratch)
         )
         try:
-            with _jvm_stderr_to(None if options.verbose else os.path.join(scratch, "spark-jvm.log")):
+            with _jvm_stderr_to(None if options.verbose else jvm_log):
                 spark = builder.getOrCreate()
         except Exception as err:  # the JVM gateway raises bare Exceptions (py4j / RuntimeError)
             raise KconfigsError(f"Spark did not start on master {options.master}: {_first_line(err)}") from None
         spark.sparkContext.setLogLevel("INFO" if options.verbose else "ERROR")
         try:
-            yield spark
+            with _spark_errors_mapped(jvm_log if not options.verbose else None):
+                yield spark
         finally:
-            spark.stop()
+            with contextlib.suppress(Exception):  # the JVM may already be gone
+                spark.stop()
+        with contextlib.suppress(OSError):
+            os.remove(jvm_log)  # kept only when something failed
+
+
+@contextlib.contextmanager
+def _spark_errors_mapped(jvm_log: str | None) -> Iterator[None]:
+    """Spark / py4j failures (a crashed or killed JVM, an executor error) -> one line.
+
+    Our own KconfigsErrors pass through; the JVM's log stays on disk and is named.
+    """
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    try:
+        yield
+    except (Py4JError, PySparkException, ConnectionError, EOFError) as err:
+        where = f"; Spark's log: {jvm_log}" if jvm_log else ""
+        raise KconfigsError(f"Spark failed: {_first_line(err)}{where}") from None
 
 
 @contextlib.contextmanager
