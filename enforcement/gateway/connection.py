@@ -262,8 +262,18 @@ class ProxyConnection:
             return versions.unsupported_version_response(prefix.correlation_id)
         admin = self.ctx.admin
         if admin is not None and prefix.api_key in admin.owned_apis():
+            await self._refuse_if_upstream_requires_auth(prefix)
             return await admin.answer(prefix, frame, self.principal)
         return None
+
+    async def _refuse_if_upstream_requires_auth(self, prefix: RequestPrefix) -> None:
+        """No auth downgrade: an answer the gateway gives itself is only given to an unauthenticated
+        connection when the upstream would serve that connection too (auth_probe)."""
+        probe = self.ctx.auth_probe
+        if self.sasl.authenticated or probe is None or await probe.upstream_serves_anonymous(self.upstream_address):
+            return
+        raise ProtocolViolation(f"api key {prefix.api_key} before authentication, and upstream "
+                                f"{self.upstream_address[0]}:{self.upstream_address[1]} requires it")
 
     def _observe_request(self, prefix: RequestPrefix, frame: bytes, entry: InflightRequest) -> bool:
         """Identity, producer ids, acks. Returns whether a response will come back."""
@@ -288,31 +298,37 @@ class ProxyConnection:
                 self._seen_producer_ids.clear()
             self._seen_producer_ids |= ids
             entry.context["producer_id_throttle_ms"] = quotas.on_producer_ids(self.principal, prefix.client_id, self.peer.ip, ids)
-        if produce_acks(frame, prefix) != 0:
-            return True
-        # acks=0: no response. Kafka still charges the bytes and mutes the channel; the request
-        # quota does not apply (recorded as exempt).
+        # The bytes are charged as the request is forwarded (Kafka: when its response is ready)
+        # and the mute starts now, so the next request is held without waiting for this
+        # response: produce stays pipelined and a pipelining client (librdkafka) still cannot
+        # get a request past a throttle. The mute is measured from the moment of charging, as
+        # Kafka's is from its own. The response later carries what is left of it.
         throttle_ms = quotas.on_produce(self.principal, prefix.client_id, self.peer.ip, len(frame))
         throttle_ms = max(throttle_ms, entry.context.get("producer_id_throttle_ms", 0))
-        quotas.record_throttle("Produce", self.principal, prefix.client_id, throttle_ms)
         self._mute(throttle_ms)
+        if produce_acks(frame, prefix) != 0:
+            entry.context["produce_throttle_ms"] = throttle_ms
+            return True
+        # acks=0: no response; the request quota does not apply (Kafka records it as exempt).
+        quotas.record_throttle("Produce", self.principal, prefix.client_id, throttle_ms)
         return False
 
     def _bind_to_quota(self, prefix: RequestPrefix, entry: InflightRequest) -> None:
-        """Mark a request whose response may throttle this connection.
+        """Mark a request whose *response* may throttle this connection.
 
         A broker mutes a connection from reading a request until its response is sent (one request
         per connection at a time), so a throttle always applies from the very next request. The
-        gateway pipelines, but for a request some quota could throttle it waits for the response
-        first: otherwise a client that pipelines (librdkafka keeps up to 1e6 requests in flight)
-        would get requests through before the throttle is known and overshoot the quota.
-        Requests that no quota can throttle stay pipelined.
+        gateway pipelines, but when a throttle can only be known from the response (fetch bytes,
+        request time) it waits for that response before forwarding the next request: otherwise a
+        client that pipelines (librdkafka keeps up to 1e6 requests in flight) would get requests
+        through before the throttle is known and overshoot the quota. Produce bytes are charged
+        when forwarded (see _observe_produce), so producer_byte_rate alone keeps produce pipelined.
         """
         key = prefix.api_key
-        kinds = ("produce",) if key == versions.PRODUCE else ("fetch",) if key == FETCH else ()
+        kinds = ("fetch",) if key == FETCH else ()
         if key not in EXEMPT_APIS:
             kinds += ("request",)
-        if "producer_id_throttle_ms" in entry.context or self.ctx.quotas.may_throttle(self.principal, prefix.client_id, kinds):
+        if self.ctx.quotas.may_throttle(self.principal, prefix.client_id, kinds):
             entry.context["quota_bound"] = True
             self._quota_bound_inflight += 1
             self._quota_bound_clear.clear()
@@ -359,9 +375,15 @@ class ProxyConnection:
         self.ctx.stats.upstream_latency(entry.api_key, (received_ns - entry.sent_ns) / 1e9)
         frame = await self._rewrite_response(entry, frame)
         throttle_ms = self._account(entry, frame, service_ns, started_ns)
+        if entry.api_key == versions.PRODUCE:
+            # the bandwidth mute started when the bytes were charged; tell the client what is left
+            # of it (KIP-219: its own pause then overlaps the mute instead of adding to it)
+            self._mute(entry.context.get("request_throttle_ms", 0))
+            throttle_ms = max(self.muted_until_ms - now_ms(), 0) if throttle_ms > 0 else 0
+        else:
+            self._mute(throttle_ms)
         if throttle_ms > 0:
             frame = patch_throttle_time(entry.api_key, entry.api_version, frame, throttle_ms)
-            self._mute(throttle_ms)
         return frame
 
     async def _rewrite_response(self, entry: InflightRequest, frame: bytes) -> bytes:
@@ -392,9 +414,7 @@ class ProxyConnection:
             return 0
         bandwidth_ms, bandwidth_type = 0, None
         if key == versions.PRODUCE:
-            bandwidth_ms = max(quotas.on_produce(user, client_id, ip, entry.request_bytes),
-                               entry.context.get("producer_id_throttle_ms", 0))
-            bandwidth_type = "Produce"
+            bandwidth_ms, bandwidth_type = entry.context.get("produce_throttle_ms", 0), "Produce"
         elif key == FETCH:
             bandwidth_ms, bandwidth_type = quotas.on_fetch(user, client_id, ip, len(frame)), "Fetch"
         request_ms = 0
@@ -402,6 +422,7 @@ class ProxyConnection:
             handling_ns = entry.context.get("handling_ns", 0) + time.perf_counter_ns() - started_ns
             request_ns = handling_ns + (0 if key in PARKING_APIS else max(service_ns, 0))
             request_ms = quotas.on_request_time(user, client_id, ip, request_ns)
+            entry.context["request_throttle_ms"] = request_ms
         # Only the manager with the larger throttle records it; a tie goes to Request (Kafka).
         if request_ms > 0 and request_ms >= bandwidth_ms:
             quotas.record_throttle("Request", user, client_id, request_ms)
