@@ -313,3 +313,18 @@ def test_html_report_opens_in_headless_chromium_with_its_charts(spark, capsys, t
     assert dom.stdout.count('class="heat-cell"') > 100
     if os.environ.get("KCONFIGS_KEEP_SCREENSHOT"):
         shutil.copy(png, os.environ["KCONFIGS_KEEP_SCREENSHOT"])
+
+
+def test_quotas_come_from_a_kconfigs_store(spark, capsys, tmp_path):
+    store = str(tmp_path / "quotas.db")
+    code, _, err = run_cli(capsys, "alter", "--store", store, "--user", "alice", "--client-id", "app-1",
+                           "--set", "producer_byte_rate=2097152")
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "analyze", "report", str(FIXTURES / "gateway-usage.jsonl"), "--store", store,
+                             "--format", "json", "--no-progress")
+    assert code == 0, err
+    rows = {(r["kind"], r["user"]): r for r in json.loads(out)["entities"]}
+    produce = rows[("produce", "alice")]
+    assert produce["quota"] == 2097152 and produce["quota_level"] == "1 user+client"
+    assert produce["util_p99_pct"] == pytest.approx(3145728 / 2097152 * 100)
+    assert rows[("request", "alice")]["quota"] is None
