@@ -101,7 +101,7 @@ def _load_document(text: str, fmt: str, origin: str) -> Any:
 
 def _yaml_module():
     try:
-        import yaml  # PyYAML is optional: no kconfigs dependency needs it
+        import yaml  # PyYAML (a kconfigs dependency), imported only when YAML is used
     except ImportError:
         raise UsageError("YAML quota files need PyYAML (pip install pyyaml); use TOML or JSON") from None
     return yaml

@@ -2,10 +2,10 @@
 
 Kafka has no tool for this: the broker walks 8 user/client-id levels per quota type (and the ip
 levels for connection rates). This command runs the same resolution (``enforcement``) over the
-quotas read from any store, or from a TOML quota file (``--quotas``)::
+quotas read from any store, or from a quota file (``--quotas``, docs/quota-file.md)::
 
     [[quota]]
-    entity = { user = "alice", "client-id" = "<default>" }   # "<default>" = the default entity
+    entity = { user = "alice", client-id = { default = true } }
     producer_byte_rate = 1048576
 """
 
@@ -22,59 +22,25 @@ from kconfigs.errors import UsageError, ValidationError
 CLIENT_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
                      "controller_mutation_rate", "producer_ids_rate")
 IP_QUOTA_KEY = "connection_creation_rate"
-_ENTITY_TYPES = ("user", "client-id", "ip")
 
 
 def load_quota_file(path: str) -> list[tuple[dict, dict]]:
-    """Parse a TOML quota file into ``(entity, quotas)`` records for ``QuotaSnapshot``.
+    """``(entity, quotas)`` records for ``QuotaSnapshot`` from a quota file (docs/quota-file.md:
+    the same format ``kconfigs export`` writes and ``apply`` reads; TOML, JSON or YAML by suffix).
 
     :raises UsageError: the file cannot be read; :raises ValidationError: bad content
     """
-    import tomllib
+    from kconfigs.quotafile import format_for_path, parse_quota_text
 
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except OSError as err:
         raise UsageError(f"Cannot read quota file {path}: {err.strerror}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ValidationError(f"{path}: invalid TOML: {err}") from None
-    tables = document.get("quota", [])
-    if not isinstance(tables, list):
-        raise ValidationError(f"{path}: 'quota' must be an array of tables ([[quota]])")
-    return [_quota_record(path, index, table) for index, table in enumerate(tables, start=1)]
-
-
-def _component_name(value):
-    """None for the default: "<default>" here, or { default = true } as ``kconfigs export`` writes
-    it (docs/quota-file.md); { name = "..." } is a plain name, e.g. one literally "<default>"."""
-    if value == "<default>" or value == {"default": True}:
-        return None
-    if isinstance(value, dict) and set(value) == {"name"}:
-        return value["name"]
-    return value
-
-
-def _quota_record(path: str, index: int, table: dict) -> tuple[dict, dict]:
-    where = f"{path}: quota #{index}"
-    entity = table.get("entity")
-    if not isinstance(entity, dict) or not entity or set(entity) - set(_ENTITY_TYPES):
-        raise ValidationError(f"{where}: 'entity' must be a table of {', '.join(_ENTITY_TYPES)}")
-    if "ip" in entity and len(entity) > 1:
-        raise ValidationError(f"{where}: an ip entity cannot be combined with user/client-id")
-    names = {k: _component_name(v) for k, v in entity.items()}
-    if not all(isinstance(v, str) or v is None for v in names.values()):
-        raise ValidationError(f"{where}: entity names must be strings")
-    quotas = {k: v for k, v in table.items() if k != "entity"}
-    known = set(CLIENT_QUOTA_KEYS) | {IP_QUOTA_KEY}
-    for key, value in quotas.items():
-        if key not in known:
-            raise ValidationError(f"{where}: unknown quota key {key}")
-        if (key == IP_QUOTA_KEY) != ("ip" in entity):
-            raise ValidationError(f"{where}: {key} does not apply to this entity type")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ValidationError(f"{where}: {key} must be a number > 0")
-    return names, quotas
+    except UnicodeDecodeError:
+        raise ValidationError(f"{path}: not UTF-8 text") from None
+    return [(d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
+            for d in parse_quota_text(text, format_for_path(path), path)]
 
 
 def load_snapshot(quotas_path: str | None, store_kwargs: dict):

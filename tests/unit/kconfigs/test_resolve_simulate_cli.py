@@ -13,15 +13,15 @@ entity = { user = "alice" }
 producer_byte_rate = 500
 
 [[quota]]
-entity = { user = "<default>", "client-id" = "<default>" }
-consumer_byte_rate = 2048.5
+entity = { user = { default = true }, "client-id" = { default = true } }
+consumer_byte_rate = 2048
 
 [[quota]]
 entity = { "client-id" = "app" }
 request_percentage = 1
 
 [[quota]]
-entity = { ip = "<default>" }
+entity = { ip = { default = true } }
 connection_creation_rate = 1
 """
 
@@ -43,7 +43,7 @@ def test_resolve_prints_value_and_znode_path_per_key(quotas):
     assert result.exit_code == 0
     assert result.stdout == (
         "producer_byte_rate        500        /config/users/alice\n"
-        "consumer_byte_rate        2048.5     /config/users/<default>/clients/<default>\n"
+        "consumer_byte_rate        2048       /config/users/<default>/clients/<default>\n"
         "request_percentage        1          /config/clients/app\n"
         "controller_mutation_rate  unlimited  -\n"
         "producer_ids_rate         unlimited  -\n"
@@ -120,7 +120,7 @@ def test_bad_quota_file_is_one_line_error(tmp_path, capsys):
     path.write_text('[[quota]]\nentity = { user = "u" }\nproducer_byte_rate = "fast"\n')
     with pytest.raises(SystemExit):
         main(["resolve", "--user", "u", "--client-id", "c", "--quotas", str(path)])
-    assert capsys.readouterr().err == f"{path}: quota #1: producer_byte_rate must be a number > 0\n"
+    assert capsys.readouterr().err == f"{path}: [[quota]] #1 (user-principal 'u'): producer_byte_rate must be a number, not 'fast'\n"
 
 
 def test_help_of_both_commands():
