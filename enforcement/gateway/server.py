@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from enforcement.gateway.auth_probe import AnonymousProbe
 from enforcement.gateway.config import Address, GatewayConfig
 from enforcement.gateway.connection import Peer, ProxyConnection
 from enforcement.gateway.metrics import GatewayStats
@@ -31,6 +32,7 @@ class GatewayContext:
     stats: GatewayStats
     admin: Any = None  # enforcement.gateway.admin.QuotaAdmin when the gateway owns quota admin
     connections: set = field(default_factory=set)
+    auth_probe: Any = None  # enforcement.gateway.auth_probe.AnonymousProbe (no auth downgrade)
 
 
 class BrokerRegistry:
@@ -82,7 +84,8 @@ class Gateway:
                                           enforce_producer_ids=config.enforce_producer_ids)
         self.stats = GatewayStats(self.quotas.metric_samples)
         self.registry = BrokerRegistry(self)
-        self.ctx = GatewayContext(config, self.registry, self.quotas, self.stats, admin)
+        self.ctx = GatewayContext(config, self.registry, self.quotas, self.stats, admin,
+                                  auth_probe=AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
         self._ssl = _server_ssl_context(config)
         self._bootstrap: asyncio.AbstractServer | None = None
         self._expiry_task: asyncio.Task | None = None
