@@ -281,13 +281,20 @@ def load_usage_log(spark: SparkSession, paths: list[str]) -> DataFrame:
     )
     factor = F.create_map(*(F.lit(x) for pair in _USAGE_RATE_FACTOR.items() for x in pair))
     rate = r.value * F.coalesce(factor[r.kind], F.lit(1.0)) * 1000.0 / r.window_ms
-    return parsed.select(
+    # quotas do not depend on the address: a client's lines from several ips are one entity
+    ip = F.when(r.kind == "connection", r.ip)
+    lines_out = parsed.select(
         F.when(is_ok, r.ts_ms).alias("ts_ms"),
         F.regexp_extract("_file", r"^([^.]+)", 1).alias("source"),
-        *(F.when(is_ok, r[c]).alias(c) for c in ("kind", "user", "client_id", "ip")),
+        *(F.when(is_ok, r[c]).alias(c) for c in ("kind", "user", "client_id")),
+        F.when(is_ok, ip).alias("ip"),
         F.when(is_ok, rate).alias("rate"),
         F.when(is_ok, F.coalesce(r.throttle_ms, F.lit(0.0))).alias("throttle_ms"),
         F.when(is_ok, r.window_ms).alias("window_ms"),
         (~is_ok).alias("_bad"),
         F.when(~is_ok, F.col("value")).alias("_line"),
-    ).select(*_OUTPUT_COLUMNS)
+        F.when(~is_ok, F.monotonically_increasing_id()).alias("_bad_id"),  # bad lines never merge
+    )
+    keys = ["ts_ms", "source", "kind", "user", "client_id", "ip", "window_ms", "_bad", "_line", "_bad_id"]
+    summed = lines_out.groupBy(*keys).agg(F.sum("rate").alias("rate"), F.sum("throttle_ms").alias("throttle_ms"))
+    return summed.select(*_OUTPUT_COLUMNS)

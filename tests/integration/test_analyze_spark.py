@@ -96,6 +96,9 @@ def test_usage_log_reader_turns_windows_into_rates_and_counts_malformed_lines(sp
     # 50 ms of thread time in a 2 s window = 2.5 % of one thread
     assert good[("request", 1714557600000)]["rate"] == pytest.approx(2.5)
     assert good[("connection", 1714557600000)]["ip"] == "10.0.0.7"
+    # a client's lines from two addresses in one window are one entity's usage (quotas ignore ips)
+    merged = good[("produce", 1714557602000)]
+    assert (merged["ip"], merged["rate"], merged["throttle_ms"]) == (None, 1500000.0, 20.0)
 
 
 # ---- report numbers against plain Python -----------------------------------------------------
