@@ -86,10 +86,6 @@ def entity_stats(per_source: DataFrame) -> DataFrame:
     return stats.select(*STATS_COLUMNS)
 
 
-def distinct_entities(stats: DataFrame) -> list[tuple]:
-    return [tuple(r) for r in stats.select(*ENTITY_COLUMNS).collect()]
-
-
 def with_quotas(spark: SparkSession, stats: DataFrame, resolved: list) -> DataFrame:
     """Join the effective quota and compute utilisation (KIP-1373: rate / quota × 100, uncapped)."""
     schema = "kind string, user string, client_id string, ip string, quota double, quota_level string"
