@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from enforcement.connection_quota import ConnectionDecision, ConnectionQuotaManager
+from enforcement.connection_quota import ConnectionQuotaManager
 from enforcement.producer_ids import ProducerIdQuotaManager
 from enforcement.quota_manager import (
     NANOS_TO_PERCENT_PER_SEC, ClientQuotaManager, ControllerMutationManager, FetchQuotaManager, MetricSample,

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from kconfigs.errors import UsageError, ValidationError
+from kconfigs.errors import UsageError
 
 #: (entity {"user"/"client-id"/"ip": name, None = default}, {quota key: value})
 QuotaRecordTuple = tuple[dict[str, "str | None"], dict[str, float]]

@@ -9,10 +9,9 @@ import pytest
 from kazoo.security import OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, make_digest_acl
 
 from kconfigs.applier import apply_plan
-from kconfigs.cli import main
 from kconfigs.model import MATCH_ALL, QuotaEntity
 from kconfigs.plan import build_plan
-from kconfigs.quotafile import DesiredQuota, parse_quota_text
+from kconfigs.quotafile import DesiredQuota
 from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore
 
 from test_declarative_cli import QUOTAS, run  # same file, same expectations on every store

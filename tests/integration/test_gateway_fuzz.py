@@ -13,21 +13,9 @@ import uuid
 
 import pytest
 
-from tests.integration.gateway_support import GatewayThread, TansuProcess
+from tests.integration.gateway_support import GatewayThread
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def tansu_upstream(tmp_path_factory, request):
-    try:
-        yield request.getfixturevalue("tansu_broker").bootstrap
-        return
-    except pytest.FixtureLookupError:
-        pass
-    tansu = TansuProcess(tmp_path_factory.mktemp("tansu"))
-    yield tansu.bootstrap
-    tansu.stop()
 
 
 def _bad_frames(rng: random.Random):

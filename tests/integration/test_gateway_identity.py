@@ -11,21 +11,9 @@ import uuid
 
 import pytest
 
-from tests.integration.gateway_support import GatewayThread, TansuProcess, read_usage
+from tests.integration.gateway_support import GatewayThread, read_usage
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def tansu_upstream(tmp_path_factory, request):
-    try:
-        yield request.getfixturevalue("tansu_broker").bootstrap
-        return
-    except pytest.FixtureLookupError:
-        pass
-    tansu = TansuProcess(tmp_path_factory.mktemp("tansu"))
-    yield tansu.bootstrap
-    tansu.stop()
 
 
 def _write_pki(directory) -> dict[str, str]:

@@ -8,23 +8,10 @@ import uuid
 import pytest
 
 from tests.integration.gateway_support import (
-    CONFLUENT_CLIENT, KAFKA_PYTHON_CLIENT, GatewayThread, TansuProcess, run_client_script,
+    CONFLUENT_CLIENT, KAFKA_PYTHON_CLIENT, GatewayThread, run_client_script,
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def tansu_upstream(tmp_path_factory, request):
-    """The harness' tansu_broker when it exists, else tansu started here."""
-    try:
-        yield request.getfixturevalue("tansu_broker").bootstrap
-        return
-    except pytest.FixtureLookupError:
-        pass
-    tansu = TansuProcess(tmp_path_factory.mktemp("tansu"))
-    yield tansu.bootstrap
-    tansu.stop()
 
 
 @pytest.fixture(scope="module")

@@ -25,25 +25,13 @@ import uuid
 
 import pytest
 
-from tests.integration.gateway_support import GatewayThread, TansuProcess, read_usage, run_client_script
+from tests.integration.gateway_support import GatewayThread, read_usage, run_client_script
 from tests.integration.quota_accuracy import (
     CONFLUENT_FLOOD, FLOOD_S, FLOODS, QUOTAS_BYTES_PER_SEC, WINDOW_NUM, steady_rate, steady_window, usage_series,
 )
 
 pytestmark = pytest.mark.integration
 FREE_PACE_BYTES_PER_SEC = 1_000_000
-
-
-@pytest.fixture(scope="module")
-def tansu_upstream(tmp_path_factory, request):
-    try:
-        yield request.getfixturevalue("tansu_broker").bootstrap
-        return
-    except pytest.FixtureLookupError:
-        pass
-    tansu = TansuProcess(tmp_path_factory.mktemp("tansu"))
-    yield tansu.bootstrap
-    tansu.stop()
 
 
 def _run_side_by_side(bootstrap: str, limited: tuple[str, str]) -> dict[str, dict]:

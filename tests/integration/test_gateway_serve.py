@@ -5,7 +5,6 @@ it (tansu), the Prometheus endpoint, and SIGTERM draining."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,22 +17,10 @@ import pytest
 
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
-from tests.integration.gateway_support import TansuProcess, free_port, read_usage, wait_for_port
+from tests.integration.gateway_support import free_port, read_usage, wait_for_port
 
 pytestmark = pytest.mark.integration
 QUOTA_BYTES_PER_SEC = 100_000
-
-
-@pytest.fixture(scope="module")
-def tansu_upstream(tmp_path_factory, request):
-    try:
-        yield request.getfixturevalue("tansu_broker").bootstrap
-        return
-    except pytest.FixtureLookupError:
-        pass
-    tansu = TansuProcess(tmp_path_factory.mktemp("tansu"))
-    yield tansu.bootstrap
-    tansu.stop()
 
 
 @pytest.fixture

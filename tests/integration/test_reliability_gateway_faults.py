@@ -6,7 +6,6 @@ the signal arrives gets its response). The 60-second outage is benchmarks/reliab
 from __future__ import annotations
 
 import calendar
-import json
 import socket
 import struct
 import threading

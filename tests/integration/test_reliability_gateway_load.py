@@ -10,7 +10,6 @@ import gc
 import struct
 import sys
 import time
-import uuid
 
 import pytest
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from pathlib import Path
 
 from hypothesis import HealthCheck, event, given, settings
