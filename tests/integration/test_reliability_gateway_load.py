@@ -10,6 +10,7 @@ import gc
 import struct
 import sys
 import time
+import uuid
 
 import pytest
 
@@ -23,12 +24,13 @@ PER_CLIENT_BYTES_PER_SEC = 4096
 
 
 def produce_template(workdir, bootstrap: str) -> bytes:
-    """A real kafka-python Produce request (with its prefix) for topic ``captured``, which is
-    created on the upstream through the gateway first."""
+    """A real kafka-python Produce request (with its prefix) for a topic of this test's own,
+    created on the upstream through the gateway first. (Not the hostile test's ``captured``
+    topic: the shared tansu may have accepted fuzzed batches there.)"""
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=bootstrap, client_id="template-setup")
-    producer.send("captured", b"create").get(30)
+    producer.send(f"load-{uuid.uuid4().hex[:8]}", b"create").get(30)
     producer.close()
     frames = [f for f in capture_client_frames(workdir) if struct.unpack_from(">h", f, 4)[0] == 0]
     return max(frames, key=len)
