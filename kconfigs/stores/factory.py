@@ -47,8 +47,24 @@ def _open_zookeeper(options: StoreOptions):
     auth = options.zk_auth or os.environ.get("KCONFIGS_ZK_AUTH") or None
     if auth is not None and ":" not in auth:
         raise UsageError("--zk-auth must be 'user:password' (ZooKeeper digest scheme)")
-    return ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls,
+    return ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls, sasl_digest=_zk_sasl(),
                                      connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0)))
+
+
+def _zk_sasl() -> tuple[str, str] | None:
+    """SASL DIGEST-MD5 credentials from the JAAS file in KAFKA_OPTS, as kafka-configs finds them."""
+    from kconfigs.stores.zk_sasl import digest_credentials, jaas_file_from_kafka_opts
+
+    named = jaas_file_from_kafka_opts(os.environ.get("KAFKA_OPTS", ""))
+    if named is None:
+        return None
+    path, section = named
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as err:
+        raise UsageError(f"Cannot read the JAAS file {path} named in KAFKA_OPTS: {err.strerror}") from None
+    return digest_credentials(text, section, path)
 
 
 def _env_seconds(name: str, default: float) -> float:

@@ -34,6 +34,7 @@ _ROOTS = {EntityType.USER: "users", EntityType.CLIENT_ID: "clients", EntityType.
 class ZkSettings:
     hosts: str  # host:port[,host:port][/chroot]
     auth_digest: str | None = None  # "user:password" for the digest scheme
+    sasl_digest: tuple[str, str] | None = None  # (user, password) for SASL DIGEST-MD5 (Kafka's JAAS Client)
     tls: ZkTlsOptions = ZkTlsOptions(use_ssl=False)
     connect_timeout_s: float = 10.0
     session_timeout_s: float = 30.0
@@ -67,12 +68,15 @@ class ZooKeeperStore:
 
     def __init__(self, settings: ZkSettings):
         self.settings = settings
-        self.secure = bool(settings.auth_digest) or bool(settings.tls.use_ssl and settings.tls.certfile)
+        self.secure = (bool(settings.auth_digest) or bool(settings.sasl_digest)
+                       or bool(settings.tls.use_ssl and settings.tls.certfile))
         logging.getLogger("kazoo").addHandler(logging.NullHandler())
         logging.getLogger("kazoo").propagate = False
         auth = [("digest", settings.auth_digest)] if settings.auth_digest else None
+        sasl = ({"mechanism": "DIGEST-MD5", "username": settings.sasl_digest[0], "password": settings.sasl_digest[1]}
+                if settings.sasl_digest else None)
         self.client = KazooClient(hosts=settings.hosts, timeout=settings.session_timeout_s, auth_data=auth,
-                                  connection_retry={"max_tries": -1, "max_delay": 1.0},
+                                  sasl_options=sasl, connection_retry={"max_tries": -1, "max_delay": 1.0},
                                   **settings.tls.kazoo_kwargs())
         # (data, stat) of znodes read by describe: alter_many (zk_bulk) writes against these
         # versions instead of reading every entity again; a stale one only fails that multi-op.
