@@ -21,26 +21,10 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.integration.gateway_support import LOCALHOST, free_port, wait_for_port
+
 ROOT = Path(__file__).resolve().parents[2]
-LOCALHOST = "127.0.0.1"
 _INT32 = struct.Struct(">i")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOCALHOST, 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((LOCALHOST, port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listening on {LOCALHOST}:{port} after {timeout_s} s")
 
 
 def raise_fd_limit(wanted: int = 16384) -> int:
