@@ -2,7 +2,7 @@
 producer ids, and a cProfile summary. Writes the <!-- enforcement --> section of RESULTS.md.
 
 A decision = one ``Enforcer.record_*`` call (record + quota check + throttle computation).
-Peers in the same run: a literal port of Kafka's SampledStat/Rate (every measure scans every
+Peers in the same run: the pure-Python fallback (child process), a literal port of Kafka's SampledStat/Rate (every measure scans every
 sample, as the Java code does) driven through the same resolution, and an empty call through
 the same loop (the ceiling of any Python implementation of this API).
 
@@ -17,11 +17,12 @@ import gc
 import io
 import os
 import platform
+import json
 import pstats
 import random
+import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "enforcement"))
 
 from benchmarks._results import write_section  # noqa: E402
-from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot  # noqa: E402
+from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, rates  # noqa: E402
 from enforcement.producer_ids import new_filter  # noqa: E402
 from kafka_model import KafkaRate, kafka_throttle  # noqa: E402
 
@@ -95,18 +96,25 @@ def run_reference(events: list, snapshot: QuotaSnapshot, record_produce) -> floa
     return (time.process_time() - start) / max(len(produce), 1) * len(events)
 
 
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def idle_entity_bytes(entities: int) -> float:
+    """Resident memory per idle entity: RSS growth over ``entities`` (user, client) pairs, each with
+    its own sensor, after the binding cache is dropped. RSS rather than tracemalloc because the
+    native sensors keep their samples in Rust allocations that tracemalloc does not see."""
     snapshot = QuotaSnapshot.from_records([({"user": None, "client-id": None}, {"producer_byte_rate": 1_000_000})])
     enforcer = Enforcer(snapshot)
-    tracemalloc.start()
-    before = tracemalloc.take_snapshot()
-    for i in range(entities):
-        enforcer.record_produce(f"u{i}", "c", 100, T0)
+    names = [f"u{i}" for i in range(entities)]  # the names exist anyway in a real gateway
+    gc.collect()
+    before = rss_bytes()
+    for name in names:
+        enforcer.record_produce(name, "c", 100, T0)
     enforcer.expire_sensors(T0)  # drops the binding cache: what stays is the sensors themselves
-    after = tracemalloc.take_snapshot()
-    tracemalloc.stop()
-    grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
-    return grown / entities
+    gc.collect()
+    return (rss_bytes() - before) / entities
 
 
 def profile_summary(events: list) -> str:
@@ -121,16 +129,8 @@ def profile_summary(events: list) -> str:
     return "\n".join(lines[start:start + 7])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--entities", type=int, default=10_000)
-    parser.add_argument("--per-ms", type=int, default=1000,
-                        help="decisions per simulated ms: 1000 = the clock moves as it would at 10^6 decisions/s")
-    parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args()
-
-    load_before = os.getloadavg()[0]
+def measure(args) -> dict:
+    """Every figure of one implementation (the one ``enforcement.rates`` picked in this process)."""
     snapshot = QuotaSnapshot.from_records(quota_records(args.entities // 10))
     enforcer = Enforcer(snapshot, EnforcementConfig())
     events = make_events(enforcer, args.events, args.entities, args.per_ms)
@@ -145,11 +145,53 @@ def main() -> None:
     sparse = min(run_decisions(sparse_events) for _ in range(2))
     empty = min(run_empty_calls(events) for _ in range(3))
     reference = run_reference(events, snapshot, enforcer.record_produce)
-    per_sec, empty_per_sec, ref_per_sec = args.events / best, args.events / empty, args.events / reference
-    sparse_per_sec = args.events / sparse
-    idle_bytes = idle_entity_bytes(100_000)
+    del events, sparse_events
+    gc.unfreeze()
+    gc.collect()
+    return {"per_sec": args.events / best, "sparse_per_sec": args.events / sparse,
+            "empty_per_sec": args.events / empty, "ref_per_sec": args.events / reference,
+            "native": rates.NATIVE}
+
+
+def in_child(args, flag: str, pure: bool) -> dict:
+    """Run this script with ``flag`` in a fresh process: the implementation is chosen at import,
+    and RSS growth is only comparable between processes that did nothing else before."""
+    cmd = [sys.executable, __file__, "--events", str(args.events), "--entities", str(args.entities),
+           "--per-ms", str(args.per_ms), flag]
+    env = {**os.environ, "KCONFIGS_PURE_PYTHON": "1" if pure else "0"}
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--entities", type=int, default=10_000)
+    parser.add_argument("--per-ms", type=int, default=1000,
+                        help="decisions per simulated ms: 1000 = the clock moves as it would at 10^6 decisions/s")
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--emit-json", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--emit-idle-json", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.emit_json:
+        print(json.dumps(measure(args)))
+        return
+    if args.emit_idle_json:
+        print(json.dumps({"idle_bytes": idle_entity_bytes(100_000), "native": rates.NATIVE}))
+        return
+
+    load_before = os.getloadavg()[0]
+    if not rates.NATIVE:
+        sys.exit("enforcement/native is not built (pip install needs cargo): nothing to compare")
+    native = {**measure(args), **in_child(args, "--emit-idle-json", pure=False)}
+    pure = {**in_child(args, "--emit-json", pure=True), **in_child(args, "--emit-idle-json", pure=True)}
+    if not native["native"] or pure["native"]:
+        sys.exit("the child processes did not run the implementations asked for")
+    per_sec, empty_per_sec, ref_per_sec = native["per_sec"], native["empty_per_sec"], native["ref_per_sec"]
+    sparse_per_sec = native["sparse_per_sec"]
     bloom_bytes = new_filter(1_000_000, 0.01).size_in_bits / 8
-    profile = profile_summary(make_events(Enforcer(snapshot), 200_000, args.entities, args.per_ms))
+    profile = profile_summary(make_events(Enforcer(QuotaSnapshot.from_records(quota_records(args.entities // 10))),
+                                          200_000, args.entities, args.per_ms))
     body = f"""## Enforcement decisions per second (issue 3)
 
 Command: `python benchmarks/bench_enforcement.py --events {args.events} --entities {args.entities}` on
@@ -167,15 +209,17 @@ record opens a new sample, the slow path).
 
 | path | decisions/s | relative |
 |---|---|---|
-| `Enforcer.record_*` (O(1) rate, cached resolution) | **{per_sec:,.0f}** | 1.00 |
+| `Enforcer.record_*`, native rate core (enforcement/native, Rust) | **{per_sec:,.0f}** | 1.00 |
 | same, sparse clock (10 decisions per simulated ms) | {sparse_per_sec:,.0f} | {sparse_per_sec / per_sec:.2f} |
-| literal port of Kafka's Rate (scans samples per measure), produce only | {ref_per_sec:,.0f} | {ref_per_sec / per_sec:.2f} |
+| `Enforcer.record_*`, pure-Python fallback (`KCONFIGS_PURE_PYTHON=1`, child process) | {pure["per_sec"]:,.0f} | {pure["per_sec"] / per_sec:.2f} |
+| pure-Python fallback, sparse clock | {pure["sparse_per_sec"]:,.0f} | {pure["sparse_per_sec"] / per_sec:.2f} |
+| literal port of Kafka's Rate in Python (scans samples per measure), produce only | {ref_per_sec:,.0f} | {ref_per_sec / per_sec:.2f} |
 | empty Python call through the same loop (ceiling) | {empty_per_sec:,.0f} | {empty_per_sec / per_sec:.2f} |
 
 Target ≥ 1,000,000 decisions/s per core: **{"met" if per_sec >= 1_000_000 else "NOT met"}** ({per_sec / 1e6:.2f} M/s).
 
-Memory: **{idle_bytes:,.0f} B per idle entity** (100 000 (user, client) pairs each with its own
-sensor, `tracemalloc`, after the binding cache is dropped); producer-id Bloom filter sized for
+Memory per idle entity (RSS growth over 100 000 (user, client) pairs each with its own sensor,
+after the binding cache is dropped; each in a fresh process): **{native["idle_bytes"]:,.0f} B** native, {pure["idle_bytes"]:,.0f} B pure Python. Producer-id Bloom filter sized for
 10^6 ids at FPR 0.01: **{bloom_bytes / 1e6:.2f} MB per filter** (at most two per user; rbloom's
 Rust buffer, from `size_in_bits`).
 

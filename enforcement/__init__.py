@@ -12,7 +12,8 @@ from enforcement.connection_quota import ConnectionDecision
 from enforcement.enforcer import EnforcementConfig, Enforcer
 from enforcement.quota_manager import MetricSample, MutationDecision
 from enforcement.resolution import QuotaSnapshot, Resolved
-from enforcement.stats import Rate, Sample, SampledRate, java_round
+from enforcement.rates import Rate, SampledRate
+from enforcement.stats import Sample, java_round
 from enforcement.throttle import throttle_time_ms
 
 __all__ = [

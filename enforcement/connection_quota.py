@@ -22,7 +22,8 @@ from typing import Iterator
 
 from enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
 from enforcement.resolution import QuotaSnapshot
-from enforcement.sensors import AvgSensor, RateSensor, SensorRegistry
+from enforcement.rates import RateSensor
+from enforcement.sensors import AvgSensor, SensorRegistry
 
 INT_MAX = 2**31 - 1  # QuotaConfig.IP_CONNECTION_RATE_DEFAULT: "no ip quota"
 GROUP = "socket-server-metrics"

@@ -22,7 +22,8 @@ import rbloom
 
 from enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
 from enforcement.resolution import PRODUCER_IDS_KEY, QuotaSnapshot
-from enforcement.sensors import AvgSensor, RateSensor, SensorRegistry
+from enforcement.rates import RateSensor
+from enforcement.sensors import AvgSensor, SensorRegistry
 
 GROUP = "ProducerIds"
 FPR_SAFETY = 0.8  # size for 80 % of the configured rate: the bound holds at the expected count

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from enforcement.resolution import QuotaSnapshot
-from enforcement.sensors import NO_CAP_MS, AvgSensor, RateSensor, SensorRegistry
-from enforcement.stats import UNLIMITED, SampledRate
+from enforcement.rates import RateSensor, SampledRate
+from enforcement.sensors import NO_CAP_MS, AvgSensor, SensorRegistry
+from enforcement.stats import UNLIMITED
 from enforcement.throttle import token_bucket_throttle_ms
 from enforcement.token_bucket import TokenBucket
 

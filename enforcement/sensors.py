@@ -8,18 +8,19 @@ is lost with it.
 ``record_and_throttle`` is the hot path: ``Sensor.record(v, t, checkQuotas=true)`` followed by
 ``QuotaUtils.(bounded)throttleTime``, fused into one call with the ``SampledRate`` internals
 inlined (same arithmetic as ``record`` + ``measure`` + ``window_ms``; the property tests compare
-it with a literal port of Kafka).
+it with a literal port of Kafka). ``enforcement/native`` has the same sensor in Rust, used when
+built (``enforcement.rates``).
 """
 
 from __future__ import annotations
 
-from enforcement.stats import UNLIMITED, SampledAvg, SampledRate, java_round, ordered_sum, trunc_div
+from enforcement.stats import UNLIMITED, PureSampledRate, SampledAvg, java_round, ordered_sum, trunc_div
 
 NO_CAP_MS = 2**63 - 1
 
 
-class RateSensor(SampledRate):
-    """A quota sensor around a ``SampledRate``.
+class PureRateSensor(PureSampledRate):
+    """A quota sensor around a ``PureSampledRate`` (the fallback of ``enforcement.rates.RateSensor``).
 
     :param bound: the quota (per second); ``UNLIMITED`` = Long.MAX_VALUE like Kafka
     :param cap_ms: ``boundedThrottleTime`` cap (one sample window) or ``NO_CAP_MS``

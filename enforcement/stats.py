@@ -17,6 +17,9 @@ held it is reset, and purge is skipped while the cached minimum ``last`` proves 
 expired. Non-integral values (request percentages) switch the stat to summing the samples in list
 order on each measure, exactly like ``WindowedSum.combine``, so rounding matches Java's doubles.
 ``tests/unit/enforcement`` checks this against a literal transliteration of the Java classes.
+
+This pure-Python rate is the fallback; ``enforcement.rates`` picks the compiled one
+(``enforcement/native``, the same algorithm in Rust) when it is built.
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ class Sample:
     last_event_ms: int
 
 
-class SampledRate:
+class PureSampledRate:
     """Kafka's ``Rate(TimeUnit.SECONDS, new WindowedSum())`` under a quota ``MetricConfig``.
 
     :param samples: ``quota.window.num`` (N, >= 1)
@@ -225,9 +228,6 @@ class SampledRate:
             Sample(v, s, (l if self._track_last else s))
             for v, s, l in zip(self._values, self._starts, self._lasts)
         )
-
-
-Rate = SampledRate  # Kafka's class name
 
 
 class SampledAvg:

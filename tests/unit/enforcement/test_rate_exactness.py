@@ -1,16 +1,24 @@
 """The O(1) SampledRate / RateSensor give exactly the answers of a literal port of Kafka's
-SampledStat + Rate (kafka_model.py) on random traces, for 3.8+ and pre-3.8 semantics."""
+SampledStat + Rate (kafka_model.py) on random traces, for 3.8+ and pre-3.8 semantics.
+
+Every property runs on both implementations: the compiled one (enforcement/native, what
+enforcement uses when built) and the pure-Python fallback."""
 
 from __future__ import annotations
 
 import copy
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enforcement import SampledRate
-from enforcement.sensors import RateSensor
+from enforcement.native_rates import NativeRateSensor, NativeSampledRate
+from enforcement.sensors import PureRateSensor
+from enforcement.stats import PureSampledRate
 from kafka_model import KafkaRate, kafka_throttle
+
+rate_classes = pytest.mark.parametrize("SampledRate", [NativeSampledRate, PureSampledRate], ids=["native", "pure"])
+sensor_classes = pytest.mark.parametrize("RateSensor", [NativeRateSensor, PureRateSensor], ids=["native", "pure"])
 
 T0 = 1_700_000_000_000
 deltas = st.one_of(st.integers(0, 1500), st.integers(0, 30_000), st.just(0), st.integers(-50, -1))
@@ -21,9 +29,10 @@ ops = st.lists(st.tuples(st.sampled_from(["record", "measure", "both"]), deltas,
 configs = st.tuples(st.integers(1, 12), st.sampled_from([1, 7, 100, 1000]), st.booleans())
 
 
+@rate_classes
 @settings(max_examples=400, deadline=None)
 @given(configs, ops)
-def test_sampled_rate_matches_kafka_reference(config, trace):
+def test_sampled_rate_matches_kafka_reference(SampledRate, config, trace):
     samples, window_ms, legacy = config
     fast, ref = SampledRate(samples, window_ms, legacy), KafkaRate(samples, window_ms, legacy)
     now = T0
@@ -37,9 +46,10 @@ def test_sampled_rate_matches_kafka_reference(config, trace):
             assert fast.window_ms(now) == ref.window_size(now)
 
 
+@sensor_classes
 @settings(max_examples=400, deadline=None)
 @given(configs, ops, st.floats(0.5, 5_000.0), st.sampled_from([None, 1000]))
-def test_fused_record_and_throttle_matches_kafka_reference(config, trace, bound, cap):
+def test_fused_record_and_throttle_matches_kafka_reference(RateSensor, config, trace, bound, cap):
     samples, window_ms, legacy = config
     sensor = RateSensor(samples, window_ms, legacy, bound=bound, cap_ms=cap if cap else 2**63 - 1)
     ref = KafkaRate(samples, window_ms, legacy)
@@ -53,10 +63,11 @@ def test_fused_record_and_throttle_matches_kafka_reference(config, trace, bound,
         assert sensor.record_and_throttle(value, now) == kafka_throttle(ref, bound, now, cap)
 
 
+@sensor_classes
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 40_000)), min_size=1, max_size=80),
        st.floats(100.0, 20_000.0))
-def test_throttle_never_negative_and_waiting_it_restores_the_rate(trace, quota):
+def test_throttle_never_negative_and_waiting_it_restores_the_rate(RateSensor, trace, quota):
     # X = (O-T)/T*W solves O*W/(W+X) = T. When waiting X only stretches the window by X (no
     # start-up padding change, no sample purged meanwhile), the rate after waiting is the quota,
     # up to Math.round's half millisecond. Outside that regime Kafka's rate can still be above
@@ -78,9 +89,10 @@ def test_throttle_never_negative_and_waiting_it_restores_the_rate(trace, quota):
                 assert probe.measure(later) <= quota * (1 + 0.5 / (window_before + throttle - 0.5)) + 1e-9
 
 
+@sensor_classes
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.integers(1, 20), min_size=1, max_size=300), st.integers(500, 50_000), st.data())
-def test_client_obeying_throttles_stays_within_twice_the_quota(multipliers, quota, data):
+def test_client_obeying_throttles_stays_within_twice_the_quota(RateSensor, multipliers, quota, data):
     # A producer that waits each throttle before sending again. Kafka's rate is not a perfect
     # limiter (the window restarts as samples are purged after N*W), so Kafka's own system test
     # (quota_test.py, maximum_client_deviation_percentage = 100) allows the client 2x the quota;

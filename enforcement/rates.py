@@ -1,0 +1,26 @@
+"""Which rate implementation enforcement runs on.
+
+The compiled core (``enforcement/native``: Rust, built by ``pip install`` when cargo is present)
+when it is importable, else the pure-Python classes with the same answers. ``KCONFIGS_PURE_PYTHON=1``
+forces the pure ones (to compare the two, or to rule the extension out).
+"""
+
+from __future__ import annotations
+
+import os
+
+from enforcement.sensors import PureRateSensor
+from enforcement.stats import PureSampledRate
+
+try:
+    from enforcement import native_rates
+except ImportError:  # not built: no Rust toolchain at install time
+    native_rates = None
+
+if os.environ.get("KCONFIGS_PURE_PYTHON") == "1":
+    native_rates = None
+
+NATIVE = native_rates is not None
+SampledRate = native_rates.NativeSampledRate if NATIVE else PureSampledRate
+RateSensor = native_rates.NativeRateSensor if NATIVE else PureRateSensor
+Rate = SampledRate  # Kafka's class name
