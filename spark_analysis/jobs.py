@@ -6,7 +6,7 @@ Each job reads the dumps once (persisted), aggregates in Spark, and collects onl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from pyspark import StorageLevel
@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from kconfigs.errors import ValidationError
 from spark_analysis import quotas as quota_io
-from spark_analysis import readers, sizing, transforms
+from spark_analysis import readers, report_scan, sizing, transforms
 from spark_analysis.kinds import KIND_QUOTA_KEY
 from spark_analysis.report import ReportData
 from spark_analysis.schemas import ENTITY_COLUMNS
@@ -46,14 +46,21 @@ class ReportArgs:
 @dataclass
 class ReportOutcome:
     data: ReportData
-    samples: DataFrame = field(repr=False)
 
 
 Step = Callable[[str], None]
 
 
+def _check_inputs(args: InputArgs, summary: dict, examples: list[str]) -> None:
+    """Enforce ``--strict`` and "some quota metric exists". :raises ValidationError:"""
+    if args.strict and summary["malformed_lines"]:
+        raise ValidationError(f"{summary['malformed_lines']} malformed line(s) (--strict), first: {examples[0][:120]!r}")
+    if not summary["samples"]:
+        raise ValidationError(NO_QUOTA_METRICS)
+
+
 def load_samples(spark: SparkSession, args: InputArgs, step: Step) -> tuple[DataFrame, dict, list[str], list[str]]:
-    """Read, count malformed lines, enforce ``--strict`` and "some quota metric exists".
+    """Read (persisted, canonical rows), count malformed lines, check them (what-if's input).
 
     :raises UsageError: bad paths/format; :raises ValidationError: strict + malformed, or no metrics.
     """
@@ -62,10 +69,7 @@ def load_samples(spark: SparkSession, args: InputArgs, step: Step) -> tuple[Data
     dump = readers.load_dumps(spark, files, args.jmx_date_format).persist(StorageLevel.MEMORY_AND_DISK)
     summary = transforms.input_summary(dump)
     examples = transforms.malformed_examples(dump) if summary["malformed_lines"] else []
-    if args.strict and summary["malformed_lines"]:
-        raise ValidationError(f"{summary['malformed_lines']} malformed line(s) (--strict), first: {examples[0][:120]!r}")
-    if not summary["samples"]:
-        raise ValidationError(NO_QUOTA_METRICS)
+    _check_inputs(args, summary, examples)
     return transforms.valid_samples(dump), summary, examples, [f.path for f in files]
 
 
@@ -73,9 +77,10 @@ def _sort_key(row: dict) -> tuple:
     return (-(row["throttled_fraction"] or 0), -(row["util_p99_pct"] or 0), -(row["p99"] or 0))
 
 
-def entity_rows(spark: SparkSession, samples: DataFrame, quota_records: list | None) -> list[dict]:
-    """Stats per entity joined with its effective quota, most pressing first."""
-    stats = transforms.entity_stats(transforms.source_stats(samples)).collect()
+def entity_rows(spark: SparkSession, per_source: list[tuple], quota_records: list | None) -> list[dict]:
+    """Stats per entity (from per-source rows) joined with its effective quota, most pressing first."""
+    source_frame = spark.createDataFrame(per_source, transforms.source_stats_schema())
+    stats = transforms.entity_stats(source_frame).collect()
     stats_frame = spark.createDataFrame(stats, transforms.stats_schema())
     entities = [tuple(r[c] for c in ENTITY_COLUMNS) for r in stats]
     resolved = quota_io.resolve_entities(quota_records, entities, KIND_QUOTA_KEY) if quota_records is not None else []
@@ -83,7 +88,7 @@ def entity_rows(spark: SparkSession, samples: DataFrame, quota_records: list | N
     return sorted(rows, key=_sort_key)
 
 
-def _chart_data(spark: SparkSession, samples: DataFrame, rows: list[dict], summary: dict, args: ReportArgs):
+def _chart_data(inputs: report_scan.Inputs, rows: list[dict], summary: dict, args: ReportArgs):
     charted = rows[: args.chart_entities]
     heated = [r for r in rows if r["throttled_samples"]][: args.heat_entities]
     chosen = list({tuple(r[c] for c in ENTITY_COLUMNS): r for r in charted + heated}.values())
@@ -91,7 +96,7 @@ def _chart_data(spark: SparkSession, samples: DataFrame, rows: list[dict], summa
     bucket_ms = max(1000, span_ms // CHART_BUCKETS)
     keys = [tuple(r[c] for c in ENTITY_COLUMNS) for r in chosen]
     points: dict[int, list[dict]] = {}
-    for p in transforms.chart_series(samples, spark, keys, bucket_ms).orderBy("bucket_ms").collect():
+    for p in report_scan.chart_points(inputs, keys, bucket_ms, inputs_clean=not summary["malformed_lines"]):
         points.setdefault(p["chart_id"], []).append(p.asDict())
     by_key = {k: points.get(i, []) for i, k in enumerate(keys)}
     charts = [(r, by_key[tuple(r[c] for c in ENTITY_COLUMNS)]) for r in charted]
@@ -115,15 +120,25 @@ def _heat_rows(heated: list[dict], by_key: dict, buckets: list[int]) -> list[tup
 
 
 def run_report(spark: SparkSession, args: ReportArgs, step: Step = lambda _: None) -> ReportOutcome:
-    """The quota report: percentiles, utilisation, throttling, idle quotas, chart series."""
-    samples, summary, examples, files = load_samples(spark, args.inputs, step)
+    """The quota report: percentiles, utilisation, throttling, idle quotas, chart series.
+
+    The inputs are read twice: once for every statistic and the summary (one Spark job), then
+    for the chart series of the few entities shown (report_scan).
+    """
+    files = readers.classify_inputs(args.inputs.paths, args.inputs.input_format)
+    step(f"reading {len(files)} file(s)")
+    inputs = report_scan.open_inputs(spark, files, args.inputs.jmx_date_format)
+    groups = report_scan.scan_stats(inputs)
+    summary = transforms.summary_of(groups)
+    examples = report_scan.malformed_examples(inputs) if summary["malformed_lines"] else []
+    _check_inputs(args.inputs, summary, examples)
     step("per-entity percentiles")
-    rows = entity_rows(spark, samples, args.quota_records)
+    rows = entity_rows(spark, report_scan.source_rows(groups), args.quota_records)
     step("chart series")
-    charts, heat_rows, buckets = _chart_data(spark, samples, rows, summary, args)
+    charts, heat_rows, buckets = _chart_data(inputs, rows, summary, args)
     idle = sizing.idle_quotas(args.quota_records or [], rows, KIND_QUOTA_KEY)
-    data = ReportData(files, summary, rows, charts, heat_rows, buckets, idle, examples, top_n=args.top_n)
-    return ReportOutcome(data, samples)
+    data = ReportData([f.path for f in files], summary, rows, charts, heat_rows, buckets, idle, examples, top_n=args.top_n)
+    return ReportOutcome(data)
 
 
 def run_recommend(spark: SparkSession, args: ReportArgs, policy: sizing.SizingPolicy, step: Step = lambda _: None):

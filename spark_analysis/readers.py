@@ -18,6 +18,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kconfigs.errors import UsageError
+from spark_analysis import jmxtool
 from spark_analysis import metric_names as names
 from spark_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
 
@@ -110,79 +111,12 @@ def load_dumps(spark: SparkSession, files: list[DumpFile], jmx_date_format: str 
     return result
 
 
-def _file_stem(path: str) -> str:
-    return os.path.basename(path).split(".")[0] or path
-
-
-# --- JmxTool "original" CSV ---------------------------------------------------------------------
-
-
-def _jmxtool_column_map(spark: SparkSession, keys: list[str]) -> DataFrame:
-    """Tiny frame: cell position -> (kind, user, client_id, ip, column) for quota columns only."""
-    rows = []
-    for position, key in enumerate(keys, start=1):  # position 0 is "time"
-        metric = names.parse_jmxtool_key(key)
-        if metric is not None:
-            rows.append((position, metric.kind, metric.user, metric.client_id, metric.ip, metric.column))
-    schema = "pos int, kind string, user string, client_id string, ip string, column string"
-    return spark.createDataFrame(rows, schema)
-
-
-def _read_jmxtool_header(path: str) -> tuple[list[str], list[str]]:
-    """(column keys after ``time``, preamble lines before the header such as JmxTool's
-    "Trying to connect to JMX url" when stderr was captured too)."""
-    head = _head_lines(path)
-    for index, line in enumerate(head):
-        keys = names.split_jmxtool_header(line)
-        if keys is not None:
-            return keys[1:], [p.strip() for p in head[:index] if p.strip()]
-    raise UsageError(f'{path}: no JmxTool header line ("time","<ObjectName>:<attribute>",...)')
-
-
-def _jmx_time_ms(cell: Column, date_format: str | None) -> Column:
-    is_epoch_ms = cell.rlike(r"^[0-9]+$")
-    parsed = F.unix_millis(F.to_timestamp(cell, date_format or "yyyy-MM-dd HH:mm:ss"))
-    return F.when(is_epoch_ms, cell.cast("long")).otherwise(parsed)
+# --- JmxTool "original" CSV (spark_analysis.jmxtool) ----------------------------------------------
 
 
 def _load_jmxtool(spark: SparkSession, path: str, date_format: str | None) -> DataFrame:
-    """One JmxTool file (each file has its own header, so its own column map).
-
-    Rows are exploded to one row per cell and joined with the broadcast column map: a wide
-    row-to-struct expression per column would not compile to JVM code for hundreds of columns.
-    """
-    keys, preamble = _read_jmxtool_header(path)
-    columns = _jmxtool_column_map(spark, keys)
-    lines = spark.read.text(path).filter(F.trim("value") != "")
-    is_data = ~F.col("value").startswith('"time"') & ~F.trim("value").isin(*preamble)
-    # Row-level columns are computed in their own projection *before* the explode: otherwise
-    # Spark evaluates split()/rlike on the whole line again for every exploded cell (O(cells²)).
-    split_rows = lines.filter(is_data).select(F.trim("value").alias("_raw"), F.split(F.trim("value"), ",").alias("_parts"))
-    time_ms = _jmx_time_ms(F.col("_parts").getItem(0), date_format)
-    # Per-cell check before the explode; not one regex over the line: Java's regex recursion per
-    # repeated group overflows the stack on rows of thousands of columns (and kills the JVM).
-    bad_cell = F.exists(F.slice("_parts", 2, max(len(keys), 1)), lambda cell: cell.cast("double").isNull())
-    is_bad = (F.size("_parts") != len(keys) + 1) | time_ms.isNull() | bad_cell
-    checked = split_rows.select(F.when(~is_bad, time_ms).alias("ts_ms"), is_bad.alias("_bad"), "_raw", "_parts")
-    rows = checked.select(
-        "ts_ms", "_bad", F.when(F.col("_bad"), F.col("_raw")).alias("_line"),
-        F.posexplode(F.when(F.col("_bad"), F.array(F.lit(""))).otherwise(F.col("_parts"))).alias("pos", "_cell"),
-    )
-    cells = rows.filter(F.col("_bad") | (F.col("pos") > 0)).join(F.broadcast(columns), on="pos", how="left")
-    cells = cells.filter(F.col("_bad") | F.col("kind").isNotNull())
-    value = F.col("_cell").cast("double")
-    is_rate = F.col("column") == "rate"
-    return cells.select(
-        "ts_ms",
-        F.lit(_file_stem(path)).alias("source"),
-        "kind", "user", "client_id", "ip",
-        F.when(is_rate & ~F.isnan(value), value).alias("rate"),
-        # NaN throttle-time = no throttle in the Avg's window (Kafka's tests read NaN as "not throttled")
-        F.when(~is_rate, F.when(F.isnan(value), F.lit(0.0)).otherwise(value)).alias("throttle_ms"),
-        F.lit(None).cast("long").alias("window_ms"),
-        "_bad",
-        "_line",
-    ).select(*_OUTPUT_COLUMNS)
+    """One JmxTool file (each file has its own header, so its own column map)."""
+    return jmxtool.canonical(spark, jmxtool.read_header(path), date_format, _OUTPUT_COLUMNS)
 
 
 # --- Prometheus text exposition ------------------------------------------------------------------

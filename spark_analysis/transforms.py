@@ -53,10 +53,27 @@ def _percentile_columns(column: str) -> list:
     return [approx[i].alias(name) for i, name in enumerate(("p50", "p95", "p99"))]
 
 
-def source_stats(samples: DataFrame) -> DataFrame:
-    """Per (entity, source): rate percentiles/max and throttle incidence/time."""
+#: columns of the per-source statistics (the input of :func:`entity_stats`)
+SOURCE_STATS_COLUMNS = ENTITY_COLUMNS + ["source"] + ENTITY_STATS_SCHEMA.fieldNames()[4:]
+
+
+def source_stats_schema():
+    """Schema of per-source statistics rows (entity, source, ENTITY_STATS_SCHEMA's numbers)."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    fields = ENTITY_STATS_SCHEMA.fields[:4] + [StructField("source", StringType(), True)] + ENTITY_STATS_SCHEMA.fields[4:]
+    return StructType(fields)
+
+
+def group_stats(frame: DataFrame, keys: list[str]) -> DataFrame:
+    """One pass: per ``keys`` and ``_bad``, the row count and the per-source statistics.
+
+    Bad lines form their own groups (``_bad`` true), so the same pass also yields the input
+    summary (malformed lines, samples, time range): the report reads its inputs once here.
+    """
     is_throttled = F.col("throttle_ms") > 0
-    stats = samples.groupBy(*ENTITY_COLUMNS, "source").agg(
+    return frame.groupBy(*keys, "_bad").agg(
+        F.count(F.lit(1)).alias("rows"),
         F.count("rate").alias("samples"),
         *_percentile_columns("rate"),
         F.max("rate").alias("max"),
@@ -67,7 +84,21 @@ def source_stats(samples: DataFrame) -> DataFrame:
         F.min("ts_ms").alias("first_ts_ms"),
         F.max("ts_ms").alias("last_ts_ms"),
     )
-    return stats.select(*ENTITY_COLUMNS, "source", *ENTITY_STATS_SCHEMA.fieldNames()[4:])
+
+
+def summary_of(groups: list[dict]) -> dict:
+    """The input summary (as :func:`input_summary` computes it) from :func:`group_stats` rows."""
+    good = [g for g in groups if not g["_bad"]]
+    firsts = [g["first_ts_ms"] for g in good if g["first_ts_ms"] is not None]
+    lasts = [g["last_ts_ms"] for g in good if g["last_ts_ms"] is not None]
+    return {
+        "malformed_lines": sum(g["rows"] for g in groups if g["_bad"]),
+        "samples": sum(g["rows"] for g in good),
+        "rate_samples": sum(g["samples"] for g in good),
+        "first_ts_ms": min(firsts) if firsts else None,
+        "last_ts_ms": max(lasts) if lasts else None,
+        "sources": len({g["source"] for g in groups if g["source"] is not None}),
+    }
 
 
 def entity_stats(per_source: DataFrame) -> DataFrame:
@@ -105,18 +136,28 @@ def with_quotas(spark: SparkSession, stats: DataFrame, resolved: list) -> DataFr
     )
 
 
-def chart_series(samples: DataFrame, spark: SparkSession, entities: list[tuple], bucket_ms: int) -> DataFrame:
-    """Per chosen entity and time bucket: mean/max rate and throttled fraction (for the HTML)."""
+def chart_cells(samples: DataFrame, spark: SparkSession, entities: list[tuple]) -> DataFrame:
+    """Canonical samples of the chosen entities as ``(chart_id, ts_ms, rate, throttle_ms)``."""
     schema = "kind string, user string, client_id string, ip string, chart_id int"
     chosen = spark.createDataFrame([(*e, i) for i, e in enumerate(entities)], schema)
     same_entity = [samples[c].eqNullSafe(chosen[c]) for c in ENTITY_COLUMNS]
     joined = samples.join(F.broadcast(chosen), on=same_entity, how="inner")
+    return joined.select("chart_id", "ts_ms", "rate", "throttle_ms")
+
+
+def chart_buckets(cells: DataFrame, bucket_ms: int) -> DataFrame:
+    """Per chart and time bucket: mean/max rate and throttled fraction (for the HTML)."""
     bucket = (F.floor(F.col("ts_ms") / bucket_ms) * bucket_ms).cast("long")
     is_throttled = F.col("throttle_ms") > 0
-    series = joined.groupBy("chart_id", bucket.alias("bucket_ms")).agg(
+    series = cells.groupBy("chart_id", bucket.alias("bucket_ms")).agg(
         F.avg("rate").alias("rate_mean"),
         F.max("rate").alias("rate_max"),
         F.count("throttle_ms").alias("throttle_samples"),
         F.count(F.when(is_throttled, 1)).alias("throttled_samples"),
     )
     return series.select("chart_id", "bucket_ms", "rate_mean", "rate_max", "throttle_samples", "throttled_samples")
+
+
+def chart_series(samples: DataFrame, spark: SparkSession, entities: list[tuple], bucket_ms: int) -> DataFrame:
+    """Per chosen entity and time bucket: mean/max rate and throttled fraction (for the HTML)."""
+    return chart_buckets(chart_cells(samples, spark, entities), bucket_ms)

@@ -1,0 +1,113 @@
+"""The report's passes over its inputs: one for the statistics and summary, one small one for charts.
+
+JmxTool files are read in the narrow shape (``jmxtool.cells``: a small int ``series`` per
+(source, entity), the strings kept here on the driver); Prometheus scrapes and usage logs in the
+canonical shape (``readers.load_dumps``). Nothing is persisted: a cached copy of 2e8 cells costs
+more (memory, spill to disk) than parsing the text a second time, and the chart pass only
+explodes the few charted columns of each line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_analysis import jmxtool, readers, transforms
+from spark_analysis.schemas import ENTITY_COLUMNS
+
+_CANONICAL_KEYS = ENTITY_COLUMNS + ["source"]
+
+
+@dataclass
+class Inputs:
+    """The classified input files, with the series numbering of the JmxTool ones."""
+
+    spark: SparkSession
+    others: list  # readers.DumpFile of every non-JmxTool input
+    date_format: str | None
+    jmx: list = field(default_factory=list)  # (JmxFile, {column index: series}, bad-line series)
+    dims: dict = field(default_factory=dict)  # series -> (kind, user, client_id, ip, source)
+
+
+def open_inputs(spark: SparkSession, files: list, date_format: str | None) -> Inputs:
+    """Read the JmxTool headers and number their series (same source + entity = same series)."""
+    inputs = Inputs(spark, [f for f in files if f.format != "jmxtool"], date_format)
+    numbers: dict[tuple, int] = {}
+
+    def number(key: tuple) -> int:
+        if key not in numbers:
+            numbers[key] = len(numbers)
+            inputs.dims[numbers[key]] = key
+        return numbers[key]
+
+    for dump in (f for f in files if f.format == "jmxtool"):
+        header = jmxtool.read_header(dump.path)
+        series_of = {c.index: number((c.kind, c.user, c.client_id, c.ip, header.source)) for c in header.columns}
+        inputs.jmx.append((header, series_of, number((None, None, None, None, header.source))))
+    return inputs
+
+
+def _narrow(inputs: Inputs, only: set[int] | None = None, check_cells: bool = True) -> DataFrame | None:
+    frames = [jmxtool.cells(inputs.spark, header, inputs.date_format, series_of, bad, only, check_cells)
+              for header, series_of, bad in inputs.jmx if only is None or only & set(series_of.values())]
+    return _union(frames)
+
+
+def _canonical(inputs: Inputs) -> DataFrame | None:
+    return readers.load_dumps(inputs.spark, inputs.others, inputs.date_format) if inputs.others else None
+
+
+def _union(frames: list[DataFrame]) -> DataFrame | None:
+    if not frames:
+        return None
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionByName(frame)
+    return result
+
+
+def scan_stats(inputs: Inputs) -> list[dict]:
+    """:func:`transforms.group_stats` rows with entity and source columns (one Spark job per shape)."""
+    groups = []
+    narrow = _narrow(inputs)
+    if narrow is not None:
+        for row in transforms.group_stats(narrow, ["series"]).collect():
+            values = row.asDict()
+            groups.append({**dict(zip(_CANONICAL_KEYS, inputs.dims[values.pop("series")])), **values})
+    canonical = _canonical(inputs)
+    if canonical is not None:
+        groups += [row.asDict() for row in transforms.group_stats(canonical, _CANONICAL_KEYS).collect()]
+    return groups
+
+
+def source_rows(groups: list[dict]) -> list[tuple]:
+    """The good groups as per-source statistics rows (transforms.source_stats_schema order)."""
+    return [tuple(g[c] for c in transforms.SOURCE_STATS_COLUMNS) for g in groups if not g["_bad"]]
+
+
+def malformed_examples(inputs: Inputs, limit: int = 5) -> list[str]:
+    frames = [f.filter(F.col("_bad")).select("_line") for f in (_narrow(inputs), _canonical(inputs)) if f is not None]
+    return [r["_line"] for r in _union(frames).limit(limit).collect()]
+
+
+def chart_points(inputs: Inputs, entities: list[tuple], bucket_ms: int, inputs_clean: bool = False) -> list:
+    """transforms.chart_buckets rows for ``entities`` (chart_id = index), ordered by bucket.
+
+    ``inputs_clean``: the statistics pass found no malformed line, so JmxTool lines need not
+    have every cell checked again (only the charted cells are cast).
+    """
+    chart_of = {s: entities.index(d[:4]) for s, d in inputs.dims.items() if d[:4] in entities}
+    frames = []
+    narrow = _narrow(inputs, set(chart_of), check_cells=not inputs_clean) if chart_of else None
+    if narrow is not None:
+        ids = inputs.spark.createDataFrame(list(chart_of.items()), "series int, chart_id int")
+        frames.append(narrow.join(F.broadcast(ids), on="series").select("chart_id", "ts_ms", "rate", "throttle_ms"))
+    canonical = _canonical(inputs)
+    if canonical is not None:
+        frames.append(transforms.chart_cells(transforms.valid_samples(canonical), inputs.spark, entities))
+    cells = _union(frames)
+    if cells is None or not entities:
+        return []
+    return transforms.chart_buckets(cells, bucket_ms).orderBy("bucket_ms").collect()
