@@ -87,6 +87,8 @@ class QuotaAdmin:
             def update(current: Mapping[str, str]) -> Mapping[str, str]:
                 new = dict(current)
                 for op in entry.ops or ():
+                    if op.key is None:  # a null key from a hostile client: Kafka answers INVALID_REQUEST
+                        raise ValidationError("Invalid empty configuration key")
                     if op.remove:
                         new.pop(op.key, None)
                     else:

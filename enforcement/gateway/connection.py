@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from enforcement.gateway import codec, framing, versions
+from enforcement.gateway.channel import Channel
 from enforcement.gateway.headers import MalformedFrame, RequestPrefix, parse_request_prefix, parse_response_correlation_id, produce_acks
 from enforcement.gateway.inflight import CorrelationMismatch, InflightRequest, InflightTable
-from enforcement.gateway.rewrite import prepare_rewrite
+from enforcement.gateway.rewrite import REWRITTEN_APIS, prepare_rewrite
 from enforcement.gateway.sasl import SaslState, UnsupportedSasl
 from enforcement.gateway.throttling import patch_throttle_time
 
@@ -35,6 +37,13 @@ PARKING_APIS = frozenset({FETCH, 11, 14})  # Fetch, JoinGroup, SyncGroup
 EXEMPT_APIS = frozenset({versions.API_VERSIONS, versions.SASL_HANDSHAKE, versions.SASL_AUTHENTICATE})
 _PREAUTH_APIS = EXEMPT_APIS
 MAX_REMEMBERED_PRODUCER_IDS = 1024  # per connection; normally 1 (one producer per connection)
+#: Produce requests and Fetch responses larger than this are streamed: only this much of their
+#: start is held (it covers any real header: client_id and transactional_id are at most 32 KiB each)
+STREAM_HEAD_BYTES = 128 * 1024
+#: responses the gateway must decode (identity, version caps, address rewrites)
+_DECODED_RESPONSES = REWRITTEN_APIS | {versions.API_VERSIONS, versions.SASL_HANDSHAKE, versions.SASL_AUTHENTICATE}
+_INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
 
 
 class ProtocolViolation(Exception):
@@ -64,10 +73,10 @@ def now_ms() -> int:
 class ProxyConnection:
     """Proxies one client connection to one upstream broker address."""
 
-    def __init__(self, ctx: "GatewayContext", peer: Peer, client: tuple[asyncio.StreamReader, asyncio.StreamWriter], upstream_addresses: list[tuple[str, int]]):
+    def __init__(self, ctx: "GatewayContext", peer: Peer, client: Channel, upstream_addresses: list[tuple[str, int]]):
         self.ctx = ctx
         self.peer = peer
-        self.client_reader, self.client_writer = client
+        self.client = client
         self.upstream_addresses = upstream_addresses
         self.upstream_address = upstream_addresses[0]
         self.inflight = InflightTable(ctx.config.max_inflight_requests)
@@ -87,8 +96,7 @@ class ProxyConnection:
         self.last_active_ms = now_ms()  # last request read or response written (idle rule)
         self._seen_producer_ids: set[int] = set()
         self._client_task: asyncio.Task | None = None
-        self.upstream_reader: asyncio.StreamReader | None = None
-        self.upstream_writer: asyncio.StreamWriter | None = None
+        self.upstream: Channel | None = None
 
     @property
     def principal(self) -> str:
@@ -97,7 +105,7 @@ class ProxyConnection:
     async def run(self) -> None:
         """Connect upstream and run both loops until either side ends; always closes both."""
         if not await self._connect_upstream():
-            self.client_writer.close()
+            self.client.close()
             return
         self._set_write_limits()
         self._client_task = asyncio.create_task(self._client_to_upstream())
@@ -117,11 +125,10 @@ class ProxyConnection:
     async def _connect_upstream(self) -> bool:
         """Try each upstream address in turn (bootstrap lists may name several brokers)."""
         timeout_s = self.ctx.config.upstream_connect_timeout_ms / 1000
+        loop = asyncio.get_running_loop()
         for address in self.upstream_addresses:
             try:
-                self.upstream_reader, self.upstream_writer = await asyncio.wait_for(
-                    asyncio.open_connection(*address, limit=self.ctx.config.write_buffer_high_bytes), timeout_s
-                )
+                _transport, self.upstream = await asyncio.wait_for(loop.create_connection(Channel, *address), timeout_s)
                 self.upstream_address = address
                 return True
             except (OSError, asyncio.TimeoutError) as err:
@@ -130,13 +137,13 @@ class ProxyConnection:
 
     def _set_write_limits(self) -> None:
         high = self.ctx.config.write_buffer_high_bytes
-        for writer in (self.client_writer, self.upstream_writer):
-            writer.transport.set_write_buffer_limits(high=high, low=high // 4)
+        for channel in (self.client, self.upstream):
+            channel.transport.set_write_buffer_limits(high=high, low=high // 4)
 
     def _close_writers(self) -> None:
-        for writer in (self.client_writer, self.upstream_writer):
-            if writer is not None and not writer.is_closing():
-                writer.close()
+        for channel in (self.client, self.upstream):
+            if channel is not None:
+                channel.close()
 
     async def drain_and_close(self, timeout_ms: int) -> None:
         """SIGTERM: read no new requests, wait for in-flight responses (bounded), then close."""
@@ -154,12 +161,14 @@ class ProxyConnection:
     async def _client_to_upstream(self) -> None:
         try:
             while not self.stopping:
-                frame = await self._read_request()
-                if frame is None:
+                head = await self._read_request()
+                if head is None:
                     return
-                await self._quota_bound_clear.wait()
-                await self._hold_while_muted()
-                await self._handle_request(frame)
+                if not self._quota_bound_clear.is_set():
+                    await self._quota_bound_clear.wait()
+                if self.muted_until_ms > now_ms():
+                    await self._hold_while_muted()
+                await self._handle_request(head)
         except (MalformedFrame, ProtocolViolation, UnsupportedSasl, asyncio.IncompleteReadError) as err:
             self._log_bad_frame("client", err)
         except IdleConnection as err:
@@ -169,7 +178,10 @@ class ProxyConnection:
         except Exception:  # a gateway bug must end this connection only, loudly
             log.exception("client %s:%d: unexpected error handling a request", self.peer.ip, self.peer.port)
 
-    async def _read_request(self) -> bytes | None:
+    async def _read_request(self) -> memoryview | None:
+        """The next request (length prefix included, not consumed): whole, or only its first
+        STREAM_HEAD_BYTES when it is a large Produce whose body need not be decoded (the rest is
+        streamed upstream by _forward_request)."""
         self._reading_request = True
         try:
             size = await self._read_size_unless_idle()
@@ -177,29 +189,36 @@ class ProxyConnection:
                 return None
             framing.check_frame_size(size, framing.MIN_REQUEST_FRAME_BYTES, self._request_limit(size))
             timeout_ms = self.ctx.config.request_read_timeout_ms
+            deadline = asyncio.get_running_loop().time() + timeout_ms / 1000  # slowloris: a frame must not dribble forever
             try:
-                async with asyncio.timeout(timeout_ms / 1000):  # slowloris: a frame must not dribble forever
-                    frame = await self.client_reader.readexactly(size)
+                head = await self.client.read_ahead(4 + min(size, STREAM_HEAD_BYTES), deadline)
+                if size > STREAM_HEAD_BYTES and not self._streamable_request(head):
+                    head = await self.client.read_ahead(4 + size, deadline)
             except TimeoutError:
                 raise SlowRequest(f"request of {size} bytes not complete within request_read_timeout_ms={timeout_ms}") from None
             self.last_active_ms = now_ms()
-            return frame
+            return head
         finally:
             self._reading_request = False
+
+    def _streamable_request(self, head: memoryview) -> bool:
+        """A Produce is forwarded as it arrives unless its producer ids must be read from it."""
+        return _INT16.unpack_from(head, 4)[0] == versions.PRODUCE and not self.ctx.quotas.wants_producer_ids(self.principal)
 
     async def _read_size_unless_idle(self) -> int | None:
         """The next length prefix, or IdleConnection after connections_max_idle_ms without a
         request read or a response written (Kafka's idle rule; partial bytes do not count)."""
         idle_ms = self.ctx.config.connections_max_idle_ms
+        loop = asyncio.get_running_loop()
         while True:
             remaining_ms = self.last_active_ms + idle_ms - now_ms()
             if remaining_ms <= 0:
                 raise IdleConnection(f"idle for connections_max_idle_ms={idle_ms}")
             try:
-                async with asyncio.timeout(remaining_ms / 1000):
-                    return await framing.read_size(self.client_reader)
+                head = await self.client.read_ahead(4, loop.time() + remaining_ms / 1000)
             except TimeoutError:
                 continue  # a response written meanwhile may have moved last_active_ms
+            return None if head is None else _INT32.unpack_from(head)[0]
 
     def _request_limit(self, size: int) -> int:
         """Kafka limits frames before authentication to 512 KiB (sasl.server.max.receive.size)."""
@@ -219,19 +238,22 @@ class ProxyConnection:
                 return
             await asyncio.sleep(delay_ms / 1000)
 
-    async def _handle_request(self, frame: bytes) -> None:
+    async def _handle_request(self, head: memoryview) -> None:
         started_ns = time.perf_counter_ns()
+        size = _INT32.unpack_from(head)[0]
+        frame = head[4:]  # header + body (or its first part, when streamed)
         prefix = parse_request_prefix(frame)
         self._check_version(prefix)
-        entry = InflightRequest(prefix.api_key, prefix.api_version, prefix.correlation_id, prefix.client_id, len(frame))
+        entry = InflightRequest(prefix.api_key, prefix.api_version, prefix.correlation_id, prefix.client_id, size)
         entry.context["principal"] = self.principal
         if prefix.api_key not in _PREAUTH_APIS:
             self._establish(prefix)
         local = await self._maybe_answer_locally(prefix, frame)
         if local is not None:
+            self.client.consume(len(head))
             await self.inflight.wait_empty()  # keep responses in request order
-            framing.write_frame(self.client_writer, local)
-            await self.client_writer.drain()
+            self.client.write(framing.frame_bytes(local))
+            await self.client.drain()
             return
         expects_response = self._observe_request(prefix, frame, entry)
         entry.context["handling_ns"] = time.perf_counter_ns() - started_ns
@@ -239,8 +261,22 @@ class ProxyConnection:
             await self.inflight.push(entry)
             self._bind_to_quota(prefix, entry)
         entry.sent_ns = time.perf_counter_ns()
-        framing.write_frame(self.upstream_writer, frame)
-        await self.upstream_writer.drain()
+        await self._forward_request(head, size)
+
+    async def _forward_request(self, head: memoryview, size: int) -> None:
+        """Send the request upstream from the receive buffer (no copy); stream what has not
+        arrived yet (a large Produce), with backpressure from the upstream socket."""
+        self.upstream.write(head)
+        self.client.consume(len(head))
+        rest = size + 4 - len(head)
+        if rest:
+            deadline = asyncio.get_running_loop().time() + self.ctx.config.request_read_timeout_ms / 1000
+            try:
+                await self.client.forward(rest, self.upstream, deadline)
+            except TimeoutError:
+                raise SlowRequest(f"request of {size} bytes not complete within request_read_timeout_ms") from None
+        if self.upstream.write_paused:
+            await self.upstream.drain()
 
     def _check_version(self, prefix: RequestPrefix) -> None:
         """Fail closed on versions we capped away (a client that skipped ApiVersions)."""
@@ -257,13 +293,13 @@ class ProxyConnection:
             raise ProtocolViolation(f"api key {prefix.api_key} before authentication on a listener that requires it")
         self.established = True
 
-    async def _maybe_answer_locally(self, prefix: RequestPrefix, frame: bytes) -> bytes | None:
+    async def _maybe_answer_locally(self, prefix: RequestPrefix, frame: memoryview) -> bytes | None:
         if prefix.api_key == versions.API_VERSIONS and prefix.api_version > codec.max_decodable_version(versions.API_VERSIONS):
             return versions.unsupported_version_response(prefix.correlation_id)
         admin = self.ctx.admin
         if admin is not None and prefix.api_key in admin.owned_apis():
             await self._refuse_if_upstream_requires_auth(prefix)
-            return await admin.answer(prefix, frame, self.principal)
+            return await admin.answer(prefix, bytes(frame), self.principal)
         return None
 
     async def _refuse_if_upstream_requires_auth(self, prefix: RequestPrefix) -> None:
@@ -275,22 +311,24 @@ class ProxyConnection:
         raise ProtocolViolation(f"api key {prefix.api_key} before authentication, and upstream "
                                 f"{self.upstream_address[0]}:{self.upstream_address[1]} requires it")
 
-    def _observe_request(self, prefix: RequestPrefix, frame: bytes, entry: InflightRequest) -> bool:
+    def _observe_request(self, prefix: RequestPrefix, frame: memoryview, entry: InflightRequest) -> bool:
         """Identity, producer ids, acks. Returns whether a response will come back."""
         key = prefix.api_key
         if key == versions.SASL_HANDSHAKE:
-            request = codec.decode_request(key, prefix.api_version, frame)
+            request = codec.decode_request(key, prefix.api_version, bytes(frame))
             self.sasl.on_handshake_request(request.mechanism, prefix.api_version)
         elif key == versions.SASL_AUTHENTICATE:
-            request = codec.decode_request(key, prefix.api_version, frame)
+            request = codec.decode_request(key, prefix.api_version, bytes(frame))
             self.sasl.on_authenticate_request(bytes(request.auth_bytes or b""))  # null bytes: a hostile client
         elif key == versions.PRODUCE:
             return self._observe_produce(prefix, frame, entry)
         return True
 
-    def _observe_produce(self, prefix: RequestPrefix, frame: bytes, entry: InflightRequest) -> bool:
+    def _observe_produce(self, prefix: RequestPrefix, frame: memoryview, entry: InflightRequest) -> bool:
         quotas = self.ctx.quotas
-        if quotas.wants_producer_ids(self.principal):
+        # A streamed (partial) frame was judged not to need its producer ids when it was read;
+        # only a quota reload in between could change that, and the next request is judged anew.
+        if len(frame) == entry.request_bytes and quotas.wants_producer_ids(self.principal):
             # A producer keeps its id for the life of its connection: only ids this connection
             # has not carried before can be new to the user's filter, so only those are charged.
             ids = _safe_producer_ids(prefix, frame) - self._seen_producer_ids
@@ -303,7 +341,7 @@ class ProxyConnection:
         # response: produce stays pipelined and a pipelining client (librdkafka) still cannot
         # get a request past a throttle. The mute is measured from the moment of charging, as
         # Kafka's is from its own. The response later carries what is left of it.
-        throttle_ms = quotas.on_produce(self.principal, prefix.client_id, self.peer.ip, len(frame))
+        throttle_ms = quotas.on_produce(self.principal, prefix.client_id, self.peer.ip, entry.request_bytes)
         throttle_ms = max(throttle_ms, entry.context.get("producer_id_throttle_ms", 0))
         self._mute(throttle_ms)
         if produce_acks(frame, prefix) != 0:
@@ -349,18 +387,8 @@ class ProxyConnection:
 
     async def _upstream_to_client(self) -> None:
         try:
-            while True:
-                frame = await framing.read_frame(self.upstream_reader, framing.MIN_RESPONSE_FRAME_BYTES, self.ctx.config.max_frame_bytes)
-                received_ns = time.perf_counter_ns()
-                if frame is None:
-                    log.info("upstream %s:%d closed the connection of client %s:%d", *self.upstream_address, self.peer.ip, self.peer.port)
-                    return
-                entry = self.inflight.pop_if_any(parse_response_correlation_id(frame))
-                frame = await self._handle_response(entry, frame, received_ns)
-                self._release_quota_bound(entry)
-                framing.write_frame(self.client_writer, frame)
-                await self.client_writer.drain()
-                self.last_active_ms = now_ms()
+            while await self._relay_response():
+                pass
         except (MalformedFrame, CorrelationMismatch, ProtocolViolation, asyncio.IncompleteReadError) as err:
             self._log_bad_frame("upstream", err)
         except (ConnectionError, OSError) as err:
@@ -368,13 +396,43 @@ class ProxyConnection:
         except Exception:  # a gateway bug must end this connection only, loudly
             log.exception("client %s:%d: unexpected error handling a response", self.peer.ip, self.peer.port)
 
-    async def _handle_response(self, entry: InflightRequest, frame: bytes, received_ns: int) -> bytes:
+    async def _relay_response(self) -> bool:
+        """Pair one response with its request, handle it and send it on; False when the upstream
+        closed. A large Fetch response is charged by its length prefix and only its head (which
+        holds throttle_time_ms) is read before the rest streams through."""
+        upstream = self.upstream
+        head = await upstream.read_ahead(4)
+        if head is None:
+            log.info("upstream %s:%d closed the connection of client %s:%d", *self.upstream_address, self.peer.ip, self.peer.port)
+            return False
+        size = _INT32.unpack_from(head)[0]
+        framing.check_frame_size(size, framing.MIN_RESPONSE_FRAME_BYTES, self.ctx.config.max_frame_bytes)
+        oldest = self.inflight.oldest()
+        streamed = oldest is not None and oldest.api_key == FETCH and size > STREAM_HEAD_BYTES
+        head = await upstream.read_ahead(4 + (STREAM_HEAD_BYTES if streamed else size))
+        received_ns = time.perf_counter_ns()
+        frame = head[4:]
+        entry = self.inflight.pop_if_any(parse_response_correlation_id(frame))
+        body = await self._handle_response(entry, frame, size, received_ns)
+        self._release_quota_bound(entry)
+        rest = size + 4 - len(head)
+        self.client.write(head if body is frame else _INT32.pack(len(body) + rest) + body)
+        upstream.consume(len(head))
+        if rest:
+            await upstream.forward(rest, self.client)
+        if self.client.write_paused:
+            await self.client.drain()
+        self.last_active_ms = now_ms()
+        return True
+
+    async def _handle_response(self, entry: InflightRequest, frame: memoryview, size: int, received_ns: int) -> memoryview | bytes:
+        """The response to send (``frame`` itself when unchanged; only then may it be partial)."""
         started_ns = time.perf_counter_ns()
         service_ns = received_ns - max(entry.sent_ns, self._last_response_ns)
         self._last_response_ns = received_ns
         self.ctx.stats.upstream_latency(entry.api_key, (received_ns - entry.sent_ns) / 1e9)
         frame = await self._rewrite_response(entry, frame)
-        throttle_ms = self._account(entry, frame, service_ns, started_ns)
+        throttle_ms = self._account(entry, size, service_ns, started_ns)
         if entry.api_key == versions.PRODUCE:
             # the bandwidth mute started when the bytes were charged; tell the client what is left
             # of it (KIP-219: its own pause then overlaps the mute instead of adding to it)
@@ -386,8 +444,11 @@ class ProxyConnection:
             frame = patch_throttle_time(entry.api_key, entry.api_version, frame, throttle_ms)
         return frame
 
-    async def _rewrite_response(self, entry: InflightRequest, frame: bytes) -> bytes:
+    async def _rewrite_response(self, entry: InflightRequest, frame: memoryview) -> memoryview | bytes:
         key, version = entry.api_key, entry.api_version
+        if key not in _DECODED_RESPONSES:
+            return frame  # the hot path (Produce, Fetch ...): nothing to decode
+        view, frame = frame, bytes(frame)
         try:
             if key == versions.API_VERSIONS:
                 owned = self.ctx.admin.owned_version_ranges if self.ctx.admin is not None else {}
@@ -402,11 +463,11 @@ class ProxyConnection:
         except (ValueError, IndexError, KeyError) as err:
             raise MalformedFrame(f"cannot decode api {key} v{version} response: {err}") from err
         if rewrite is None:
-            return frame
+            return view
         mapping = await self.ctx.registry.map_addresses(rewrite.addresses)
         return rewrite.apply(mapping)
 
-    def _account(self, entry: InflightRequest, frame: bytes, service_ns: int, started_ns: int) -> int:
+    def _account(self, entry: InflightRequest, response_bytes: int, service_ns: int, started_ns: int) -> int:
         """Charge the entity; return the throttle to apply: max(bandwidth, request), KIP-219."""
         key, quotas = entry.api_key, self.ctx.quotas
         user, client_id, ip = entry.context["principal"], entry.client_id, self.peer.ip
@@ -416,7 +477,7 @@ class ProxyConnection:
         if key == versions.PRODUCE:
             bandwidth_ms, bandwidth_type = entry.context.get("produce_throttle_ms", 0), "Produce"
         elif key == FETCH:
-            bandwidth_ms, bandwidth_type = quotas.on_fetch(user, client_id, ip, len(frame)), "Fetch"
+            bandwidth_ms, bandwidth_type = quotas.on_fetch(user, client_id, ip, response_bytes), "Fetch"
         request_ms = 0
         if key not in EXEMPT_APIS:
             handling_ns = entry.context.get("handling_ns", 0) + time.perf_counter_ns() - started_ns
@@ -436,10 +497,10 @@ class ProxyConnection:
         self.ctx.stats.bad_frame(side)
 
 
-def _safe_producer_ids(prefix: RequestPrefix, frame: bytes) -> set[int]:
+def _safe_producer_ids(prefix: RequestPrefix, frame: memoryview) -> set[int]:
     from enforcement.gateway.producer_ids import produce_request_producer_ids
 
     try:
-        return produce_request_producer_ids(prefix.api_version, frame)
+        return produce_request_producer_ids(prefix.api_version, bytes(frame))
     except Exception as err:  # kafka-python raises assorted errors on malformed records
         raise MalformedFrame(f"produce request v{prefix.api_version} cannot be decoded: {err}") from err

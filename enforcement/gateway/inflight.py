@@ -62,6 +62,10 @@ class InflightTable:
             await self._available.wait()
         return self._entries[0]
 
+    def oldest(self) -> InflightRequest | None:
+        """The oldest entry (the next response is its), or None; never waits."""
+        return self._entries[0] if self._entries else None
+
     def pop(self, correlation_id: int | None = None) -> InflightRequest:
         """Remove the oldest entry; with ``correlation_id``, check it matches.
 

@@ -44,6 +44,7 @@ class GatewayStats:
         self._latency = Histogram("kconfigs_gateway_upstream_latency_seconds", "Upstream round trip per request",
                                   ["api_key"], buckets=LATENCY_BUCKETS_S, registry=self.registry)
         self.registry.register(_QuotaCollector(samples))
+        self._latency_by_key: dict[int, Any] = {}  # labels() costs a lock and a dict per call
 
     def connection_opened(self, listener: str) -> None:
         self._accepted.labels(listener).inc()
@@ -65,7 +66,10 @@ class GatewayStats:
         self._bad.labels(side).inc()
 
     def upstream_latency(self, api_key: int, seconds: float) -> None:
-        self._latency.labels(str(api_key)).observe(seconds)
+        child = self._latency_by_key.get(api_key)
+        if child is None:
+            child = self._latency_by_key[api_key] = self._latency.labels(str(api_key))
+        child.observe(seconds)
 
 
 class _QuotaCollector:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from enforcement.gateway.auth_probe import AnonymousProbe
+from enforcement.gateway.channel import Channel
 from enforcement.gateway.config import Address, GatewayConfig
 from enforcement.gateway.connection import Peer, ProxyConnection
 from enforcement.gateway.metrics import GatewayStats
@@ -94,6 +95,7 @@ class Gateway:
         self._open_per_ip: dict[str, int] = {}  # admitted (not yet closed) connections per client IP
         self._open_total = 0
         self._last_limit_log_s = 0.0
+        self._client_tasks: set[asyncio.Task] = set()  # the loop keeps only weak references to tasks
 
     @property
     def bootstrap_address(self) -> Address:
@@ -118,21 +120,29 @@ class Gateway:
         self._usage_task = asyncio.create_task(self.usage_log.run_periodic_flush())
 
     async def start_listener(self, host: str, port: int, upstreams: list[Address], name: str) -> asyncio.AbstractServer:
-        async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await self._serve_client(reader, writer, upstreams, name)
+        def on_connection(client: Channel) -> None:
+            ip = client.get_extra_info("peername")[0]
+            if self._over_connection_limit(ip, name):
+                client.close()  # a flood costs a socket for an instant, never a task or an upstream connection
+                return
+            # counted now, not in the task: connections accepted in one loop turn must see each other
+            self._open_per_ip[ip] = self._open_per_ip.get(ip, 0) + 1
+            self._open_total += 1
+            task = asyncio.get_running_loop().create_task(self._serve_client(client, upstreams, name))
+            self._client_tasks.add(task)
+            task.add_done_callback(self._client_tasks.discard)
 
-        return await asyncio.start_server(on_client, host, port, ssl=self._ssl, limit=self.config.write_buffer_high_bytes,
-                                          reuse_address=True)
+        def new_channel() -> Channel:
+            channel = Channel()
+            channel.on_connection = on_connection
+            return channel
 
-    async def _serve_client(self, reader, writer, upstreams: list[Address], listener: str) -> None:
-        ip, port = writer.get_extra_info("peername")[:2]
-        if self._over_connection_limit(ip, listener):
-            writer.close()  # a flood costs a socket for an instant, never a task or an upstream connection
-            return
-        self._open_per_ip[ip] = self._open_per_ip.get(ip, 0) + 1
-        self._open_total += 1
+        return await asyncio.get_running_loop().create_server(new_channel, host, port, ssl=self._ssl, reuse_address=True)
+
+    async def _serve_client(self, client: Channel, upstreams: list[Address], listener: str) -> None:
+        ip, port = client.get_extra_info("peername")[:2]
         try:
-            await self._serve_admitted_client(reader, writer, upstreams, listener, ip, port)
+            await self._serve_admitted_client(client, upstreams, listener, ip, port)
         finally:
             self._open_total -= 1
             remaining = self._open_per_ip.pop(ip) - 1
@@ -156,7 +166,7 @@ class Gateway:
                         "kconfigs_gateway_connections_over_limit_total)", ip, listener, reason)
         return True
 
-    async def _serve_admitted_client(self, reader, writer, upstreams: list[Address], listener: str, ip: str, port: int) -> None:
+    async def _serve_admitted_client(self, client: Channel, upstreams: list[Address], listener: str, ip: str, port: int) -> None:
         accept, delay_ms = self.quotas.connection_attempt(ip)
         if accept and delay_ms > 0:
             await asyncio.sleep(delay_ms / 1000)  # broker-wide rate: the acceptor waits, then hands on
@@ -164,10 +174,10 @@ class Gateway:
             # KIP-612: hold the socket for the throttle time without reading, then close it.
             self.stats.connection_refused(listener)
             await asyncio.sleep(delay_ms / 1000)
-            writer.close()
+            client.close()
             return
-        peer = Peer(ip, port, listener, _tls_principal(writer))
-        connection = ProxyConnection(self.ctx, peer, (reader, writer), upstreams)
+        peer = Peer(ip, port, listener, _tls_principal(client))
+        connection = ProxyConnection(self.ctx, peer, client, upstreams)
         self.ctx.connections.add(connection)
         self.stats.connection_opened(listener)
         try:
@@ -209,10 +219,10 @@ def _server_ssl_context(config: GatewayConfig) -> ssl.SSLContext | None:
     return context
 
 
-def _tls_principal(writer: asyncio.StreamWriter) -> str | None:
+def _tls_principal(client: Channel) -> str | None:
     """mTLS principal = the client certificate's subject DN in RFC 4514 order (like Kafka's
     X500Principal.getName(): ``CN=app,OU=eng,O=acme``)."""
-    ssl_object = writer.get_extra_info("ssl_object")
+    ssl_object = client.get_extra_info("ssl_object")
     if ssl_object is None:
         return None
     der = ssl_object.getpeercert(binary_form=True)

@@ -18,7 +18,7 @@ _INT32 = struct.Struct(">i")
 _FIRST_PRODUCE_THROTTLE_VERSION = 1
 
 
-def patch_throttle_time(api_key: int, version: int, frame: bytes, throttle_ms: int) -> bytes:
+def patch_throttle_time(api_key: int, version: int, frame: bytes | memoryview, throttle_ms: int) -> bytes | memoryview:
     """The response frame with ``throttle_time_ms`` raised to at least ``throttle_ms``.
 
     Returns ``frame`` unchanged when the version has no such field.
@@ -37,7 +37,7 @@ def patch_throttle_time(api_key: int, version: int, frame: bytes, throttle_ms: i
         _INT32.pack_into(patched, offset, min(throttle_ms, 2**31 - 1))
         return bytes(patched)
     if api_key == PRODUCE and version >= _FIRST_PRODUCE_THROTTLE_VERSION:
-        response = codec.decode_response(PRODUCE, version, frame)
+        response = codec.decode_response(PRODUCE, version, bytes(frame))
         if response.throttle_time_ms >= throttle_ms:
             return frame
         response.throttle_time_ms = min(throttle_ms, 2**31 - 1)
