@@ -8,8 +8,7 @@ import uuid
 from pathlib import Path
 
 from .java import java_command, run_kafka_class, storage_tool_class
-from .processes import (LOCALHOST, ServerProcess, ServerStartError, free_ports, port_is_open,
-                        start_with_port_retry)
+from .processes import LOCALHOST, RestartableServer, ServerProcess, ServerStartError, free_ports, port_is_open
 
 KAFKA_MAIN = "kafka.Kafka"
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -58,7 +57,7 @@ def metadata_ready(bootstrap: str, **client_config) -> bool:
         admin.close()
 
 
-class KafkaBroker:
+class KafkaBroker(RestartableServer):
     """Common life cycle of a one-node Kafka: properties file, process, readiness.
 
     Attributes: ``version``, ``bootstrap`` ("127.0.0.1:PORT", PLAINTEXT), ``log_path``,
@@ -86,9 +85,6 @@ class KafkaBroker:
     def bootstrap(self) -> str:
         return f"{LOCALHOST}:{self.port}"
 
-    def choose_ports(self) -> None:
-        (self.port,) = free_ports(1)
-
     def mode_props(self) -> dict[str, str]:
         raise NotImplementedError
 
@@ -99,22 +95,6 @@ class KafkaBroker:
 
     def prepare_storage(self) -> None:
         """Hook run before the first start (KRaft formats its log dir)."""
-
-    def start(self) -> None:
-        """Start and wait until a metadata request succeeds (same ports/data on restart).
-
-        :raises ServerStartError: not answering within the start-up timeout (log tail included).
-        """
-        if self.is_running():
-            return
-        if self.port:
-            self._launch()
-        else:
-            start_with_port_retry(self._launch_on_new_ports)
-
-    def _launch_on_new_ports(self) -> None:
-        self.choose_ports()
-        self._launch()
 
     def _launch(self) -> None:
         launched = time.monotonic()  # start-up time includes formatting the storage
@@ -133,19 +113,6 @@ class KafkaBroker:
 
     def ready(self) -> bool:
         return metadata_ready(self.bootstrap)
-
-    def is_running(self) -> bool:
-        return self._process is not None and self._process.is_running()
-
-    def stop(self) -> None:
-        """Graceful (controlled) shutdown; ``start()`` brings it back on the same ports."""
-        if self._process is not None:
-            self._process.stop(timeout_s=30)
-
-    def kill(self) -> None:
-        """SIGKILL, no controlled shutdown."""
-        if self._process is not None:
-            self._process.kill()
 
 
 #: A killed broker's /brokers/ids/<id> znode lives until its ZooKeeper session expires; a

@@ -198,6 +198,55 @@ def start_with_port_retry(make_and_start: Callable[[], "ServerProcess"], attempt
                 raise
 
 
+class RestartableServer:
+    """Life cycle shared by the harness servers: first start on free ports (retried when another
+    process wins a port), later starts on the same ports and data; graceful stop and SIGKILL.
+
+    Subclasses set ``port`` (0 = not chosen yet) and ``_process`` in ``__init__`` and provide
+    ``choose_ports()`` and ``_launch()`` (write config, start, wait until ready).
+    """
+
+    port: int
+    _process: ServerProcess | None
+    #: seconds a graceful stop may take before the process group is killed
+    stop_timeout_s = 30.0
+
+    def choose_ports(self) -> None:
+        (self.port,) = free_ports(1)
+
+    def _launch(self) -> None:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """Start and wait until ready (same ports and data on a restart).
+
+        :raises ServerStartError: not ready within the start-up timeout (log tail included).
+        """
+        if self.is_running():
+            return
+        if self.port:
+            self._launch()
+        else:
+            start_with_port_retry(self._launch_on_new_ports)
+
+    def _launch_on_new_ports(self) -> None:
+        self.choose_ports()
+        self._launch()
+
+    def is_running(self) -> bool:
+        return self._process is not None and self._process.is_running()
+
+    def stop(self) -> None:
+        """Graceful stop; clients see a disconnect. ``start()`` brings it back."""
+        if self._process is not None:
+            self._process.stop(timeout_s=self.stop_timeout_s)
+
+    def kill(self) -> None:
+        """SIGKILL (a crash); ``start()`` brings it back."""
+        if self._process is not None:
+            self._process.kill()
+
+
 @atexit.register
 def _kill_leftovers() -> None:
     for process in list(_LIVE):

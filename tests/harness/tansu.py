@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .brokers import metadata_ready
-from .processes import LOCALHOST, ServerProcess, free_ports, start_with_port_retry
+from .processes import LOCALHOST, RestartableServer, ServerProcess
 from .versions import SETUP_HINT, MissingTestDependency
 
 
@@ -28,11 +28,13 @@ def tansu_binary() -> str:
         raise MissingTestDependency(f"{error}: {SETUP_HINT}") from error
 
 
-class TansuBroker:
+class TansuBroker(RestartableServer):
     """``tansu broker`` on a free port with in-memory storage (data is lost on stop).
 
     Attributes: ``bootstrap`` ("127.0.0.1:PORT"), ``log_path``, ``startup_s``.
     """
+
+    stop_timeout_s = 10.0
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = Path(workdir)
@@ -50,20 +52,6 @@ class TansuBroker:
         return [tansu_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
                 "--storage-engine", "memory://tansu/", "--cluster-id", "kconfigs-test"]
 
-    def start(self) -> None:
-        """Start (same port on restart, but empty: storage is memory) and wait until a
-        metadata request succeeds."""
-        if self._process is not None and self._process.is_running():
-            return
-        if self.port:
-            self._launch()
-        else:
-            start_with_port_retry(self._launch_on_new_port)
-
-    def _launch_on_new_port(self) -> None:
-        (self.port,) = free_ports(1)
-        self._launch()
-
     def _launch(self) -> None:
         self._process = ServerProcess("tansu", self._command(), self.log_path,
                                       env={"RUST_LOG": "warn", "PATH": "/usr/bin:/bin"})
@@ -74,7 +62,3 @@ class TansuBroker:
         except Exception:
             self._process.kill()
             raise
-
-    def stop(self) -> None:
-        if self._process is not None:
-            self._process.stop(timeout_s=10)

@@ -6,7 +6,7 @@ import socket
 from pathlib import Path
 
 from .java import SERVER_JVM_FLAGS, java_binary
-from .processes import LOCALHOST, ServerProcess, free_ports, start_with_port_retry
+from .processes import LOCALHOST, RestartableServer, ServerProcess
 from .versions import SETUP_HINT, MissingTestDependency
 
 ZOOKEEPER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
@@ -45,12 +45,14 @@ def four_letter_word(port: int, word: str, timeout_s: float = 2.0) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
-class ZooKeeperServer:
+class ZooKeeperServer(RestartableServer):
     """Standalone ZooKeeper with its own data dir; restartable on the same port and data.
 
     Attributes: ``hosts`` ("127.0.0.1:PORT"), ``port``, ``data_dir``, ``log_path``,
     ``startup_s`` (seconds the last start took until ZooKeeper served requests).
     """
+
+    stop_timeout_s = 10.0
 
     def __init__(self, workdir: Path, name: str = "zookeeper") -> None:
         self.workdir = Path(workdir)
@@ -85,28 +87,9 @@ class ZooKeeperServer:
     def jvm_flags(self) -> list[str]:
         return ["-Dzookeeper.admin.enableServer=false"]
 
-    def choose_ports(self) -> None:
-        (self.port,) = free_ports(1)
-
     def _command(self) -> list[str]:
         return [java_binary(), *SERVER_JVM_FLAGS, *self.jvm_flags(), "-cp", zookeeper_classpath(),
                 ZOOKEEPER_MAIN, str(self.config_path)]
-
-    def start(self) -> None:
-        """Start (first time: on free ports; later: same ports, same data) and wait until serving.
-
-        :raises ServerStartError: not serving within the start-up timeout (log tail included).
-        """
-        if self._process is not None and self._process.is_running():
-            return
-        if self.port:
-            self._launch()
-        else:
-            start_with_port_retry(self._launch_on_new_ports)
-
-    def _launch_on_new_ports(self) -> None:
-        self.choose_ports()
-        self._launch()
 
     def _launch(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -121,19 +104,6 @@ class ZooKeeperServer:
 
     def _serving(self) -> bool:
         return "Mode: standalone" in four_letter_word(self.port, "srvr")
-
-    def is_running(self) -> bool:
-        return self._process is not None and self._process.is_running()
-
-    def stop(self) -> None:
-        """Graceful stop; clients see a disconnect. ``start()`` brings it back."""
-        if self._process is not None:
-            self._process.stop(timeout_s=10)
-
-    def kill(self) -> None:
-        """SIGKILL (crash); ``start()`` recovers from the same data dir."""
-        if self._process is not None:
-            self._process.kill()
 
     def kazoo(self, chroot: str = "", **kwargs):
         """A started KazooClient (stopped and closed at teardown).
