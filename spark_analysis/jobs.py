@@ -1,7 +1,9 @@
 """``run_<job>(spark, args)``: the analyses behind ``kconfigs analyze`` subcommands.
 
-Each job reads the dumps once (persisted), aggregates in Spark, and collects only small results
-(one row per entity, one point per chart bucket) to the driver for rendering.
+The report reads the dumps in one pass for all statistics and the input summary, then in a small
+pass for the charted entities only (report_scan); the what-if reads them once (persisted). Each
+aggregates in Spark and collects only small results (one row per entity and source, one point
+per chart bucket) to the driver for rendering.
 """
 
 from __future__ import annotations
