@@ -19,21 +19,10 @@ from kconfigs.errors import KconfigsError
 from kconfigs.model import DEFAULT, QuotaEntity, QuotaRecord
 from kconfigs.stores.admin_api import exact_filter, open_admin_store
 from tests.harness.java import config_command_class, run_kafka_class
-from tests.harness.versions import KAFKA_3_VERSION, KAFKA_4_VERSION
+
+from test_admin_api_store import broker, store  # noqa: F401  (fixtures: a SCRAM KRaft broker per version, a store on it)
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(params=[KAFKA_3_VERSION, KAFKA_4_VERSION])
-def broker(request, kraft_broker_factory):
-    return kraft_broker_factory(request.param, sasl_scram=True)
-
-
-@pytest.fixture
-def store(broker):
-    opened = open_admin_store(broker.bootstrap, None, timeout_ms=20000)
-    yield opened
-    opened.close()
 
 
 def kafka_configs(broker, *args, bootstrap=None, command_config=None):
