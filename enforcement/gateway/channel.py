@@ -31,7 +31,11 @@ class Channel(asyncio.BufferedProtocol):
     def __init__(self, capacity: int = RECEIVE_BUFFER_BYTES):
         self._capacity = capacity
         self._buf = self._view = None  # allocated on first use (accepted-then-refused sockets never need one)
-        self._start = self._end = 0  # unconsumed bytes are _view[_start:_end]
+        # _view[_start:_cursor]: frames parsed and held to be forwarded together (see hold);
+        # _view[_cursor:_end]: received, not yet read
+        self._start = self._cursor = self._end = 0
+        #: where held bytes go (the other socket of the connection)
+        self.held_sink: "Channel | None" = None
         self._pinned = False  # a view handed out by read_ahead is in use: never move bytes under it
         self._waiter: asyncio.Future | None = None
         self._eof = False
@@ -94,6 +98,11 @@ class Channel(asyncio.BufferedProtocol):
     # ---- receive -------------------------------------------------------------------------
 
     @property
+    def available(self) -> int:
+        """Bytes received and not yet read."""
+        return self._end - self._cursor
+
+    @property
     def write_paused(self) -> bool:
         """The transport's write buffer is above its high-water mark (stop feeding it)."""
         return self._write_paused
@@ -106,21 +115,40 @@ class Channel(asyncio.BufferedProtocol):
         :raises TimeoutError: when ``deadline`` (loop time) passes first.
         """
         self._pinned = False  # views handed out before are no longer in use (see above)
-        while self._end - self._start < nbytes:
+        while self._end - self._cursor < nbytes:
+            self.flush_held()  # about to wait (or fail): what was held must go now
             if self._eof:
-                if self._start == self._end:
+                if self._cursor == self._end:
                     return None
-                raise asyncio.IncompleteReadError(bytes(self._view[self._start:self._end]), nbytes)
+                raise asyncio.IncompleteReadError(bytes(self._view[self._cursor:self._end]), nbytes)
             self._ensure_space(nbytes)
             await self._wait(deadline)
         self._pinned = True
-        return self._view[self._start:self._start + nbytes]
+        return self._view[self._cursor:self._cursor + nbytes]
+
+    def hold(self, nbytes: int) -> None:
+        """The next ``nbytes`` (read, unchanged) go to ``held_sink`` with the frames after them:
+        frames that arrived together leave in one send, without being copied. Held bytes are
+        flushed before this channel waits for data; callers flush before any other wait."""
+        self._pinned = False
+        self._cursor += nbytes
+
+    def flush_held(self) -> None:
+        if self._start < self._cursor:
+            self.held_sink.write(self._view[self._start:self._cursor])
+            self._start = self._cursor
+            self._reset_if_empty()
 
     def consume(self, nbytes: int) -> None:
+        """Drop the next ``nbytes`` (the caller has sent them on, or a replacement)."""
+        self.flush_held()
         self._pinned = False
-        self._start += nbytes
+        self._start = self._cursor = self._cursor + nbytes
+        self._reset_if_empty()
+
+    def _reset_if_empty(self) -> None:
         if self._start == self._end:
-            self._start = self._end = 0
+            self._start = self._cursor = self._end = 0
             if len(self._view) > self._capacity:  # a big frame grew it: give the memory back
                 self._allocate(self._capacity, keep=False)
         self._resume_reading()
@@ -151,10 +179,10 @@ class Channel(asyncio.BufferedProtocol):
         """Forward-mode step: pass buffered bytes on unless the sink is above its high-water mark
         (then stop reading this socket until it drains)."""
         sink = self._relay_sink
-        chunk = min(self._relay_left, self._end - self._start)
+        chunk = min(self._relay_left, self._end - self._cursor)
         if chunk and not sink.write_paused:
             try:
-                sink.write(self._view[self._start:self._start + chunk])
+                sink.write(self._view[self._cursor:self._cursor + chunk])
             except ConnectionError as err:
                 self._relay_error = err
                 return
@@ -183,9 +211,10 @@ class Channel(asyncio.BufferedProtocol):
 
     def _ensure_space(self, nbytes: int) -> None:
         """Room for ``nbytes`` contiguous unconsumed bytes (a frame held whole)."""
-        if self._view is None or nbytes > len(self._view):
-            self._allocate(max(nbytes, self._capacity), keep=True)
-        elif self._start + nbytes > len(self._view):
+        needed = self._cursor - self._start + nbytes
+        if self._view is None or needed > len(self._view):
+            self._allocate(max(needed, self._capacity), keep=True)
+        elif self._cursor + nbytes > len(self._view):
             self._make_room()
 
     def _make_room(self) -> None:
@@ -194,20 +223,20 @@ class Channel(asyncio.BufferedProtocol):
         if self._pinned:
             self._allocate(len(self._view), keep=True)
             return
-        size = self._end - self._start
+        size, shift = self._end - self._start, self._start
         self._view[:size] = self._view[self._start:self._end]
-        self._start, self._end = 0, size
+        self._start, self._cursor, self._end = 0, self._cursor - shift, size
         self._resume_reading()
 
     def _allocate(self, capacity: int, keep: bool) -> None:
         """A fresh buffer (the old one stays alive while views of it exist), unconsumed bytes copied."""
-        size = self._end - self._start if keep else 0
+        size, read = (self._end - self._start, self._cursor - self._start) if keep else (0, 0)
         buf = mmap.mmap(-1, max(capacity, size))
         view = memoryview(buf)
         if size:
             view[:size] = self._view[self._start:self._end]
         self._buf, self._view = buf, view
-        self._start, self._end = 0, size
+        self._start, self._cursor, self._end = 0, read, size
         self._resume_reading()
 
     def _pause_reading(self) -> None:

@@ -1,10 +1,12 @@
-"""One proxied client connection: two loops, in-order responses, identity, mute/unmute.
+"""One proxied client connection: the client -> upstream half, connection setup and shutdown.
 
-client -> upstream: read a frame (size checked from its prefix), parse the header prefix, observe
-SASL, push the in-flight entry, forward; while the connection owes a throttle the next request is
-held (not read), which is Kafka's channel muting and holds clients that ignore throttle_time_ms.
-upstream -> client: read a response, pair it with the oldest in-flight entry, rewrite / account /
-patch throttle_time_ms, forward. ``await drain()`` on each writer gives backpressure both ways.
+A request's length prefix is checked first, then its header is parsed from the receive buffer:
+identity (client id, SASL), version caps, producer ids and acks, the in-flight entry is pushed and
+the bytes go upstream unchanged, several requests per send when they arrived together; the rest
+of a large Produce streams through. While the connection owes a throttle the next request is held
+(not read), which is Kafka's channel muting and holds clients that ignore throttle_time_ms. The
+upstream -> client half is :class:`~enforcement.gateway.responses.ResponseRelay`. Backpressure
+both ways: a socket whose send buffer is above the high-water mark stops reading from the other.
 A bad frame closes only this connection; the log names the peer and the API key.
 """
 
@@ -19,35 +21,20 @@ from typing import TYPE_CHECKING
 
 from enforcement.gateway import codec, framing, versions
 from enforcement.gateway.channel import Channel
-from enforcement.gateway.headers import MalformedFrame, RequestPrefix, parse_request_prefix, parse_response_correlation_id, produce_acks
-from enforcement.gateway.inflight import CorrelationMismatch, InflightRequest, InflightTable
-from enforcement.gateway.rewrite import REWRITTEN_APIS, prepare_rewrite
+from enforcement.gateway.headers import MalformedFrame, ProtocolViolation, RequestPrefix, parse_request_prefix, produce_acks
+from enforcement.gateway.inflight import InflightRequest, InflightTable
+from enforcement.gateway.responses import EXEMPT_APIS, FETCH, QUICK_HEAD_BYTES, STREAM_HEAD_BYTES, ResponseRelay, now_ms
 from enforcement.gateway.sasl import SaslState, UnsupportedSasl
-from enforcement.gateway.throttling import patch_throttle_time
 
 if TYPE_CHECKING:
     from enforcement.gateway.server import GatewayContext
 
+__all__ = ["IdleConnection", "Peer", "ProtocolViolation", "ProxyConnection", "SlowRequest"]
 log = logging.getLogger("kconfigs.gateway")
-FETCH = 1
-#: APIs that may wait in broker purgatory (long polls, group rendezvous): their upstream round
-#: trip is not service time, so only the gateway's own handling time counts for them.
-PARKING_APIS = frozenset({FETCH, 11, 14})  # Fetch, JoinGroup, SyncGroup
-#: APIs that never reach KafkaApis on a broker, so they never count against request quotas.
-EXEMPT_APIS = frozenset({versions.API_VERSIONS, versions.SASL_HANDSHAKE, versions.SASL_AUTHENTICATE})
 _PREAUTH_APIS = EXEMPT_APIS
 MAX_REMEMBERED_PRODUCER_IDS = 1024  # per connection; normally 1 (one producer per connection)
-#: Produce requests and Fetch responses larger than this are streamed: only this much of their
-#: start is held (it covers any real header: client_id and transactional_id are at most 32 KiB each)
-STREAM_HEAD_BYTES = 128 * 1024
-#: responses the gateway must decode (identity, version caps, address rewrites)
-_DECODED_RESPONSES = REWRITTEN_APIS | {versions.API_VERSIONS, versions.SASL_HANDSHAKE, versions.SASL_AUTHENTICATE}
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
-
-
-class ProtocolViolation(Exception):
-    """The peer broke the protocol in a way that ends this connection (logged, not raised on)."""
 
 
 class SlowRequest(ProtocolViolation):
@@ -66,11 +53,7 @@ class Peer:
     tls_principal: str | None = None
 
 
-def now_ms() -> int:
-    return time.monotonic_ns() // 1_000_000
-
-
-class ProxyConnection:
+class ProxyConnection(ResponseRelay):
     """Proxies one client connection to one upstream broker address."""
 
     def __init__(self, ctx: "GatewayContext", peer: Peer, client: Channel, upstream_addresses: list[tuple[str, int]]):
@@ -108,6 +91,7 @@ class ProxyConnection:
             self.client.close()
             return
         self._set_write_limits()
+        self.client.held_sink, self.upstream.held_sink = self.upstream, self.client
         self._client_task = asyncio.create_task(self._client_to_upstream())
         upstream_task = asyncio.create_task(self._upstream_to_client())
         try:
@@ -161,12 +145,17 @@ class ProxyConnection:
     async def _client_to_upstream(self) -> None:
         try:
             while not self.stopping:
+                if self.inflight.full:  # pipelining bound: stop reading the client
+                    self.client.flush_held()
+                    await self.inflight.wait_for_space()
                 head = await self._read_request()
                 if head is None:
                     return
                 if not self._quota_bound_clear.is_set():
+                    self.client.flush_held()  # the response that decides the throttle needs its request sent
                     await self._quota_bound_clear.wait()
                 if self.muted_until_ms > now_ms():
+                    self.client.flush_held()
                     await self._hold_while_muted()
                 await self._handle_request(head)
         except (MalformedFrame, ProtocolViolation, UnsupportedSasl, asyncio.IncompleteReadError) as err:
@@ -179,9 +168,7 @@ class ProxyConnection:
             log.exception("client %s:%d: unexpected error handling a request", self.peer.ip, self.peer.port)
 
     async def _read_request(self) -> memoryview | None:
-        """The next request (length prefix included, not consumed): whole, or only its first
-        STREAM_HEAD_BYTES when it is a large Produce whose body need not be decoded (the rest is
-        streamed upstream by _forward_request)."""
+        """The next request (length prefix included, not consumed): see _read_request_head."""
         self._reading_request = True
         try:
             size = await self._read_size_unless_idle()
@@ -191,15 +178,28 @@ class ProxyConnection:
             timeout_ms = self.ctx.config.request_read_timeout_ms
             deadline = asyncio.get_running_loop().time() + timeout_ms / 1000  # slowloris: a frame must not dribble forever
             try:
-                head = await self.client.read_ahead(4 + min(size, STREAM_HEAD_BYTES), deadline)
-                if size > STREAM_HEAD_BYTES and not self._streamable_request(head):
-                    head = await self.client.read_ahead(4 + size, deadline)
+                head = await self._read_request_head(size, deadline)
             except TimeoutError:
                 raise SlowRequest(f"request of {size} bytes not complete within request_read_timeout_ms={timeout_ms}") from None
             self.last_active_ms = now_ms()
             return head
         finally:
             self._reading_request = False
+
+    async def _read_request_head(self, size: int, deadline: float) -> memoryview:
+        """The whole request, or, for a large Produce whose body need not be decoded, its start
+        (the rest is streamed upstream by _forward_request). The start is QUICK_HEAD_BYTES unless
+        client_id/transactional_id are unusually long; then STREAM_HEAD_BYTES covers any header.
+        Waiting for less than the whole frame is what saves wake-ups on large requests."""
+        client = self.client
+        if size <= QUICK_HEAD_BYTES or client.available >= 4 + size:
+            return await client.read_ahead(4 + size, deadline)
+        head = await client.read_ahead(4 + QUICK_HEAD_BYTES, deadline)
+        if not self._streamable_request(head):
+            return await client.read_ahead(4 + size, deadline)
+        if not _header_fits(head[4:]):
+            head = await client.read_ahead(4 + min(size, STREAM_HEAD_BYTES), deadline)
+        return head
 
     def _streamable_request(self, head: memoryview) -> bool:
         """A Produce is forwarded as it arrives unless its producer ids must be read from it."""
@@ -264,18 +264,23 @@ class ProxyConnection:
         await self._forward_request(head, size)
 
     async def _forward_request(self, head: memoryview, size: int) -> None:
-        """Send the request upstream from the receive buffer (no copy); stream what has not
-        arrived yet (a large Produce), with backpressure from the upstream socket."""
-        self.upstream.write(head)
-        self.client.consume(len(head))
+        """Send the request upstream from the receive buffer (no copy): a whole one is held and
+        leaves with the requests that arrived with it; the rest of a large Produce is streamed.
+        Backpressure from the upstream socket."""
         rest = size + 4 - len(head)
-        if rest:
+        if not rest:
+            self.client.hold(len(head))
+        else:
+            self.client.flush_held()
+            self.upstream.write(head)
+            self.client.consume(len(head))
             deadline = asyncio.get_running_loop().time() + self.ctx.config.request_read_timeout_ms / 1000
             try:
                 await self.client.forward(rest, self.upstream, deadline)
             except TimeoutError:
                 raise SlowRequest(f"request of {size} bytes not complete within request_read_timeout_ms") from None
         if self.upstream.write_paused:
+            self.client.flush_held()
             await self.upstream.drain()
 
     def _check_version(self, prefix: RequestPrefix) -> None:
@@ -298,6 +303,7 @@ class ProxyConnection:
             return versions.unsupported_version_response(prefix.correlation_id)
         admin = self.ctx.admin
         if admin is not None and prefix.api_key in admin.owned_apis():
+            self.client.flush_held()
             await self._refuse_if_upstream_requires_auth(prefix)
             return await admin.answer(prefix, bytes(frame), self.principal)
         return None
@@ -383,114 +389,6 @@ class ProxyConnection:
             self.muted_until_ms = max(self.muted_until_ms, now_ms() + throttle_ms)
             self.ctx.stats.throttled(self.peer.listener)
 
-    # ---- upstream -> client -------------------------------------------------------------
-
-    async def _upstream_to_client(self) -> None:
-        try:
-            while await self._relay_response():
-                pass
-        except (MalformedFrame, CorrelationMismatch, ProtocolViolation, asyncio.IncompleteReadError) as err:
-            self._log_bad_frame("upstream", err)
-        except (ConnectionError, OSError) as err:
-            log.debug("connection of client %s:%d ended: %s", self.peer.ip, self.peer.port, err)
-        except Exception:  # a gateway bug must end this connection only, loudly
-            log.exception("client %s:%d: unexpected error handling a response", self.peer.ip, self.peer.port)
-
-    async def _relay_response(self) -> bool:
-        """Pair one response with its request, handle it and send it on; False when the upstream
-        closed. A large Fetch response is charged by its length prefix and only its head (which
-        holds throttle_time_ms) is read before the rest streams through."""
-        upstream = self.upstream
-        head = await upstream.read_ahead(4)
-        if head is None:
-            log.info("upstream %s:%d closed the connection of client %s:%d", *self.upstream_address, self.peer.ip, self.peer.port)
-            return False
-        size = _INT32.unpack_from(head)[0]
-        framing.check_frame_size(size, framing.MIN_RESPONSE_FRAME_BYTES, self.ctx.config.max_frame_bytes)
-        oldest = self.inflight.oldest()
-        streamed = oldest is not None and oldest.api_key == FETCH and size > STREAM_HEAD_BYTES
-        head = await upstream.read_ahead(4 + (STREAM_HEAD_BYTES if streamed else size))
-        received_ns = time.perf_counter_ns()
-        frame = head[4:]
-        entry = self.inflight.pop_if_any(parse_response_correlation_id(frame))
-        body = await self._handle_response(entry, frame, size, received_ns)
-        self._release_quota_bound(entry)
-        rest = size + 4 - len(head)
-        self.client.write(head if body is frame else _INT32.pack(len(body) + rest) + body)
-        upstream.consume(len(head))
-        if rest:
-            await upstream.forward(rest, self.client)
-        if self.client.write_paused:
-            await self.client.drain()
-        self.last_active_ms = now_ms()
-        return True
-
-    async def _handle_response(self, entry: InflightRequest, frame: memoryview, size: int, received_ns: int) -> memoryview | bytes:
-        """The response to send (``frame`` itself when unchanged; only then may it be partial)."""
-        started_ns = time.perf_counter_ns()
-        service_ns = received_ns - max(entry.sent_ns, self._last_response_ns)
-        self._last_response_ns = received_ns
-        self.ctx.stats.upstream_latency(entry.api_key, (received_ns - entry.sent_ns) / 1e9)
-        frame = await self._rewrite_response(entry, frame)
-        throttle_ms = self._account(entry, size, service_ns, started_ns)
-        if entry.api_key == versions.PRODUCE:
-            # the bandwidth mute started when the bytes were charged; tell the client what is left
-            # of it (KIP-219: its own pause then overlaps the mute instead of adding to it)
-            self._mute(entry.context.get("request_throttle_ms", 0))
-            throttle_ms = max(self.muted_until_ms - now_ms(), 0) if throttle_ms > 0 else 0
-        else:
-            self._mute(throttle_ms)
-        if throttle_ms > 0:
-            frame = patch_throttle_time(entry.api_key, entry.api_version, frame, throttle_ms)
-        return frame
-
-    async def _rewrite_response(self, entry: InflightRequest, frame: memoryview) -> memoryview | bytes:
-        key, version = entry.api_key, entry.api_version
-        if key not in _DECODED_RESPONSES:
-            return frame  # the hot path (Produce, Fetch ...): nothing to decode
-        view, frame = frame, bytes(frame)
-        try:
-            if key == versions.API_VERSIONS:
-                owned = self.ctx.admin.owned_version_ranges if self.ctx.admin is not None else {}
-                return versions.rewrite_api_versions_response(frame, version, owned)
-            if key == versions.SASL_HANDSHAKE:
-                self.sasl.on_handshake_response(codec.decode_response(key, version, frame).error_code)
-            elif key == versions.SASL_AUTHENTICATE:
-                if self.sasl.on_authenticate_response(codec.decode_response(key, version, frame).error_code):
-                    self.established = True
-                    log.info("client %s:%d authenticated as %s (%s)", self.peer.ip, self.peer.port, self.principal, self.sasl.mechanism)
-            rewrite = prepare_rewrite(key, version, frame, self.ctx.config.metadata_splice_threshold_bytes)
-        except (ValueError, IndexError, KeyError) as err:
-            raise MalformedFrame(f"cannot decode api {key} v{version} response: {err}") from err
-        if rewrite is None:
-            return view
-        mapping = await self.ctx.registry.map_addresses(rewrite.addresses)
-        return rewrite.apply(mapping)
-
-    def _account(self, entry: InflightRequest, response_bytes: int, service_ns: int, started_ns: int) -> int:
-        """Charge the entity; return the throttle to apply: max(bandwidth, request), KIP-219."""
-        key, quotas = entry.api_key, self.ctx.quotas
-        user, client_id, ip = entry.context["principal"], entry.client_id, self.peer.ip
-        if not quotas.active:
-            return 0
-        bandwidth_ms, bandwidth_type = 0, None
-        if key == versions.PRODUCE:
-            bandwidth_ms, bandwidth_type = entry.context.get("produce_throttle_ms", 0), "Produce"
-        elif key == FETCH:
-            bandwidth_ms, bandwidth_type = quotas.on_fetch(user, client_id, ip, response_bytes), "Fetch"
-        request_ms = 0
-        if key not in EXEMPT_APIS:
-            handling_ns = entry.context.get("handling_ns", 0) + time.perf_counter_ns() - started_ns
-            request_ns = handling_ns + (0 if key in PARKING_APIS else max(service_ns, 0))
-            request_ms = quotas.on_request_time(user, client_id, ip, request_ns)
-            entry.context["request_throttle_ms"] = request_ms
-        # Only the manager with the larger throttle records it; a tie goes to Request (Kafka).
-        if request_ms > 0 and request_ms >= bandwidth_ms:
-            quotas.record_throttle("Request", user, client_id, request_ms)
-        elif bandwidth_ms > 0:
-            quotas.record_throttle(bandwidth_type, user, client_id, bandwidth_ms)
-        return max(bandwidth_ms, request_ms)
-
     def _log_bad_frame(self, side: str, err: Exception) -> None:
         log.warning("closing client %s:%d (listener %s, principal %s): bad frame from %s: %s",
                     self.peer.ip, self.peer.port, self.peer.listener, self.principal, side, err)
@@ -504,3 +402,12 @@ def _safe_producer_ids(prefix: RequestPrefix, frame: memoryview) -> set[int]:
         return produce_request_producer_ids(prefix.api_version, bytes(frame))
     except Exception as err:  # kafka-python raises assorted errors on malformed records
         raise MalformedFrame(f"produce request v{prefix.api_version} cannot be decoded: {err}") from err
+
+
+def _header_fits(frame: memoryview) -> bool:
+    """Whether a Produce's header fields (up to acks) are all within ``frame``."""
+    try:
+        produce_acks(frame, parse_request_prefix(frame))
+        return True
+    except MalformedFrame:
+        return False

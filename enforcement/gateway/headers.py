@@ -10,7 +10,7 @@ through BytesIO and need the flexible-version flag first, which we do not want o
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
@@ -22,8 +22,11 @@ class MalformedFrame(ValueError):
     """A frame whose bytes do not form a valid Kafka header (the connection is closed)."""
 
 
-@dataclass(frozen=True)
-class RequestPrefix:
+class ProtocolViolation(Exception):
+    """The peer broke the protocol in a way that ends this connection (logged, not raised on)."""
+
+
+class RequestPrefix(NamedTuple):  # a tuple: built for every request, cheaper than a frozen dataclass
     api_key: int
     api_version: int
     correlation_id: int

@@ -40,8 +40,9 @@ class InflightTable:
     def __init__(self, max_inflight: int = DEFAULT_MAX_INFLIGHT):
         if max_inflight < 1:
             raise ValueError("max_inflight must be at least 1")
+        self._max = max_inflight
         self._entries: collections.deque[InflightRequest] = collections.deque()
-        self._slots = asyncio.Semaphore(max_inflight)
+        self._space = asyncio.Event()  # set by pop: a waiting pusher re-checks
         self._available = asyncio.Event()
         self._empty = asyncio.Event()
         self._empty.set()
@@ -49,8 +50,18 @@ class InflightTable:
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def full(self) -> bool:
+        return len(self._entries) >= self._max
+
+    async def wait_for_space(self) -> None:
+        """Until a push would not wait (the proxy waits here *before* reading the next request)."""
+        while len(self._entries) >= self._max:
+            self._space.clear()
+            await self._space.wait()
+
     async def push(self, entry: InflightRequest) -> None:
-        await self._slots.acquire()
+        await self.wait_for_space()
         self._entries.append(entry)
         self._empty.clear()
         self._available.set()
@@ -77,7 +88,7 @@ class InflightTable:
                 f"response correlation id {correlation_id} does not match the oldest request's {entry.correlation_id}"
             )
         self._entries.popleft()
-        self._slots.release()
+        self._space.set()
         if not self._entries:
             self._empty.set()
         return entry

@@ -17,6 +17,7 @@ PRODUCER_IDS_RATE = "producer_ids_rate"
 QuotaRecords = Iterable[tuple[Mapping[str, str | None], Mapping[str, float]]]
 _KIND_KEYS = {"produce": "producer_byte_rate", "fetch": "consumer_byte_rate", "request": "request_percentage",
               "producer_id": PRODUCER_IDS_RATE}
+_CLIENT_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage")
 UsageSink = Callable[[str, str | None, str, str, float, int], None]
 
 
@@ -33,6 +34,7 @@ class QuotaGate:
         self._window = (window_num, window_size_seconds)
         self._enforcer: Any = None
         self._producer_id_users: frozenset[str | None] | None = frozenset()
+        self._any_client_quota = False
         self._enforce_producer_ids = enforce_producer_ids
         self.usage_sinks: list[UsageSink] = []
 
@@ -53,6 +55,8 @@ class QuotaGate:
             self._enforcer.swap_snapshot(snapshot)
         users = {entity.get("user") for entity, quotas in records if PRODUCER_IDS_RATE in quotas}
         self._producer_id_users = frozenset(users)
+        #: no produce/fetch/request quota anywhere: nothing can throttle (checked per request)
+        self._any_client_quota = any(key in quotas for _entity, quotas in records for key in _CLIENT_QUOTA_KEYS)
         log.info("quota snapshot installed: %d entities", len(records))
 
     def wants_producer_ids(self, user: str) -> bool:
@@ -62,7 +66,7 @@ class QuotaGate:
 
     def may_throttle(self, user: str, client_id: str | None, kinds: tuple[str, ...]) -> bool:
         """Whether a finite quota of one of ``kinds`` ("produce", "fetch", "request") applies."""
-        if self._enforcer is None:
+        if self._enforcer is None or not self._any_client_quota:
             return False
         snapshot, client_id = self._enforcer.snapshot, client_id or ""
         return any(snapshot.resolve(user, client_id, _KIND_KEYS[kind]).value is not None for kind in kinds)

@@ -12,6 +12,8 @@ APIs the gateway never parses (e.g. ConsumerGroupHeartbeat) are kept as the brok
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping
@@ -41,6 +43,7 @@ class VersionRange:
     max_version: int
 
 
+@functools.cache  # pure, and asked for every request
 def allowed_max_version(api_key: int) -> int | None:
     """The gateway's own ceiling for ``api_key``; None = no ceiling; -1 = remove the API."""
     if api_key in REMOVED_APIS:
