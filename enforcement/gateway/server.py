@@ -201,6 +201,8 @@ class Gateway:
             self._expiry_task.cancel()
         drains = [c.drain_and_close(self.config.drain_timeout_ms) for c in list(self.ctx.connections)]
         await asyncio.gather(*drains, return_exceptions=True)
+        if self._client_tasks:  # let the closed connections finish their bookkeeping
+            await asyncio.wait(set(self._client_tasks), timeout=1)
         if self.usage_log is not None:
             self._usage_task.cancel()
             self.usage_log.flush()
