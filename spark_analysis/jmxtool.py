@@ -49,7 +49,8 @@ def file_stem(path: str) -> str:
     return os.path.basename(path).split(".")[0] or path
 
 
-def _head_lines(path: str) -> list[str]:
+def head_lines(path: str) -> list[str]:
+    """The first lines of a dump, to sniff its format and header. :raises UsageError:"""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             return [line for _, line in zip(range(_SNIFF_LINES), handle)]
@@ -59,7 +60,7 @@ def _head_lines(path: str) -> list[str]:
 
 def read_header(path: str) -> JmxFile:
     """The file's header: its quota columns and preamble. :raises UsageError: no header."""
-    head = _head_lines(path)
+    head = head_lines(path)
     for line_no, line in enumerate(head):
         keys = names.split_jmxtool_header(line)
         if keys is None:

@@ -25,7 +25,6 @@ from spark_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
 FORMATS = ("jmxtool", "prometheus", "usage-log")
 TRACE_HEADER = "time_ms,user,client_id,ip,kind,value"  # kconfigs simulate --trace (what-if only)
 _OUTPUT_COLUMNS = CANONICAL_COLUMNS + ["_bad", "_line"]
-_SNIFF_LINES = 50
 #: usage-log value -> rate factor (docs/usage-log.md): request time is recorded in ns, and
 #: Kafka's request-time metric is a percentage of one thread: ns / 1e9 * 100 = ns * 1e-7.
 _USAGE_RATE_FACTOR = {"request": 1e-7}
@@ -66,17 +65,9 @@ def _is_dump_name(name: str) -> bool:
     return not name.startswith(".") and stem.endswith(DUMP_SUFFIXES)
 
 
-def _head_lines(path: str) -> list[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return [line for _, line in zip(range(_SNIFF_LINES), handle)]
-    except OSError as err:
-        raise UsageError(f"Cannot read {path}: {err.strerror}") from None
-
-
 def sniff_format(path: str) -> str:
     """Guess a dump's format from its first lines. :raises UsageError: when none fits."""
-    lines = [line.strip() for line in _head_lines(path) if line.strip()]
+    lines = [line.strip() for line in jmxtool.head_lines(path) if line.strip()]
     if any(names.split_jmxtool_header(line) for line in lines):
         return "jmxtool"
     if lines and lines[0].startswith("{"):
