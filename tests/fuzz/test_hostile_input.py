@@ -8,15 +8,13 @@ and check the store is unchanged whenever the command failed.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import string
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kconfigs.__main__ import main
+from harness.cli import run_main
 from kconfigs.config_grammar import load_properties, parse_add_config
 from kconfigs.errors import KconfigsError
 from kconfigs.model import MATCH_ALL
@@ -30,17 +28,6 @@ KEYS = ["producer_byte_rate", "consumer_byte_rate", "request_percentage", "contr
 hostile_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
 value_text = st.one_of(st.sampled_from(["1024", "-1", "0", "NaN", "Infinity", "1e3", "1.5", "9" * 30, "", " 7 ",
                                         "0x10", "1_000", "[1,2]", "iterations=1,password=x"]), hostile_text)
-
-
-def run_cli(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(argv)
-            code = 0
-        except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
 
 
 @CASES
@@ -81,8 +68,8 @@ def _state(path) -> list:
        key=st.sampled_from(KEYS), value=value_text)
 def test_compat_alter_with_hostile_names_and_values_never_half_writes(store_path, entity_flag, name, key, value):
     before = _state(store_path)
-    code, out, err = run_cli(["--store", str(store_path), "--alter", entity_flag, name,
-                              "--add-config", f"{key}={value}"])
+    code, out, err = run_main("--store", str(store_path), "--alter", entity_flag, name,
+                              "--add-config", f"{key}={value}")
     assert "Traceback" not in err
     if code != 0:
         assert out == "" and err.count("\n") >= 1 and _state(store_path) == before
@@ -97,7 +84,7 @@ def test_compat_alter_with_hostile_names_and_values_never_half_writes(store_path
      "--bootstrap-server", "--zookeeper", "--all", "-", "--", "--add-config-file", "/nonexistent"]), max_size=8))
 def test_any_compat_argv_fails_cleanly(store_path, name, args):
     before = _state(store_path)
-    code, _out, err = run_cli(["--store", str(store_path), *args, name])
+    code, _out, err = run_main("--store", str(store_path), *args, name)
     assert "Traceback" not in err
     if code != 0:
         assert _state(store_path) == before

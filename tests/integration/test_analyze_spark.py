@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kconfigs.cli import main
+from harness.cli import run_main
 from spark_analysis.generate import GeneratorSpec, generate
 from spark_analysis.session import SessionOptions, spark_session
 
@@ -33,17 +33,6 @@ REPO = Path(__file__).resolve().parents[2]
 def spark():
     with spark_session(SessionOptions(master="local[2]", shuffle_partitions=2)) as session:
         yield session
-
-
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    """Run ``kconfigs`` in-process; (exit code, stdout, stderr)."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _rows(spark, *names: str) -> list[dict]:
@@ -142,10 +131,10 @@ def _quota_lookup(quota_file: Path) -> dict:
     return table
 
 
-def test_report_numbers_match_an_independent_plain_python_computation(spark, capsys, tmp_path):
+def test_report_numbers_match_an_independent_plain_python_computation(spark, tmp_path):
     generate(GeneratorSpec(samples=6000, out_dir=str(tmp_path), fmt="jmxtool", entities=6, brokers=2))
     out = tmp_path / "report.json"
-    code, _, err = run_cli(capsys, "analyze", "report", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
+    code, _, err = run_main("analyze", "report", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
                            "--format", "json", "--output", str(out), "--no-progress")
     assert code == 0, err
     document = json.loads(out.read_text())
@@ -163,17 +152,17 @@ def test_report_numbers_match_an_independent_plain_python_computation(spark, cap
     assert idle == {'{"user": "retired-team"}', '{"client-id": "old-batch"}'}
 
 
-def test_strict_fails_on_malformed_lines_and_a_dump_without_quota_metrics_is_one_line(spark, capsys, tmp_path):
-    code, out, err = run_cli(capsys, "analyze", "report", str(FIXTURES / "gateway-usage.jsonl"), "--strict", "--no-progress")
+def test_strict_fails_on_malformed_lines_and_a_dump_without_quota_metrics_is_one_line(spark, tmp_path):
+    code, out, err = run_main("analyze", "report", str(FIXTURES / "gateway-usage.jsonl"), "--strict", "--no-progress")
     assert code == 1 and out == "" and err.startswith("3 malformed line(s) (--strict)") and err.count("\n") == 1
     jvm_only = tmp_path / "jvm.prom"
     jvm_only.write_text('# TYPE jvm_threads gauge\njvm_threads{area="x"} 12 1714557600000\n')
-    code, out, err = run_cli(capsys, "analyze", "report", str(jvm_only), "--no-progress")
+    code, out, err = run_main("analyze", "report", str(jvm_only), "--no-progress")
     assert code == 1 and err.startswith("No quota metrics in the input") and err.count("\n") == 1
 
 
-def test_bad_input_path_is_one_line_before_spark_starts(capsys):
-    code, out, err = run_cli(capsys, "analyze", "report", "/nonexistent/dump.csv")
+def test_bad_input_path_is_one_line_before_spark_starts():
+    code, out, err = run_main("analyze", "report", "/nonexistent/dump.csv")
     assert (code, out, err) == (1, "", "Input path not found: /nonexistent/dump.csv\n")
 
 
@@ -189,12 +178,12 @@ def test_missing_java_is_one_line():
 # ---- recommendations and what-if -------------------------------------------------------------
 
 
-def test_recommend_writes_a_quota_file_kconfigs_reads_with_throttled_entities_stepped_up(spark, capsys, tmp_path):
+def test_recommend_writes_a_quota_file_kconfigs_reads_with_throttled_entities_stepped_up(spark, tmp_path):
     from kconfigs.quotafile import parse_quota_text
 
     generate(GeneratorSpec(samples=4000, out_dir=str(tmp_path), fmt="usage-log", entities=4))
     target = tmp_path / "recommended.toml"
-    code, _, err = run_cli(capsys, "analyze", "recommend", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
+    code, _, err = run_main("analyze", "recommend", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
                            "--write", str(target), "--format", "json", "--output", str(tmp_path / "r.json"), "--no-progress")
     assert code == 0 and "Wrote 8 recommendation(s)" in err
     recommended = {(d.entity.user, d.entity.client_id): d.quotas for d in parse_quota_text(target.read_text())}
@@ -255,13 +244,13 @@ def _simulate_totals(path: Path) -> dict:
     return dict(totals)
 
 
-def test_whatif_in_spark_equals_kconfigs_simulate_on_the_same_trace(spark, capsys, tmp_path):
+def test_whatif_in_spark_equals_kconfigs_simulate_on_the_same_trace(spark, tmp_path):
     trace = _trace_with_requests_and_connections(tmp_path)
     proposed = tmp_path / "proposed.toml"
     proposed.write_text(PROPOSED)
-    code, _, err = run_cli(capsys, "simulate", "--trace", str(trace), "--quotas", str(proposed), "--out", str(tmp_path / "sim.csv"))
+    code, _, err = run_main("simulate", "--trace", str(trace), "--quotas", str(proposed), "--out", str(tmp_path / "sim.csv"))
     assert code == 0, err
-    code, _, err = run_cli(capsys, "analyze", "whatif", str(trace), "--proposed", str(proposed), "--format", "json",
+    code, _, err = run_main("analyze", "whatif", str(trace), "--proposed", str(proposed), "--format", "json",
                            "--output", str(tmp_path / "whatif.json"), "--no-progress")
     assert code == 0, err
     expected = _simulate_totals(tmp_path / "sim.csv")
@@ -275,13 +264,13 @@ def test_whatif_in_spark_equals_kconfigs_simulate_on_the_same_trace(spark, capsy
 # ---- outputs: machine formats, quiet Spark, HTML in Chromium ---------------------------------
 
 
-def test_csv_and_parquet_outputs_carry_the_entity_rows(spark, capsys, tmp_path):
+def test_csv_and_parquet_outputs_carry_the_entity_rows(spark, tmp_path):
     import pandas as pd
 
-    code, out, _ = run_cli(capsys, "analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "csv", "--no-progress")
+    code, out, _ = run_main("analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "csv", "--no-progress")
     assert code == 0 and out.splitlines()[0].startswith("kind,user,client_id,ip,samples,p50,p95,p99,max")
     parquet = tmp_path / "rows.parquet"
-    code, _, err = run_cli(capsys, "analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "parquet",
+    code, _, err = run_main("analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "parquet",
                            "--output", str(parquet), "--no-progress")
     frame = pd.read_parquet(parquet)
     assert code == 0 and len(frame) == len(out.splitlines()) - 1 and set(frame["kind"]) == {"produce", "request"}
@@ -296,12 +285,12 @@ def test_a_separate_process_runs_spark_quietly():
     assert json.loads(result.stdout)["summary"]["rate_samples"] == 6
 
 
-def test_html_report_opens_in_headless_chromium_with_its_charts(spark, capsys, tmp_path):
+def test_html_report_opens_in_headless_chromium_with_its_charts(spark, tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium, "chromium must be installed (.ci/setup-test-env installs it)"
     generate(GeneratorSpec(samples=20000, out_dir=str(tmp_path), fmt="jmxtool", entities=10))
     html = tmp_path / "report.html"
-    code, _, err = run_cli(capsys, "analyze", "report", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
+    code, _, err = run_main("analyze", "report", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
                            "--html", str(html), "--format", "json", "--output", str(tmp_path / "r.json"), "--no-progress")
     assert code == 0, err
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -318,12 +307,12 @@ def test_html_report_opens_in_headless_chromium_with_its_charts(spark, capsys, t
         shutil.copy(png, os.environ["KCONFIGS_KEEP_SCREENSHOT"])
 
 
-def test_quotas_come_from_a_kconfigs_store(spark, capsys, tmp_path):
+def test_quotas_come_from_a_kconfigs_store(spark, tmp_path):
     store = str(tmp_path / "quotas.db")
-    code, _, err = run_cli(capsys, "alter", "--store", store, "--user", "alice", "--client-id", "app-1",
+    code, _, err = run_main("alter", "--store", store, "--user", "alice", "--client-id", "app-1",
                            "--set", "producer_byte_rate=2097152")
     assert code == 0, err
-    code, out, err = run_cli(capsys, "analyze", "report", str(FIXTURES / "gateway-usage.jsonl"), "--store", store,
+    code, out, err = run_main("analyze", "report", str(FIXTURES / "gateway-usage.jsonl"), "--store", store,
                              "--format", "json", "--no-progress")
     assert code == 0, err
     rows = {(r["kind"], r["user"]): r for r in json.loads(out)["entities"]}

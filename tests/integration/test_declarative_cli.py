@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from kconfigs.cli import main
+from harness.cli import run_main
 from kconfigs.model import DEFAULT, MATCH_ALL, QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
 
@@ -54,16 +54,6 @@ def env(tmp_path, monkeypatch):
     return tmp_path
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def stored(path) -> dict:
     store = SqliteStore(path)
     try:
@@ -72,34 +62,34 @@ def stored(path) -> dict:
         store.close()
 
 
-def test_apply_then_export_gives_back_the_file_and_diff_is_clean(env, capsys):
+def test_apply_then_export_gives_back_the_file_and_diff_is_clean(env):
     quotas = str(env / "quotas.toml")
-    assert run(capsys, "apply", quotas)[0] == 0
+    assert run_main("apply", quotas)[0] == 0
     assert stored(env / "home" / "quotas.db")[QuotaEntity(user="CN=alice,OU=x", client_id=DEFAULT)] == \
         {"producer_byte_rate": "1048576", "request_percentage": "200.0"}
-    code, out, err = run(capsys, "export")
+    code, out, err = run_main("export")
     assert (code, out, err) == (0, QUOTAS, "")
-    assert run(capsys, "diff", quotas) == (0, "In sync: no changes.\n", "")
-    assert run(capsys, "apply", quotas) == (0, "In sync: no changes.\n", "")
+    assert run_main("diff", quotas) == (0, "In sync: no changes.\n", "")
+    assert run_main("apply", quotas) == (0, "In sync: no changes.\n", "")
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
-def test_export_round_trips_in_json_and_yaml(env, capsys, fmt):
-    run(capsys, "apply", str(env / "quotas.toml"))
+def test_export_round_trips_in_json_and_yaml(env, fmt):
+    run_main("apply", str(env / "quotas.toml"))
     out_file = env / f"q.{fmt}"
-    assert run(capsys, "export", "-f", str(out_file)) == (0, "", "")
+    assert run_main("export", "-f", str(out_file)) == (0, "", "")
     second = env / "second.db"
-    assert run(capsys, "apply", str(out_file), "--store", str(second))[0] == 0
-    assert run(capsys, "export", "--store", str(second)) == (0, QUOTAS, "")
+    assert run_main("apply", str(out_file), "--store", str(second))[0] == 0
+    assert run_main("export", "--store", str(second)) == (0, QUOTAS, "")
 
 
-def test_diff_shows_adds_changes_and_removals_and_exits_2(env, capsys):
-    run(capsys, "apply", str(env / "quotas.toml"))
-    run(capsys, "alter", "--user", "bob", "--set", "producer_byte_rate=5")
-    run(capsys, "alter", "--client-id", "über", "--set", "consumer_byte_rate=6")
+def test_diff_shows_adds_changes_and_removals_and_exits_2(env):
+    run_main("apply", str(env / "quotas.toml"))
+    run_main("alter", "--user", "bob", "--set", "producer_byte_rate=5")
+    run_main("alter", "--client-id", "über", "--set", "consumer_byte_rate=6")
     (env / "small.toml").write_text('[[quota]]\nentity = { client-id = "über" }\nconsumer_byte_rate = 5\n'
                                     '[[quota]]\nentity = { client-id = "new" }\nproducer_byte_rate = 1\n')
-    code, out, err = run(capsys, "diff", str(env / "small.toml"))
+    code, out, err = run_main("diff", str(env / "small.toml"))
     assert code == 2
     assert out.splitlines()[:6] == [
         "+ client-id 'new'", "    + producer_byte_rate = 1",
@@ -109,10 +99,10 @@ def test_diff_shows_adds_changes_and_removals_and_exits_2(env, capsys):
     assert err == f"{env / 'small.toml'} differs from the store: 1 to add, 1 to change, 7 to remove\n"
 
 
-def test_diff_json_is_one_object_for_ci(env, capsys):
-    run(capsys, "alter", "--user-default", "--set", "producer_byte_rate=5")
+def test_diff_json_is_one_object_for_ci(env):
+    run_main("alter", "--user-default", "--set", "producer_byte_rate=5")
     (env / "f.json").write_text('{"quota": [{"entity": {"user": {"default": true}}, "producer_byte_rate": 6}]}')
-    code, out, _ = run(capsys, "diff", str(env / "f.json"), "-o", "json")
+    code, out, _ = run_main("diff", str(env / "f.json"), "-o", "json")
     assert code == 2
     assert json.loads(out) == {
         "in_sync": False, "prune": True, "entities": {"add": 0, "change": 1, "remove": 0},
@@ -121,93 +111,93 @@ def test_diff_json_is_one_object_for_ci(env, capsys):
                      "keys": [{"key": "producer_byte_rate", "action": "change", "old": 5, "new": 6}]}]}
 
 
-def test_apply_removes_absent_quotas_only_with_prune(env, capsys):
-    run(capsys, "alter", "--user", "bob", "--set", "producer_byte_rate=5,consumer_byte_rate=6")
+def test_apply_removes_absent_quotas_only_with_prune(env):
+    run_main("alter", "--user", "bob", "--set", "producer_byte_rate=5,consumer_byte_rate=6")
     (env / "f.toml").write_text('[[quota]]\nentity = { user = "bob" }\nproducer_byte_rate = 5\n')
-    code, out, _ = run(capsys, "apply", str(env / "f.toml"))
+    code, out, _ = run_main("apply", str(env / "f.toml"))
     assert (code, out) == (0, "In sync: no changes. 1 key(s) in the store but not in the file are kept "
                               "(use --prune to remove).\n")
     assert stored(env / "home" / "quotas.db") == {QuotaEntity(user="bob"): {"producer_byte_rate": "5",
                                                                             "consumer_byte_rate": "6"}}
-    code, out, _ = run(capsys, "apply", str(env / "f.toml"), "--prune", "--dry-run")
+    code, out, _ = run_main("apply", str(env / "f.toml"), "--prune", "--dry-run")
     assert code == 0 and "- consumer_byte_rate = 6" in out
     assert len(stored(env / "home" / "quotas.db")[QuotaEntity(user="bob")]) == 2  # dry run wrote nothing
-    assert run(capsys, "apply", str(env / "f.toml"), "--prune")[0] == 0
+    assert run_main("apply", str(env / "f.toml"), "--prune")[0] == 0
     assert stored(env / "home" / "quotas.db") == {QuotaEntity(user="bob"): {"producer_byte_rate": "5"}}
 
 
-def test_a_bad_file_writes_nothing_and_names_file_entity_and_key(env, capsys):
+def test_a_bad_file_writes_nothing_and_names_file_entity_and_key(env):
     bad = env / "bad.toml"
     bad.write_text(QUOTAS + '\n[[quota]]\nentity = { user = "x" }\nproducer_byte_rate = 0\n')
-    code, out, err = run(capsys, "apply", str(bad))
+    code, out, err = run_main("apply", str(bad))
     assert (code, out) == (1, "")
     assert err == (f"{bad}: [[quota]] #8 (user-principal 'x'): producer_byte_rate: Invalid value 0 for configuration "
                    "producer_byte_rate: Value must be greater than 0 (a zero quota would throttle every request forever)\n")
     assert stored(env / "home" / "quotas.db") == {}
 
 
-def test_apply_json_reports_what_was_applied(env, capsys):
-    code, out, _ = run(capsys, "apply", str(env / "quotas.toml"), "-o", "json")
+def test_apply_json_reports_what_was_applied(env):
+    code, out, _ = run_main("apply", str(env / "quotas.toml"), "-o", "json")
     report = json.loads(out)
     assert code == 0 and report["complete"] is True and report["dry_run"] is False
     assert len(report["applied"]) == 7 and report["failed"] == report["not_attempted"] == []
 
 
-def test_profile_selects_the_store_and_flags_win(env, capsys, monkeypatch):
+def test_profile_selects_the_store_and_flags_win(env, monkeypatch):
     (env / "config" / "kconfigs").mkdir(parents=True)
     (env / "config" / "kconfigs" / "config.toml").write_text(f'[profiles.p]\nstore = "{env / "p.db"}"\n')
-    assert run(capsys, "apply", str(env / "quotas.toml"), "--profile", "p")[0] == 0
+    assert run_main("apply", str(env / "quotas.toml"), "--profile", "p")[0] == 0
     assert len(stored(env / "p.db")) == 7
     monkeypatch.setenv("KCONFIGS_PROFILE", "p")
-    assert run(capsys, "diff", str(env / "quotas.toml")) == (0, "In sync: no changes.\n", "")
-    assert run(capsys, "diff", str(env / "quotas.toml"), "--store", str(env / "other.db"))[0] == 2  # flag wins
+    assert run_main("diff", str(env / "quotas.toml")) == (0, "In sync: no changes.\n", "")
+    assert run_main("diff", str(env / "quotas.toml"), "--store", str(env / "other.db"))[0] == 2  # flag wins
 
 
-def test_migrate_copies_and_verifies_between_embedded_stores(env, capsys):
-    run(capsys, "apply", str(env / "quotas.toml"), "--store", str(env / "a.db"))
-    code, out, _ = run(capsys, "migrate", "--from", f"sqlite://{env / 'a.db'}", "--to", f"sqlite://{env / 'b.db'}",
+def test_migrate_copies_and_verifies_between_embedded_stores(env):
+    run_main("apply", str(env / "quotas.toml"), "--store", str(env / "a.db"))
+    code, out, _ = run_main("migrate", "--from", f"sqlite://{env / 'a.db'}", "--to", f"sqlite://{env / 'b.db'}",
                        "--dry-run")
     assert code == 0 and out.splitlines()[-1] == "7 to add, 0 to change, 0 to remove (entities); 8 / 0 / 0 keys."
     assert stored(env / "b.db") == {}
-    assert run(capsys, "migrate", "--from", f"sqlite://{env / 'a.db'}", "--to", f"sqlite://{env / 'b.db'}")[0] == 0
-    assert run(capsys, "export", "--store", str(env / "b.db")) == (0, QUOTAS, "")
+    assert run_main("migrate", "--from", f"sqlite://{env / 'a.db'}", "--to", f"sqlite://{env / 'b.db'}")[0] == 0
+    assert run_main("export", "--store", str(env / "b.db")) == (0, QUOTAS, "")
 
 
 @pytest.mark.parametrize("command", ["export", "diff", "apply", "migrate", "completion"])
-def test_every_command_has_help(capsys, command):
-    code, out, _ = run(capsys, command, "--help")
+def test_every_command_has_help(command):
+    code, out, _ = run_main(command, "--help")
     assert code == 0 and out.startswith(f"Usage: kconfigs {command} ")
 
 
-def test_environment_beats_the_profile_and_a_flag_beats_the_environment(env, capsys, monkeypatch):
+def test_environment_beats_the_profile_and_a_flag_beats_the_environment(env, monkeypatch):
     (env / "config" / "kconfigs").mkdir(parents=True)
     (env / "config" / "kconfigs" / "config.toml").write_text(
         f'default_profile = "p"\n[profiles.p]\nstore = "{env / "profile.db"}"\n')
-    run(capsys, "apply", str(env / "quotas.toml"))  # default_profile
+    run_main("apply", str(env / "quotas.toml"))  # default_profile
     assert len(stored(env / "profile.db")) == 7
     monkeypatch.setenv("KCONFIGS_STORE", str(env / "env.db"))
-    run(capsys, "apply", str(env / "quotas.toml"))
+    run_main("apply", str(env / "quotas.toml"))
     assert len(stored(env / "env.db")) == 7
-    run(capsys, "apply", str(env / "quotas.toml"), "--store", str(env / "flag.db"))
+    run_main("apply", str(env / "quotas.toml"), "--store", str(env / "flag.db"))
     assert len(stored(env / "flag.db")) == 7
 
 
-def test_apply_reads_the_file_from_stdin(env, capsys, monkeypatch):
+def test_apply_reads_the_file_from_stdin(env, monkeypatch):
     import io
 
     monkeypatch.setattr("sys.stdin", io.StringIO(QUOTAS))
-    assert run(capsys, "apply", "-")[0] == 0
-    assert run(capsys, "export") == (0, QUOTAS, "")
+    assert run_main("apply", "-")[0] == 0
+    assert run_main("export") == (0, QUOTAS, "")
 
 
-def test_an_exported_file_is_read_by_resolve_and_analyze_quota_loaders(env, capsys):
+def test_an_exported_file_is_read_by_resolve_and_analyze_quota_loaders(env):
     from spark_analysis.quotas import load_quota_file as analyze_load
 
-    run(capsys, "apply", str(env / "quotas.toml"))
+    run_main("apply", str(env / "quotas.toml"))
     exported = env / "exported.toml"
     # ips left out: resolve refuses connection_creation_rate = 0, which Kafka accepts (blocks the ip)
-    run(capsys, "export", "-f", str(exported), "--entity-type", "users", "--entity-type", "clients")
-    code, out, err = run(capsys, "resolve", "--user", "CN=alice,OU=x", "--client-id", "etl", "--quotas", str(exported))
+    run_main("export", "-f", str(exported), "--entity-type", "users", "--entity-type", "clients")
+    code, out, err = run_main("resolve", "--user", "CN=alice,OU=x", "--client-id", "etl", "--quotas", str(exported))
     assert code == 0, err
     assert "request_percentage        200        /config/users/CN%3Dalice%2COU%3Dx/clients/<default>" in out
     assert ({"user": None}, {"consumer_byte_rate": 2000000.0}) in analyze_load(str(exported))

@@ -14,7 +14,8 @@ from kconfigs.quotafile import DesiredQuota
 from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore
 
 # same quota file, same expectations and the same isolated environment (the `env` fixture) on every store
-from test_declarative_cli import QUOTAS, env, run  # noqa: F401  (env is a fixture)
+from harness.cli import run_main
+from test_declarative_cli import QUOTAS, env  # noqa: F401  (env is a fixture)
 
 
 def _config(zk_client, path: str) -> dict:
@@ -22,10 +23,10 @@ def _config(zk_client, path: str) -> dict:
     return json.loads(data)["config"]
 
 
-def test_export_apply_export_is_identity_and_znodes_are_kafkas(env, capsys, zk_connect, zk_client):
-    assert run(capsys, "apply", str(env / "quotas.toml"), "--zookeeper", zk_connect)[0] == 0
-    assert run(capsys, "export", "--zookeeper", zk_connect) == (0, QUOTAS, "")
-    assert run(capsys, "diff", str(env / "quotas.toml"), "--zookeeper", zk_connect)[0] == 0
+def test_export_apply_export_is_identity_and_znodes_are_kafkas(env, zk_connect, zk_client):
+    assert run_main("apply", str(env / "quotas.toml"), "--zookeeper", zk_connect)[0] == 0
+    assert run_main("export", "--zookeeper", zk_connect) == (0, QUOTAS, "")
+    assert run_main("diff", str(env / "quotas.toml"), "--zookeeper", zk_connect)[0] == 0
     assert _config(zk_client, "/config/users/CN%3Dalice%2COU%3Dx/clients/<default>") == \
         {"producer_byte_rate": "1048576", "request_percentage": "200.0"}
     assert _config(zk_client, "/config/users/with%20space/clients/a%2Ab") == {"controller_mutation_rate": "10.5"}
@@ -34,30 +35,30 @@ def test_export_apply_export_is_identity_and_znodes_are_kafkas(env, capsys, zk_c
     assert len(notifications) == 7 and all(n["version"] == 2 for n in notifications)
     # the exported file applied to an empty embedded store exports the same bytes again
     exported = env / "exported.toml"
-    run(capsys, "export", "--zookeeper", zk_connect, "-f", str(exported))
-    assert run(capsys, "apply", str(exported), "--store", str(env / "copy.db"))[0] == 0
-    assert run(capsys, "export", "--store", str(env / "copy.db")) == (0, QUOTAS, "")
+    run_main("export", "--zookeeper", zk_connect, "-f", str(exported))
+    assert run_main("apply", str(exported), "--store", str(env / "copy.db"))[0] == 0
+    assert run_main("export", "--store", str(env / "copy.db")) == (0, QUOTAS, "")
 
 
-def test_prune_removes_quota_keys_but_keeps_scram_credentials(env, capsys, zk_connect, zk_client):
+def test_prune_removes_quota_keys_but_keeps_scram_credentials(env, zk_connect, zk_client):
     zk_client.ensure_path("/config/changes")
     zk_client.create("/config/users/bob", json.dumps({"version": 1, "config": {
         "SCRAM-SHA-256": "salt=c2FsdA==,stored_key=a2V5,server_key=a2V5,iterations=4096",
         "producer_byte_rate": "5"}}).encode(), makepath=True)
     (env / "only-alice.toml").write_text('[[quota]]\nentity = { user = "alice" }\nproducer_byte_rate = 9\n')
-    assert run(capsys, "apply", str(env / "only-alice.toml"), "--zookeeper", zk_connect)[0] == 0
+    assert run_main("apply", str(env / "only-alice.toml"), "--zookeeper", zk_connect)[0] == 0
     assert _config(zk_client, "/config/users/bob")["producer_byte_rate"] == "5"  # no --prune: kept
-    code, out, _ = run(capsys, "apply", str(env / "only-alice.toml"), "--zookeeper", zk_connect, "--prune")
+    code, out, _ = run_main("apply", str(env / "only-alice.toml"), "--zookeeper", zk_connect, "--prune")
     assert code == 0 and "- user-principal 'bob'\n    - producer_byte_rate = 5\n" in out
     assert list(_config(zk_client, "/config/users/bob")) == ["SCRAM-SHA-256"]
-    assert run(capsys, "diff", str(env / "only-alice.toml"), "--zookeeper", zk_connect)[0] == 0
+    assert run_main("diff", str(env / "only-alice.toml"), "--zookeeper", zk_connect)[0] == 0
 
 
-def test_prune_of_user_client_entities_removes_their_empty_parents(env, capsys, zk_connect, zk_client):
-    run(capsys, "apply", str(env / "quotas.toml"), "--zookeeper", zk_connect)
+def test_prune_of_user_client_entities_removes_their_empty_parents(env, zk_connect, zk_client):
+    run_main("apply", str(env / "quotas.toml"), "--zookeeper", zk_connect)
     (env / "empty.toml").write_text("")
-    assert run(capsys, "apply", str(env / "empty.toml"), "--zookeeper", zk_connect, "--prune")[0] == 0
-    assert run(capsys, "export", "--zookeeper", zk_connect) == (0, "", "")
+    assert run_main("apply", str(env / "empty.toml"), "--zookeeper", zk_connect, "--prune")[0] == 0
+    assert run_main("export", "--zookeeper", zk_connect) == (0, "", "")
     assert not zk_client.exists("/config/users/with%20space")  # KAFKA-14285: no empty residue
 
 
@@ -83,7 +84,7 @@ def test_a_concurrent_change_is_reported_not_clobbered(zk_connect, zk_client):
     assert _config(zk_client, "/config/users/alice") == {"producer_byte_rate": "7"}
 
 
-def test_an_entity_refused_by_an_acl_fails_alone_and_a_rerun_converges(env, capsys, zk_connect, zk_client):
+def test_an_entity_refused_by_an_acl_fails_alone_and_a_rerun_converges(env, zk_connect, zk_client):
     zk_client.add_auth("digest", "admin:pw")
     acl = [make_digest_acl("admin", "pw", all=True), *READ_ACL_UNSAFE]
     zk_client.ensure_path("/config/users")
@@ -92,7 +93,7 @@ def test_an_entity_refused_by_an_acl_fails_alone_and_a_rerun_converges(env, caps
     entries = [f'[[quota]]\nentity = {{ user = "u{i:02}" }}\nproducer_byte_rate = {i + 1}\n' for i in range(120)]
     entries.append('[[quota]]\nentity = { user = "locked" }\nproducer_byte_rate = 2\n')
     (env / "many.toml").write_text("\n".join(entries))
-    code, out, err = run(capsys, "apply", str(env / "many.toml"), "--zookeeper", zk_connect)
+    code, out, err = run_main("apply", str(env / "many.toml"), "--zookeeper", zk_connect)
     assert code == 3
     lines = err.splitlines()
     assert lines[0].startswith("not applied: user-principal 'locked': ZooKeeper at 127.0.0.1:")
@@ -100,9 +101,9 @@ def test_an_entity_refused_by_an_acl_fails_alone_and_a_rerun_converges(env, caps
     assert lines[-1].endswith("; re-run to converge")
     assert _config(zk_client, "/config/users/u07") == {"producer_byte_rate": "8"}
     zk_client.set_acls("/config/users/locked", OPEN_ACL_UNSAFE)
-    code, out, _ = run(capsys, "apply", str(env / "many.toml"), "--zookeeper", zk_connect)
+    code, out, _ = run_main("apply", str(env / "many.toml"), "--zookeeper", zk_connect)
     assert code == 0 and out.startswith("~ user-principal 'locked'\n    ~ producer_byte_rate: 1 -> 2\n")
-    assert run(capsys, "diff", str(env / "many.toml"), "--zookeeper", zk_connect)[0] == 0
+    assert run_main("diff", str(env / "many.toml"), "--zookeeper", zk_connect)[0] == 0
 
 
 def test_zookeeper_stopped_mid_apply_then_a_rerun_converges(zk_server, zk_connect):
@@ -134,14 +135,14 @@ def test_zookeeper_stopped_mid_apply_then_a_rerun_converges(zk_server, zk_connec
         store.close()
 
 
-def test_migrate_between_zookeeper_and_the_embedded_store_verifies(env, capsys, zk_connect):
-    run(capsys, "apply", str(env / "quotas.toml"), "--store", str(env / "src.db"))
+def test_migrate_between_zookeeper_and_the_embedded_store_verifies(env, zk_connect):
+    run_main("apply", str(env / "quotas.toml"), "--store", str(env / "src.db"))
     zk_spec = f"zk://{zk_connect}"
-    assert run(capsys, "migrate", "--from", f"sqlite://{env / 'src.db'}", "--to", zk_spec)[0] == 0
-    assert run(capsys, "export", "--zookeeper", zk_connect) == (0, QUOTAS, "")
-    assert run(capsys, "migrate", "--from", zk_spec, "--to", f"sqlite://{env / 'dst.db'}")[0] == 0
-    assert run(capsys, "export", "--store", str(env / "dst.db")) == (0, QUOTAS, "")
-    code, out, _ = run(capsys, "migrate", "--from", zk_spec, "--to", f"sqlite://{env / 'dst.db'}")
+    assert run_main("migrate", "--from", f"sqlite://{env / 'src.db'}", "--to", zk_spec)[0] == 0
+    assert run_main("export", "--zookeeper", zk_connect) == (0, QUOTAS, "")
+    assert run_main("migrate", "--from", zk_spec, "--to", f"sqlite://{env / 'dst.db'}")[0] == 0
+    assert run_main("export", "--store", str(env / "dst.db")) == (0, QUOTAS, "")
+    code, out, _ = run_main("migrate", "--from", zk_spec, "--to", f"sqlite://{env / 'dst.db'}")
     assert (code, out) == (0, "In sync: no changes.\n")
 
 
@@ -180,7 +181,7 @@ def test_zookeeper_killed_while_writes_are_in_flight_reports_exactly(zk_server, 
         store.close()
 
 
-def test_bulk_prune_of_user_client_pairs_cleans_parents_like_kafka(env, capsys, zk_connect, zk_client):
+def test_bulk_prune_of_user_client_pairs_cleans_parents_like_kafka(env, zk_connect, zk_client):
     def entry(user: str, client: str | None = None) -> str:
         entity = f'{{ user = "{user}", client-id = "{client}" }}' if client else f'{{ user = "{user}" }}'
         return f"[[quota]]\nentity = {entity}\nproducer_byte_rate = 5\n"
@@ -190,15 +191,15 @@ def test_bulk_prune_of_user_client_pairs_cleans_parents_like_kafka(env, capsys, 
     kept = [entry("u1", "a"), entry("u2"), entry("u4", "b")]
     (env / "all.toml").write_text("\n".join(everything))
     (env / "kept.toml").write_text("\n".join(kept))
-    assert run(capsys, "apply", str(env / "all.toml"), "--zookeeper", zk_connect)[0] == 0
-    code, out, err = run(capsys, "apply", str(env / "kept.toml"), "--zookeeper", zk_connect, "--prune")
+    assert run_main("apply", str(env / "all.toml"), "--zookeeper", zk_connect)[0] == 0
+    code, out, err = run_main("apply", str(env / "kept.toml"), "--zookeeper", zk_connect, "--prune")
     assert code == 0, err
     assert out.splitlines()[-1] == "Applied 5 of 5 entity changes."
     assert sorted(zk_client.get_children("/config/users")) == ["u1", "u2", "u4"]
     assert zk_client.get_children("/config/users/u1/clients") == ["a"]
     assert zk_client.get_children("/config/users/u2") == [] and _config(zk_client, "/config/users/u2")
     assert zk_client.get_children("/config/users/u4/clients") == ["b"]
-    assert run(capsys, "diff", str(env / "kept.toml"), "--zookeeper", zk_connect)[0] == 0
+    assert run_main("diff", str(env / "kept.toml"), "--zookeeper", zk_connect)[0] == 0
 
 
 def test_two_concurrent_bulk_applies_of_different_keys_lose_nothing(zk_connect):
@@ -232,12 +233,12 @@ def test_two_concurrent_bulk_applies_of_different_keys_lose_nothing(zk_connect):
     assert final == {e: {"producer_byte_rate": "100", "consumer_byte_rate": "100"} for e in entities}
 
 
-def test_completion_offers_entity_names_from_a_reachable_zookeeper(env, capsys, zk_connect):
+def test_completion_offers_entity_names_from_a_reachable_zookeeper(env, zk_connect):
     import os
     import subprocess
     import sys
 
-    run(capsys, "apply", str(env / "quotas.toml"), "--zookeeper", zk_connect)
+    run_main("apply", str(env / "quotas.toml"), "--zookeeper", zk_connect)
     words = f"kconfigs alter --zookeeper {zk_connect} --user "
     env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
     env.update(_KCONFIGS_COMPLETE="bash_complete", COMP_WORDS=words, COMP_CWORD=str(len(words.split(" ")) - 1))

@@ -3,15 +3,13 @@ hypothesis property) that an alter that fails leaves the store file byte-identic
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from compat_support import run_kconfigs
-from kconfigs.__main__ import main as kconfigs_main
+from harness.cli import run_main
 
 
 def test_default_store_is_under_kconfigs_home_then_xdg(tmp_path):
@@ -52,17 +50,6 @@ def test_an_unusable_location_is_one_line(tmp_path):
     assert out.rc == 1 and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
-def _run_in_process(argv):
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        try:
-            kconfigs_main(argv)
-            code = 0
-        except SystemExit as exit_:
-            code = exit_.code
-    return code, stdout.getvalue(), stderr.getvalue()
-
-
 def _snapshot(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 
@@ -90,11 +77,11 @@ def test_a_failing_alter_leaves_the_store_byte_identical(tmp_path, entity, add, 
         for seed in (["--user", "alice", "--add-config", "consumer_byte_rate=10"],
                      ["--user", "alice", "--client", "app", "--add-config", "producer_byte_rate=5"],
                      ["--ip", "1.2.3.4", "--add-config", "connection_creation_rate=3"]):
-            assert _run_in_process(store + ["--alter", *seed])[0] == 0
+            assert run_main(*store, "--alter", *seed)[0] == 0
     argv = store + ["--alter", *entity] + (["--add-config", add] if add else []) + \
         (["--delete-config", delete] if delete or not add else [])
     before = _snapshot(store_dir)
-    code, stdout, stderr = _run_in_process(argv)
+    code, stdout, stderr = run_main(*argv)
     event(f"exit {code}")
     assert "Traceback" not in stderr
     if code == 0:

@@ -3,21 +3,11 @@
 
 import pytest
 
-from kconfigs.cli import main
+from harness.cli import run_main
 
 
-def _run(capsys, *argv):
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exit_info:
-        code = exit_info.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def test_serve_help_lists_the_options(capsys):
-    code, out, _ = _run(capsys, "serve", "--help")
+def test_serve_help_lists_the_options():
+    code, out, _ = run_main("serve", "--help")
     assert code == 0
     for option in ("--upstream", "--listen", "--advertised-host", "--zookeeper", "--store", "--config", "--quota-admin"):
         assert option in out
@@ -30,13 +20,13 @@ def test_serve_help_lists_the_options(capsys):
     (("serve", "--upstream", "b:1", "--config", "/nonexistent/gateway.toml"),
      "Cannot read gateway config /nonexistent/gateway.toml: No such file or directory\n"),
 ])
-def test_bad_input_is_one_line_and_non_zero(capsys, argv, message):
-    code, out, err = _run(capsys, *argv)
+def test_bad_input_is_one_line_and_non_zero(argv, message):
+    code, out, err = run_main(*argv)
     assert code != 0 and out == "" and err == message
 
 
-def test_bad_toml_is_one_line(capsys, tmp_path):
+def test_bad_toml_is_one_line(tmp_path):
     path = tmp_path / "gateway.toml"
     path.write_text("max_frame_bytes = [\n")
-    code, _, err = _run(capsys, "serve", "--upstream", "b:1", "--config", str(path))
+    code, _, err = run_main("serve", "--upstream", "b:1", "--config", str(path))
     assert code != 0 and err.startswith(f"Invalid TOML in {path}:") and err.count("\n") == 1
