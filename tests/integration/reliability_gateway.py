@@ -21,7 +21,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.integration.gateway_support import LOCALHOST, free_port, wait_for_port
+from tests.integration.gateway_support import LOCALHOST, free_port, stop_process, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 _INT32 = struct.Struct(">i")
@@ -107,15 +107,9 @@ class ServeProcess:
         self.proc.send_signal(signal.SIGTERM)
 
     def stop(self, timeout_s: float = 30) -> int | None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        code = stop_process(self.proc, timeout_s)
         self._log.close()
-        return self.proc.returncode
+        return code
 
 
 # ---- frames captured from real kafka-python clients -----------------------------------------------

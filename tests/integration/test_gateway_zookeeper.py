@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 
 import pytest
 
 from enforcement.gateway.reload import QuotaReloader
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.factory import StoreOptions, open_store
-from tests.integration.gateway_support import GatewayThread, read_usage
+from tests.integration.gateway_support import GatewayThread, produce_until, read_usage
 
 pytestmark = pytest.mark.integration
 QUOTA_BYTES_PER_SEC = 100_000
@@ -26,23 +25,6 @@ def _set_quota(zk_connect: str, value: float) -> None:
         store.alter(QuotaEntity(client_id="zk-live"), lambda _current: {"producer_byte_rate": str(int(value))})
     finally:
         store.close()
-
-
-def _produce_until(bootstrap: str, stop: threading.Event, errors: list) -> None:
-    from kafka import KafkaProducer
-
-    producer = KafkaProducer(bootstrap_servers=bootstrap, client_id="zk-live", linger_ms=5)
-    topic, pending = f"zk-{uuid.uuid4().hex[:6]}", []
-    try:
-        while not stop.is_set():
-            pending.append(producer.send(topic, b"z" * 1024))
-            if len(pending) > 512:
-                pending.pop(0).get(60)
-        producer.flush(60)
-    except Exception as err:
-        errors.append(err)
-    finally:
-        producer.close()
 
 
 def _windows(usage, start_ms: float, end_ms: float) -> list[dict]:
@@ -58,7 +40,7 @@ def test_zookeeper_outage_keeps_last_quotas_and_resyncs(tansu_broker, zk_server,
     reloader = QuotaReloader(store, gateway.loop, gateway.gateway.quotas.load)
     reloader.start()
     stop, errors = threading.Event(), []
-    producer = threading.Thread(target=_produce_until, args=(gateway.bootstrap, stop, errors))
+    producer = threading.Thread(target=produce_until, args=(gateway.bootstrap, "zk-live", stop, errors))
     try:
         producer.start()
         time.sleep(4)

@@ -17,7 +17,7 @@ import pytest
 from enforcement.gateway.reload import QuotaReloader
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.factory import StoreOptions, open_store
-from tests.integration.gateway_support import GatewayThread, read_usage
+from tests.integration.gateway_support import GatewayThread, produce_until, read_usage
 from tests.integration.reliability_gateway import LOCALHOST, ServeProcess
 
 pytestmark = pytest.mark.integration
@@ -37,23 +37,6 @@ def _log_epoch_s(line: dict) -> float:
     return calendar.timegm(time.strptime(line["ts"][:19], "%Y-%m-%dT%H:%M:%S")) + int(line["ts"][20:23]) / 1000
 
 
-def _produce_flat_out(bootstrap: str, client_id: str, stop: threading.Event, errors: list) -> None:
-    from kafka import KafkaProducer
-
-    producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=client_id, linger_ms=5)
-    topic, pending = f"fault-{uuid.uuid4().hex[:6]}", []
-    try:
-        while not stop.is_set():
-            pending.append(producer.send(topic, b"f" * 1024))
-            if len(pending) > 512:
-                pending.pop(0).get(60)
-        producer.flush(60)
-    except Exception as err:  # surfaced by the test
-        errors.append(repr(err))
-    finally:
-        producer.close()
-
-
 def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, outage_s: float) -> dict:
     """``kconfigs serve --zookeeper`` under a flat-out producer; ZooKeeper is stopped for
     ``outage_s``; right after it answers again a new entity is written. Returns the figures."""
@@ -61,7 +44,7 @@ def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, out
     set_quota(zk_connect, limited, {"producer_byte_rate": str(QUOTA_BYTES_PER_SEC)})
     serve = ServeProcess(workdir, upstream, zookeeper=zk_connect, settings={"quota_window_num": 2, "usage_log_window_ms": 1000})
     stop, errors = threading.Event(), []
-    producer = threading.Thread(target=_produce_flat_out, args=(serve.bootstrap, "zk-outage", stop, errors))
+    producer = threading.Thread(target=produce_until, args=(serve.bootstrap, "zk-outage", stop, errors))
     try:
         producer.start()
         time.sleep(4)
