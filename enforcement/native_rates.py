@@ -56,6 +56,11 @@ class NativeSampledRate(_CopyableCore):
 
     __slots__ = ()
 
+    def __init__(self, samples: int = 11, window_ms: int = 1000, legacy_pre_3_8: bool = False):
+        # RateCore.__new__ also takes the sensor keywords (bound, cap_ms, ...) for the sensor
+        # subclass; this signature keeps a plain rate's API as strict as the pure class's
+        pass
+
 
 class NativeRateSensor(_CopyableCore):
     """A quota sensor: the shared rate plus bound, cap, name, tags and last-record time.

@@ -51,6 +51,8 @@ def test_same_errors_and_properties(rate_cls):
     assert (rate.samples, rate.sample_window_ms, rate.legacy_pre_3_8) == (3, 500, True)
     with pytest.raises(TypeError):
         rate.record("12", T0)
+    with pytest.raises(TypeError):
+        rate_cls(11, 1000, bound=5.0)  # sensor keywords belong to the sensor classes only
 
 
 def test_values_past_int64_fall_back_to_doubles_like_kafka():
