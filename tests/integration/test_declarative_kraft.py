@@ -13,7 +13,7 @@ import pytest
 
 from kconfigs.quotafile import parse_quota_text, render_quota_text
 
-from test_declarative_cli import run
+from harness.cli import run_main
 
 
 def _quotas(token: str) -> str:
@@ -44,11 +44,11 @@ def _mine(text: str, token: str) -> str:
     return render_quota_text(entries)
 
 
-def _export_eventually(capsys, bootstrap: str, token: str, expected: str, timeout_s: float = 20.0) -> str:
+def _export_eventually(bootstrap: str, token: str, expected: str, timeout_s: float = 20.0) -> str:
     """Brokers answer describes from their metadata image, a moment behind the controller."""
     deadline = time.monotonic() + timeout_s
     while True:
-        code, out, err = run(capsys, "export", "--bootstrap-server", bootstrap)
+        code, out, err = run_main("export", "--bootstrap-server", bootstrap)
         assert code == 0, err
         if _mine(out, token) == expected or time.monotonic() > deadline:
             return _mine(out, token)
@@ -64,53 +64,53 @@ def token(tmp_path, monkeypatch) -> str:
     return f"t{uuid.uuid4().hex[:8]}"
 
 
-def test_export_apply_export_is_identity_on_kraft(capsys, kraft_broker, token, tmp_path):
+def test_export_apply_export_is_identity_on_kraft(kraft_broker, token, tmp_path):
     quotas = _quotas(token)
     (tmp_path / "q.toml").write_text(quotas)
-    assert run(capsys, "apply", str(tmp_path / "q.toml"), "--bootstrap-server", kraft_broker.bootstrap)[0] == 0
-    exported = _export_eventually(capsys, kraft_broker.bootstrap, token, quotas)
+    assert run_main("apply", str(tmp_path / "q.toml"), "--bootstrap-server", kraft_broker.bootstrap)[0] == 0
+    exported = _export_eventually(kraft_broker.bootstrap, token, quotas)
     assert exported == quotas
     (tmp_path / "exported.toml").write_text(exported)
-    code, out, _ = run(capsys, "apply", str(tmp_path / "exported.toml"), "--bootstrap-server", kraft_broker.bootstrap)
+    code, out, _ = run_main("apply", str(tmp_path / "exported.toml"), "--bootstrap-server", kraft_broker.bootstrap)
     # other tests' quotas on the shared broker are "kept (use --prune to remove)": only ours count
     assert code == 0 and out.startswith("In sync: no changes.")
 
 
-def test_migrate_embedded_to_kraft_and_back_verifies(capsys, kraft_broker, token, tmp_path):
+def test_migrate_embedded_to_kraft_and_back_verifies(kraft_broker, token, tmp_path):
     quotas = _quotas(token)
     (tmp_path / "q.toml").write_text(quotas)
-    run(capsys, "apply", str(tmp_path / "q.toml"), "--store", str(tmp_path / "src.db"))
+    run_main("apply", str(tmp_path / "q.toml"), "--store", str(tmp_path / "src.db"))
     kafka = f"kafka://{kraft_broker.bootstrap}"
-    code, _, err = run(capsys, "migrate", "--from", f"sqlite://{tmp_path / 'src.db'}", "--to", kafka)
+    code, _, err = run_main("migrate", "--from", f"sqlite://{tmp_path / 'src.db'}", "--to", kafka)
     assert code == 0, err
-    assert _export_eventually(capsys, kraft_broker.bootstrap, token, quotas) == quotas
-    code, _, err = run(capsys, "migrate", "--from", kafka, "--to", f"sqlite://{tmp_path / 'dst.db'}")
+    assert _export_eventually(kraft_broker.bootstrap, token, quotas) == quotas
+    code, _, err = run_main("migrate", "--from", kafka, "--to", f"sqlite://{tmp_path / 'dst.db'}")
     assert code == 0, err
-    assert _mine(run(capsys, "export", "--store", str(tmp_path / "dst.db"))[1], token) == quotas
+    assert _mine(run_main("export", "--store", str(tmp_path / "dst.db"))[1], token) == quotas
 
 
-def test_dry_run_on_kraft_is_validated_by_the_broker_and_writes_nothing(capsys, kraft_broker, token, tmp_path):
+def test_dry_run_on_kraft_is_validated_by_the_broker_and_writes_nothing(kraft_broker, token, tmp_path):
     good = f'[[quota]]\nentity = {{ user = "{token}" }}\nproducer_byte_rate = 1024\n'
     (tmp_path / "good.toml").write_text(good)
-    code, out, err = run(capsys, "apply", str(tmp_path / "good.toml"), "--bootstrap-server", kraft_broker.bootstrap,
+    code, out, err = run_main("apply", str(tmp_path / "good.toml"), "--bootstrap-server", kraft_broker.bootstrap,
                          "--dry-run")
     assert code == 0, err
     assert out.startswith(f"+ user-principal '{token}'\n")
     # producer_ids_rate (KIP-936) passes kconfigs' file check but Kafka 4.x does not know the key
     (tmp_path / "kip936.toml").write_text(f'[[quota]]\nentity = {{ user = "{token}" }}\nproducer_ids_rate = 5.0\n')
-    code, out, err = run(capsys, "apply", str(tmp_path / "kip936.toml"), "--bootstrap-server",
+    code, out, err = run_main("apply", str(tmp_path / "kip936.toml"), "--bootstrap-server",
                          kraft_broker.bootstrap, "--dry-run")
     assert code == 1 and out == ""
     assert "producer_ids_rate" in err and len(err.splitlines()) == 1  # the broker's own refusal
-    assert _mine(run(capsys, "export", "--bootstrap-server", kraft_broker.bootstrap)[1], token) == ""
+    assert _mine(run_main("export", "--bootstrap-server", kraft_broker.bootstrap)[1], token) == ""
 
 
-def test_migrate_zookeeper_to_kraft(capsys, kraft_broker, zk_connect, token, tmp_path):
+def test_migrate_zookeeper_to_kraft(kraft_broker, zk_connect, token, tmp_path):
     quotas = _quotas(token)
     (tmp_path / "q.toml").write_text(quotas)
-    assert run(capsys, "apply", str(tmp_path / "q.toml"), "--zookeeper", zk_connect)[0] == 0
-    code, out, err = run(capsys, "migrate", "--from", f"zk://{zk_connect}", "--to", f"kafka://{kraft_broker.bootstrap}",
+    assert run_main("apply", str(tmp_path / "q.toml"), "--zookeeper", zk_connect)[0] == 0
+    code, out, err = run_main("migrate", "--from", f"zk://{zk_connect}", "--to", f"kafka://{kraft_broker.bootstrap}",
                          "-o", "json")
     assert code == 0, err
     assert '"complete": true' in out
-    assert _export_eventually(capsys, kraft_broker.bootstrap, token, quotas) == quotas
+    assert _export_eventually(kraft_broker.bootstrap, token, quotas) == quotas
