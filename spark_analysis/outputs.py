@@ -9,10 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import sys
 from typing import Iterable
 
+from kconfigs.atomic_file import write_file_atomically
 from kconfigs.errors import UsageError
 from spark_analysis.kinds import KIND_RATE_UNIT
 from spark_analysis.report import ReportData, entity_label
@@ -28,18 +28,11 @@ def _console():
     return Console() if sys.stdout.isatty() else Console(width=PIPE_WIDTH)
 
 
-def _atomic_write(path: str, payload: bytes) -> None:
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as handle:
-        handle.write(payload)
-    os.replace(tmp, path)
-
-
 def write_text_output(text: str, path: str | None) -> None:
     if path is None:
         sys.stdout.write(text)
     else:
-        _atomic_write(path, text.encode("utf-8"))
+        write_file_atomically(path, text)
 
 
 def report_document(data: ReportData, extra: dict | None = None) -> dict:
@@ -72,7 +65,7 @@ def write_rows(rows: list[dict], fmt: str, path: str | None, document: dict | No
 
         buffer = io.BytesIO()
         pd.DataFrame(rows).to_parquet(buffer, index=False)
-        _atomic_write(path, buffer.getvalue())
+        write_file_atomically(path, buffer.getvalue())
     else:
         raise UsageError(f"Unknown format {fmt}: use one of table, {', '.join(MACHINE_FORMATS)}")
 

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from kconfigs.atomic_file import write_file_atomically
 from kconfigs.errors import UsageError
 
 #: (entity {"user"/"client-id"/"ip": name, None = default}, {quota key: value})
@@ -82,10 +83,7 @@ def write_quota_file(path: str, records: list[QuotaRecordTuple], header_lines: I
     """Write atomically (temp file + rename): nothing half-written on failure."""
     text = render_quota_toml(records, header_lines)
     parse_quota_toml(text, path)  # what we write must read back
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    write_file_atomically(path, text)
 
 
 # --- resolution --------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ migrate stopped part-way (every entity not applied is listed on stderr; a re-run
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -57,11 +56,10 @@ def _read_store(kwargs: dict):
 def _write_atomically(path: str, text: str) -> None:
     from kconfigs.errors import UsageError
 
-    tmp = f"{path}.tmp-{os.getpid()}"
+    from kconfigs.atomic_file import write_file_atomically
+
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
+        write_file_atomically(path, text)
     except OSError as err:
         raise UsageError(f"Cannot write {path}: {err.strerror}") from None
 

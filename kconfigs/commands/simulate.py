@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from dataclasses import dataclass, field
 
 import click
@@ -128,11 +127,10 @@ def _read_text(path: str) -> str:
 
 
 def _write_atomically(path: str, text: str) -> None:
-    temp = f"{path}.tmp-{os.getpid()}"
+    from kconfigs.atomic_file import write_file_atomically
+
     try:
-        with open(temp, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(temp, path)
+        write_file_atomically(path, text)
     except OSError as err:
         raise UsageError(f"Cannot write {path}: {err.strerror}") from None
 
