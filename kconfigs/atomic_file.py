@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 
 
 def write_file_atomically(path: str, data: str | bytes) -> None:
@@ -13,6 +14,12 @@ def write_file_atomically(path: str, data: str | bytes) -> None:
     :raises OSError: as the underlying open/write/rename raised it.
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    if _is_special(path):
+        # /dev/null, /dev/stdout, a FIFO: renaming over it would replace the device node with a
+        # regular file (for /dev/null, breaking every program on the machine); write through it
+        with open(path, "wb") as handle:
+            handle.write(payload)
+        return
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "wb") as handle:
@@ -22,3 +29,11 @@ def write_file_atomically(path: str, data: str | bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _is_special(path: str) -> bool:
+    """``path`` exists (after symlinks) and is not a regular file."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False

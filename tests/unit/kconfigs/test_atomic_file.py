@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import stat
+import threading
+
 import pytest
 
 from kconfigs.atomic_file import write_file_atomically
@@ -32,3 +36,18 @@ def test_an_unwritable_directory_raises_and_writes_nothing(tmp_path):
     with pytest.raises(OSError):
         write_file_atomically(str(missing), "x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fifo_is_written_through_not_replaced(tmp_path):
+    # the same path as /dev/null or /dev/stdout: a rename would turn the node into a regular file
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    write_file_atomically(str(fifo), "through\n")
+    reader.join(10)
+    assert received == [b"through\n"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
