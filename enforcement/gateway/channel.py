@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import mmap
 
+from enforcement.gateway import splice
+
 #: receive buffer per socket; larger frames grow it (bounded by the frame size limit) when they
 #: must be held whole, and stream through it otherwise
 RECEIVE_BUFFER_BYTES = 256 * 1024
@@ -51,12 +53,18 @@ class Channel(asyncio.BufferedProtocol):
         self._relay_sink: "Channel | None" = None
         self._relay_left = 0
         self._relay_error: BaseException | None = None
+        #: stream large remainders socket-to-socket in the kernel (plain TCP on Linux; see splice)
+        self.zero_copy = splice.AVAILABLE
+        #: bytes that went through splice rather than the receive buffer (observability, tests)
+        self.spliced_bytes = 0
 
     # ---- protocol callbacks --------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         self.transport = transport
         self._copy_writes = transport.get_extra_info("ssl_object") is not None
+        if self._copy_writes:
+            self.zero_copy = False  # the socket carries ciphertext
         if self.on_connection is not None:
             self.on_connection(self)
 
@@ -160,6 +168,8 @@ class Channel(asyncio.BufferedProtocol):
         self._relay_sink, self._relay_left, self._relay_error = sink, nbytes, None
         try:
             self._relay()
+            if self._can_splice_to(sink):
+                await self._splice_rest(sink, deadline)
             while self._relay_left:
                 if self._relay_error is not None:
                     raise self._relay_error
@@ -174,6 +184,26 @@ class Channel(asyncio.BufferedProtocol):
             self._relay_sink = None
         if sink.write_paused:
             await sink.drain()
+
+    def _can_splice_to(self, sink: "Channel") -> bool:
+        """Splice only what has not reached the receive buffer yet, between plain sockets."""
+        return (self.zero_copy and sink.zero_copy and self._relay_left >= splice.MIN_SPLICE_BYTES
+                and self._cursor == self._end and self._relay_error is None and not self._eof)
+
+    async def _splice_rest(self, sink: "Channel", deadline: float | None) -> None:
+        """Forward the rest of the frame with splice: this transport stops reading meanwhile, and
+        what the sink's transport still holds is sent first, so bytes leave in order."""
+        self._pause_reading()
+        try:
+            await sink.wait_sent()
+            moved = await splice.splice_exactly(self._fileno(), sink._fileno(), self._relay_left, deadline)
+        finally:
+            self._resume_reading()
+        self._relay_left -= moved
+        self.spliced_bytes += moved
+
+    def _fileno(self) -> int:
+        return self.transport.get_extra_info("socket").fileno()
 
     def _relay(self) -> None:
         """Forward-mode step: pass buffered bytes on unless the sink is above its high-water mark
@@ -247,7 +277,7 @@ class Channel(asyncio.BufferedProtocol):
     def _resume_reading(self) -> None:
         if self._relay_sink is not None and self._relay_sink.write_paused:
             return  # backpressure: the sink must drain first
-        if self._read_paused and (self._start > 0 or self._end < len(self._view)):
+        if self._read_paused and (self._view is None or self._start > 0 or self._end < len(self._view)):
             self._read_paused = False
             if not self.transport.is_closing():
                 self.transport.resume_reading()
@@ -271,6 +301,20 @@ class Channel(asyncio.BufferedProtocol):
                 self._drain_waiter = None
         if self._lost is not None:
             raise ConnectionResetError("connection lost")
+
+    async def wait_sent(self) -> None:
+        """Until the transport has handed everything written so far to the kernel (its write
+        buffer is empty): a low-water mark of 0 makes asyncio's flow control report exactly that."""
+        transport = self.transport
+        if transport.get_write_buffer_size() == 0 or transport.is_closing():
+            return await self.drain()
+        low, high = transport.get_write_buffer_limits()
+        transport.set_write_buffer_limits(high=0, low=0)
+        try:
+            await self.drain()
+        finally:
+            if not transport.is_closing():
+                transport.set_write_buffer_limits(high=high, low=low)
 
     def close(self) -> None:
         if self.transport is not None and not self.transport.is_closing():

@@ -47,6 +47,9 @@ class GatewayConfig:
     #: open client connections per IP (Kafka's max.connections.per.ip; 0 = no limit)
     max_connections_per_ip: int = 0
     metadata_splice_threshold_bytes: int = 64 * 1024
+    #: stream the bodies of large Produce requests / Fetch responses socket-to-socket with Linux
+    #: splice(2) instead of through the gateway's memory (never on TLS connections)
+    zero_copy: bool = True
     require_authentication: bool = False
     #: quota admin (DescribeClientQuotas/AlterClientQuotas): "auto" = answer from our store when
     #: the upstream lacks the APIs, "gateway" = always ours, "passthrough" = always the broker's

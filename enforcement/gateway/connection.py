@@ -60,6 +60,7 @@ class ProxyConnection(ResponseRelay):
         self.ctx = ctx
         self.peer = peer
         self.client = client
+        client.zero_copy = client.zero_copy and ctx.config.zero_copy
         self.upstream_addresses = upstream_addresses
         self.upstream_address = upstream_addresses[0]
         self.inflight = InflightTable(ctx.config.max_inflight_requests)
@@ -113,6 +114,7 @@ class ProxyConnection(ResponseRelay):
         for address in self.upstream_addresses:
             try:
                 _transport, self.upstream = await asyncio.wait_for(loop.create_connection(Channel, *address), timeout_s)
+                self.upstream.zero_copy = self.upstream.zero_copy and self.ctx.config.zero_copy
                 self.upstream_address = address
                 return True
             except (OSError, asyncio.TimeoutError) as err:

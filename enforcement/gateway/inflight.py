@@ -77,29 +77,31 @@ class InflightTable:
         """The oldest entry (the next response is its), or None; never waits."""
         return self._entries[0] if self._entries else None
 
-    def pop(self, correlation_id: int | None = None) -> InflightRequest:
-        """Remove the oldest entry; with ``correlation_id``, check it matches.
+    def match(self, correlation_id: int) -> InflightRequest:
+        """The oldest entry, checked to be the one a response with ``correlation_id`` answers; it
+        stays in the table until :meth:`pop`, i.e. until the response has been sent on whole
+        (local answers and shutdown wait for that, not just for its arrival).
 
-        :raises CorrelationMismatch: if the response is not for the oldest request.
+        :raises CorrelationMismatch: for a response nobody asked for or not for the oldest request.
         """
+        if not self._entries:
+            raise CorrelationMismatch(f"unsolicited response with correlation id {correlation_id}")
         entry = self._entries[0]
-        if correlation_id is not None and entry.correlation_id != correlation_id:
+        if entry.correlation_id != correlation_id:
             raise CorrelationMismatch(
                 f"response correlation id {correlation_id} does not match the oldest request's {entry.correlation_id}"
             )
-        self._entries.popleft()
+        return entry
+
+    def pop(self) -> InflightRequest:
+        """Remove the oldest entry (its response has been sent on)."""
+        entry = self._entries.popleft()
         self._space.set()
         if not self._entries:
             self._empty.set()
         return entry
 
     async def wait_empty(self) -> None:
-        """Wait until every forwarded request has been answered (ordering for local answers,
-        and draining on shutdown)."""
+        """Wait until every forwarded request has been answered and its response sent on
+        (ordering for local answers, and draining on shutdown)."""
         await self._empty.wait()
-
-    def pop_if_any(self, correlation_id: int) -> InflightRequest:
-        """Like :meth:`pop` but raises CorrelationMismatch for a response nobody asked for."""
-        if not self._entries:
-            raise CorrelationMismatch(f"unsolicited response with correlation id {correlation_id}")
-        return self.pop(correlation_id)

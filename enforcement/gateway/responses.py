@@ -78,7 +78,7 @@ class ResponseRelay:
         head = await self._read_response_head(size)
         received_ns = time.perf_counter_ns()
         frame = head[4:]
-        entry = self.inflight.pop_if_any(parse_response_correlation_id(frame))
+        entry = self.inflight.match(parse_response_correlation_id(frame))
         body = await self._handle_response(entry, frame, size, received_ns)
         self._release_quota_bound(entry)
         rest = size + 4 - len(head)
@@ -90,6 +90,7 @@ class ResponseRelay:
             upstream.consume(len(head))
             if rest:
                 await upstream.forward(rest, self.client)
+        self.inflight.pop()  # sent on whole: a local answer or a drain may follow it now
         if self.client.write_paused:
             upstream.flush_held()
             await self.client.drain()

@@ -15,6 +15,8 @@ import uuid
 
 import pytest
 
+from enforcement import rates
+from enforcement.gateway import splice
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
 from tests.integration.gateway_support import free_port, read_usage, wait_for_port
@@ -97,3 +99,7 @@ def test_quota_set_through_kafka_api_applies_live_and_sigterm_drains(served):
     assert rate_after <= 1.5 * QUOTA_BYTES_PER_SEC  # held near the new quota (accuracy: test_gateway_quotas)
     log_lines = [json.loads(l) for l in served["log"].read_text().splitlines() if l.startswith("{")]
     assert any("draining" in l["msg"] for l in log_lines)
+    # the start-up line says what the operator got from the install: splice data path, native core
+    data_path = "splice(2)" if splice.AVAILABLE else "user-space copy"
+    rate_core = "native" if rates.NATIVE else "pure Python"
+    assert any(l["msg"].startswith(f"data path: {data_path}") and f"rate core: {rate_core}" in l["msg"] for l in log_lines), log_lines

@@ -7,10 +7,12 @@ capacities force buffer wrap-around, compaction and growth on every few frames.
 
 import asyncio
 import random
+import socket
 import struct
 
 import pytest
 
+from enforcement.gateway import splice
 from enforcement.gateway.channel import Channel
 
 
@@ -76,26 +78,112 @@ def test_frames_written_in_odd_pieces_arrive_intact_and_in_order(capacity):
     assert _run(scenario()) == stream
 
 
-def test_forward_streams_a_frame_far_larger_than_the_buffer_without_growing_it():
+@pytest.mark.parametrize("zero_copy", [True, False], ids=["splice", "copy"])
+def test_forward_streams_a_frame_far_larger_than_the_buffer_without_growing_it(zero_copy):
     payload = random.Random(7).randbytes(3 * 1024 * 1024 + 17)
 
     async def scenario():
         server, source, _r, source_writer = await _accepted_pair(64 * 1024)
         sink_server, sink, sink_reader, _w = await _accepted_pair(64 * 1024)
-        source_writer.write(_frame(payload))
+        source.zero_copy = sink.zero_copy = zero_copy
+        source_writer.write(_frame(payload) + _frame(b"after"))
         head = await source.read_ahead(4 + 1000)
         sink.write(head)
         source.consume(len(head))
         await source.forward(len(payload) - 1000, sink)
         received = await sink_reader.readexactly(4 + len(payload))
+        after = bytes(await source.read_ahead(9))  # the source reads normally again
         largest = len(source._view)
         server.close()
         sink_server.close()
-        return received, largest
+        return received, largest, after, source.spliced_bytes
 
-    received, largest = _run(scenario())
-    assert received == _frame(payload)
-    assert largest == 64 * 1024  # streamed through the same buffer
+    received, largest, after, spliced = _run(scenario())
+    assert received == _frame(payload) and after == _frame(b"after")
+    assert largest == 64 * 1024  # streamed through the same buffer (or none at all)
+    if zero_copy:  # what had not reached the buffer yet went socket to socket
+        assert 1024 * 1024 < spliced <= len(payload) - 1000
+    else:
+        assert spliced == 0
+
+
+def _recv_exactly(sock: socket.socket, nbytes: int) -> bytes:
+    got = bytearray()
+    while len(got) < nbytes:
+        chunk = sock.recv(min(1 << 20, nbytes - len(got)))
+        if not chunk:
+            break
+        got += chunk
+    return bytes(got)
+
+
+@pytest.mark.skipif(not splice.AVAILABLE, reason="splice(2) is Linux-only")
+def test_splice_sends_what_the_sink_transport_still_holds_first():
+    queued = random.Random(5).randbytes(8 * 1024 * 1024)  # more than the kernel takes at once
+    payload = random.Random(6).randbytes(512 * 1024)
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        server, source, _r, source_writer = await _accepted_pair(64 * 1024)
+        accepted = loop.create_future()
+
+        def new_sink() -> Channel:
+            channel = Channel()
+            channel.on_connection = accepted.set_result
+            return channel
+
+        sink_server = await loop.create_server(new_sink, "127.0.0.1", 0)
+        peer = socket.create_connection(sink_server.sockets[0].getsockname())  # blocking, read by hand
+        sink = await accepted
+        sink.write(queued)
+        held_back = sink.transport.get_write_buffer_size()
+        # free kernel space while the loop cannot run: the transport has not sent the rest of its
+        # queue yet, so a splice that went ahead now would overtake it
+        first = _recv_exactly(peer, 1024 * 1024)
+        source_writer.write(payload)
+        forward = asyncio.create_task(source.forward(len(payload), sink))
+        await asyncio.sleep(0)
+        rest = await loop.run_in_executor(None, _recv_exactly, peer, len(queued) + len(payload) - len(first))
+        await forward
+        peer.close()
+        server.close()
+        sink_server.close()
+        return held_back, first + rest, source.spliced_bytes
+
+    held_back, received, spliced = _run(scenario())
+    assert held_back > 0
+    assert received == queued + payload
+    assert spliced > 0
+
+
+@pytest.mark.skipif(not splice.AVAILABLE, reason="splice(2) is Linux-only")
+def test_splice_failures_surface_like_the_copy_path():
+    async def scenario():
+        server, source, _r, source_writer = await _accepted_pair(1024)
+        sink_server, sink, sink_reader, sink_writer = await _accepted_pair(1024)
+        source_writer.write(b"x" * 1000)
+        source_writer.close()  # 1000 of the 1 MiB promised, then EOF
+        with pytest.raises(asyncio.IncompleteReadError):
+            await source.forward(1024 * 1024, sink)
+        early_eof = sink.spliced_bytes == 0 and source.spliced_bytes <= 1000
+
+        server2, source2, _r2, writer2 = await _accepted_pair(1024)
+        writer2.write(b"y" * 100)  # a frame that never completes
+        loop = asyncio.get_running_loop()
+        with pytest.raises(TimeoutError):
+            await source2.forward(1024 * 1024, sink, loop.time() + 0.2)
+
+        server3, source3, _r3, writer3 = await _accepted_pair(1024)
+        sink_writer.transport.abort()  # the sink's peer resets
+        await asyncio.sleep(0.05)
+        writer3.write(b"z" * 4 * 1024 * 1024)
+        with pytest.raises(ConnectionError):
+            await source3.forward(4 * 1024 * 1024, sink)
+        for s in (server, server2, server3, sink_server):
+            s.close()
+        return early_eof
+
+    assert _run(scenario())
 
 
 def test_a_whole_frame_larger_than_the_buffer_grows_it_then_gives_the_memory_back():

@@ -73,11 +73,21 @@ def test_inflight_pairs_in_order_and_bounds_pipelining():
         await asyncio.sleep(0)
         assert not third.done()  # full: the client loop waits (stops reading)
         with pytest.raises(CorrelationMismatch):
-            table.pop(11)
-        assert table.pop(10).correlation_id == 10
+            table.match(11)
+        assert table.match(10).correlation_id == 10
+        await asyncio.sleep(0)
+        assert not third.done() and len(table) == 2  # matched, not yet sent on: still in flight
+        empty = asyncio.ensure_future(table.wait_empty())
+        assert table.pop().correlation_id == 10
         await third
+        assert table.match(11).correlation_id == 11
+        table.pop()
+        await asyncio.sleep(0)
+        assert not empty.done()  # 12 is still in flight
+        table.pop()
+        await asyncio.wait_for(empty, 1)
         with pytest.raises(CorrelationMismatch):
-            InflightTable().pop_if_any(5)
+            InflightTable().match(5)
 
     asyncio.run(scenario())
 
