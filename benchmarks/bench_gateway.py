@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import shutil
 import socket
 import statistics
@@ -124,9 +125,10 @@ def start_gateway(upstream: str, workdir: Path, quotas: bool, zero_copy: bool = 
         s.close()
     toml = workdir / f"gateway-{zero_copy}.toml"
     toml.write_text(f'log_format = "text"\nzero_copy = {str(zero_copy).lower()}\n')
+    log = open(workdir / f"gateway-{quotas}-{zero_copy}.log", "wb")  # kept for a post-mortem
     proc = subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--upstream", upstream, "--listen", f"127.0.0.1:{port}",
                              "--store", str(store), "--metrics-listen", "", "--config", str(toml)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=log, stderr=subprocess.STDOUT)
     wait_port(port)
     return proc, f"127.0.0.1:{port}"
 
@@ -179,7 +181,8 @@ def consume_batch(consumer, remaining: int):
 def delete_topic(bootstrap: str, topic: str) -> None:
     from confluent_kafka.admin import AdminClient
 
-    for future in AdminClient({"bootstrap.servers": bootstrap}).delete_topics([topic], operation_timeout=30).values():
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive its futures
+    for future in admin.delete_topics([topic], operation_timeout=30).values():
         future.result(60)
 
 
@@ -261,7 +264,7 @@ def throughput_rounds(args, bootstraps: dict[str, str], gateway_pids: dict[str, 
         for path in order:
             pid = gateway_pids.get(path)
             cpu0 = cpu_seconds(pid) if pid else 0.0
-            topic = f"{path.replace('+', '-').replace(' ', '-')}-{uuid.uuid4().hex[:6]}"
+            topic = f"{re.sub('[^a-z]+', '-', path)}-{uuid.uuid4().hex[:6]}"
             results[path]["produce"].append(produce_throughput(bootstraps[path], topic, args.megabytes))
             cpu1 = cpu_seconds(pid) if pid else 0.0
             results[path]["consume"].append(consume_throughput(bootstraps[path], topic, args.megabytes))
@@ -301,7 +304,7 @@ def run(args) -> str:
             relay_procs, bootstraps[RELAY] = start_relayed_tansu()
         pids = {path: proc.pid for path, (proc, _b) in gateways.items()}
         # the relay plays the gateway's part, so it gets the gateways' CPUs (its forks inherit them)
-        pinning = pin_processes(list(pids.values()) + [p.pid for p in relay_procs[:1]])
+        pinning = pin_processes(list(pids.values()) + [p.pid for p in relay_procs[:1]]) if args.pin else "no process pinned"
         load_start = os.getloadavg()[0]
         results = throughput_rounds(args, bootstraps, pids)
         # half of max load: half of what the same batched client reached through the gateway above
@@ -331,6 +334,7 @@ def render(args, results, latencies, idle, pinning, load_start) -> str:
         "## Gateway overhead (issue 4)", "",
         f"Command: `python benchmarks/bench_gateway.py --megabytes {args.megabytes} --rounds {args.rounds} --idle {args.idle} "
         f"--latency-rounds {args.latency_rounds} --latency-seconds {args.latency_seconds:g} --low-latency-rate {args.low_latency_rate:g}"
+        f"{' --pin' if args.pin else ''}"
         f"{' --latency-rate %g' % args.latency_rate if args.latency_rate else ''}{' --upstream ' + args.upstream if args.upstream else ''}` "
         f"on {platform.machine()}, {os.cpu_count()} cores shared with other jobs (1-min load average {load_start:.1f} at the start, "
         f"{spread(results['load'])} over the rounds), Python {platform.python_version()}; {pinning}.",
@@ -399,6 +403,8 @@ def main() -> None:
                         help="MB/s of the batched latency run (default: half of the gateway's median produce throughput)")
     parser.add_argument("--latency-rounds", type=int, default=6)
     parser.add_argument("--low-latency-rate", type=float, default=2.0, help="MB/s of the second, low-load latency run")
+    parser.add_argument("--pin", action="store_true",
+                        help="pin the load generator to the last CPU and the gateways/relay to the others (default: the scheduler places everything)")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     body = run(args)
