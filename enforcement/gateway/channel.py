@@ -11,7 +11,9 @@ memoryview of it, and forwards bytes with ``transport.write(memoryview)``, which
 decoding are never copied in Python, and large ones stream through without being buffered whole.
 
 The buffer is an anonymous mmap: pages are only made resident when bytes land in them, so an idle
-connection costs a page or two, not the whole capacity.
+connection costs a page or two, not the whole capacity. On Linux the part of a large frame that has
+not reached the buffer yet does not enter it at all: ``forward`` splices it socket to socket
+(:mod:`enforcement.gateway.splice`).
 """
 
 from __future__ import annotations
