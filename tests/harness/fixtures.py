@@ -34,7 +34,7 @@ def _record(name: str, seconds: float) -> None:
 @pytest.fixture(scope="session")
 def zk_server(tmp_path_factory) -> Iterator[ZooKeeperServer]:
     """Standalone ZooKeeper (Debian package) on a free port: ``.hosts``, ``.stop()``,
-    ``.start()`` (same port and data), ``.kill()``, ``.kazoo(chroot="")``."""
+    ``.start()`` (same port and data), ``.kill()``, ``.client(chroot="")`` (a with-block client)."""
     server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper"))
     try:
         server.start()
@@ -146,7 +146,7 @@ def tansu_broker(tmp_path_factory) -> Iterator[TansuBroker]:
 def zk_tls_server(tmp_path_factory) -> Iterator[ZooKeeperTlsServer]:
     """ZooKeeper with a mutual-TLS port (certificates generated now) and digest auth:
     ``.hosts`` (TLS), ``.plain_hosts``, ``.tls`` (PEM/JKS paths), ``.digest_auth``,
-    ``.jaas_client_path``, ``.kafka_tls_config_path``, ``.kazoo()``, ``.stop()``, ``.start()``."""
+    ``.jaas_client_path``, ``.kafka_tls_config_path``, ``.client()``, ``.stop()``, ``.start()``."""
     workdir = tmp_path_factory.mktemp("zookeeper-tls")
     server = ZooKeeperTlsServer(workdir / "server", generate_tls_material(workdir / "tls"))
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from contextlib import contextmanager
 from pathlib import Path
 
 from .java import SERVER_JVM_FLAGS, java_binary
@@ -116,6 +117,18 @@ class ZooKeeperServer(RestartableServer):
         client.start(timeout=30)
         self._clients.append(client)
         return client
+
+    @contextmanager
+    def client(self, chroot: str = "", **kwargs):
+        """:meth:`kazoo` for one test: stopped and closed when the block ends. A connected client's
+        thread runs (and calls ``random`` for its ping jitter) until it is stopped."""
+        client = self.kazoo(chroot, **kwargs)
+        try:
+            yield client
+        finally:
+            self._clients.remove(client)
+            client.stop()
+            client.close()
 
     def admin_client(self):
         """The server's own long-lived client (unchrooted), reconnecting across stop/start."""

@@ -70,7 +70,8 @@ def test_zk_client_creates_and_reads_inside_its_own_chroot(zk_server, zk_connect
 
     assert zk_client.get("/quota-node")[0] == b"payload"
     chroot = zk_connect.split("/", 1)[1]
-    assert zk_server.kazoo().get(f"/{chroot}/quota-node")[0] == b"payload"
+    with zk_server.client() as unchrooted:
+        assert unchrooted.get(f"/{chroot}/quota-node")[0] == b"payload"
 
 
 def test_each_test_gets_a_fresh_empty_chroot(zk_client):
@@ -135,7 +136,8 @@ def test_config_command_2_8_describes_what_it_wrote(zk_connect):
 def test_zookeeper_mode_broker_roundtrip(kafka_zk_broker, zk_server):
     assert _produce_and_consume(kafka_zk_broker.bootstrap) == EXPECTED_RECORDS
     assert kafka_zk_broker.version == KAFKA_3_VERSION
-    assert zk_server.kazoo().exists("/kafka39/brokers/ids/0") is not None
+    with zk_server.client() as client:
+        assert client.exists("/kafka39/brokers/ids/0") is not None
 
 
 def test_kraft_4_broker_roundtrip(kraft_broker):
@@ -194,14 +196,14 @@ def test_zk_tls_server_enforces_digest_acls_over_mutual_tls(zk_tls_server):
     from kazoo.exceptions import NoAuthError
     from kazoo.security import make_digest_acl
 
-    owner = zk_tls_server.kazoo(auth_data=[zk_tls_server.digest_auth])
     path = f"/{_unique('secret')}"
     acl = make_digest_acl(zk_tls_server.digest_user, zk_tls_server.digest_password, all=True)
-    owner.create(path, b"s", acl=[acl])
+    with zk_tls_server.client(auth_data=[zk_tls_server.digest_auth]) as owner, zk_tls_server.client() as stranger:
+        owner.create(path, b"s", acl=[acl])
 
-    assert owner.get(path)[0] == b"s"
-    with pytest.raises(NoAuthError):
-        zk_tls_server.kazoo().get(path)
+        assert owner.get(path)[0] == b"s"
+        with pytest.raises(NoAuthError):
+            stranger.get(path)
 
 
 def test_zk_tls_server_refuses_plaintext_clients_on_its_tls_port(zk_tls_server):
@@ -226,8 +228,9 @@ def test_config_command_2_8_writes_over_tls_with_sasl_digest_login(zk_tls_server
         extra_jvm_flags=[f"-Djava.security.auth.login.config={zk_tls_server.jaas_client_path}"])
 
     assert result.returncode == 0, result.stderr
-    client = zk_tls_server.kazoo()
-    assert json.loads(client.get(f"/config/users/{user}")[0]) == {"version": 1, "config": {"producer_byte_rate": "5"}}
-    # A SASL-authenticated Kafka tool writes secure ACLs: only its SASL and x509 identities.
-    acl_ids = {(acl.id.scheme, acl.id.id) for acl in client.get_acls(f"/config/users/{user}")[0]}
+    with zk_tls_server.client() as client:
+        written = json.loads(client.get(f"/config/users/{user}")[0])
+        # A SASL-authenticated Kafka tool writes secure ACLs: only its SASL and x509 identities.
+        acl_ids = {(acl.id.scheme, acl.id.id) for acl in client.get_acls(f"/config/users/{user}")[0]}
+    assert written == {"version": 1, "config": {"producer_byte_rate": "5"}}
     assert acl_ids == {("sasl", zk_tls_server.digest_user), ("x509", "CN=kconfigs-client")}

@@ -34,11 +34,10 @@ def pem_tls_config(zk_tls_server, tmp_path):
 @pytest.fixture
 def tls_chroot(zk_tls_server):
     chroot = f"/tls-{uuid.uuid4().hex[:8]}"
-    admin = zk_tls_server.kazoo()
-    admin.ensure_path(chroot)
-    yield zk_tls_server.hosts + chroot, admin, chroot
-    admin.delete(chroot, recursive=True)
-    admin.stop()
+    with zk_tls_server.client() as admin:
+        admin.ensure_path(chroot)
+        yield zk_tls_server.hosts + chroot, admin, chroot
+        admin.delete(chroot, recursive=True)
 
 
 def test_alter_over_mutual_tls_is_read_back_by_kafka_configs(zk_tls_server, pem_tls_config, tls_chroot):
