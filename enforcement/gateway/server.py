@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from enforcement import rates
 from enforcement.gateway.auth_probe import AnonymousProbe
 from enforcement.gateway.channel import Channel
 from enforcement.gateway.config import Address, GatewayConfig
@@ -111,7 +111,7 @@ class Gateway:
             self._start_usage_log(self.config.usage_log_path)
         log.info("gateway listening on %s:%d for upstream %s", host, self.bootstrap_address[1],
                  ",".join(f"{h}:{p}" for h, p in self.config.upstreams))
-        log.info("data path: %s; rate core: %s", _data_path_description(self.config), _rate_core_description())
+        log.info("data path: %s; rate core: %s", _data_path_description(self.config), rates.DESCRIPTION)
 
     def _start_usage_log(self, path: str) -> None:
         from enforcement.gateway.usage_log import UsageLog
@@ -246,14 +246,3 @@ def _data_path_description(config) -> str:
         return "user-space copy (splice(2) is not available on this platform)"
     return "splice(2) for large Produce/Fetch bodies on plain-TCP connections"
 
-
-def _rate_core_description() -> str:
-    """Which implementation enforces the quotas: the native extension is optional at install time,
-    so an operator must be able to see when a build without cargo fell back to pure Python."""
-    from enforcement import rates
-
-    if rates.NATIVE:
-        return "native (enforcement._native, Rust)"
-    if os.environ.get("KCONFIGS_PURE_PYTHON") == "1":
-        return "pure Python (KCONFIGS_PURE_PYTHON=1)"
-    return "pure Python (the native extension was not built: install with cargo on PATH for the faster core)"

@@ -35,9 +35,9 @@ _F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 _FLAGS = getattr(os, "SPLICE_F_MOVE", 1) | getattr(os, "SPLICE_F_NONBLOCK", 2)
 
 
-async def splice_exactly(source_fd: int, sink_fd: int, nbytes: int, deadline: float | None = None) -> int:
+async def splice_exactly(source_fd: int, sink_fd: int, nbytes: int, deadline: float | None = None) -> None:
     """Move exactly ``nbytes`` from socket ``source_fd`` to socket ``sink_fd`` (both non-blocking).
-    Returns ``nbytes``. Backpressure: while the sink cannot take bytes, at most a pipe's worth is
+    Backpressure: while the sink cannot take bytes, at most a pipe's worth is
     read from the source.
 
     :raises asyncio.IncompleteReadError: the source closed before ``nbytes`` arrived.
@@ -49,7 +49,6 @@ async def splice_exactly(source_fd: int, sink_fd: int, nbytes: int, deadline: fl
         descriptors.append(os.dup(sink_fd))
         descriptors.extend(os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC))
         await _transfer(*descriptors, nbytes, deadline)
-        return nbytes
     finally:
         for fd in descriptors:
             os.close(fd)
