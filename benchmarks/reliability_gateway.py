@@ -123,8 +123,9 @@ session survives; expiry is tested below); right after it answers, a new entity 
 | producer errors | {len(f['errors'])} |
 | whole usage-log windows inside the outage | {f['windows_during']} |
 | quota in force in those windows | {f['quota_during']} |
+| windows with traffic (idle: the client was throttled throughout) | {f['busy_windows_during']} |
 | windows with a throttle | {f['throttled_windows_during']} |
-| mean rate during the outage | {f['rate_during_bytes_per_sec']:,} B/s ({f['rate_during_bytes_per_sec'] / QUOTA_BYTES_PER_SEC:.2f} x quota) |
+| mean rate during the outage (over all its windows) | {f['rate_during_bytes_per_sec']:,} B/s ({f['rate_during_bytes_per_sec'] / QUOTA_BYTES_PER_SEC:.2f} x quota) |
 | "connection lost" logged | {f['lost_logged']} |
 | resync: ZooKeeper answering -> change written after recovery enforced | **{f['resync_s']} s** (target <= 5 s) |
 

@@ -197,6 +197,20 @@ def read_usage(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def usage_inside(lines: list[dict], start_ms: float, end_ms: float, window_ms: int) -> tuple[list[dict], int]:
+    """The usage-log lines of the epoch-aligned windows wholly inside [start_ms, end_ms], and how
+    many such windows there are. The log omits idle windows (a throttled client sending nothing),
+    so a mean rate must divide by the window count, not by the lines found."""
+    first = -(-int(start_ms) // window_ms) * window_ms
+    end = max(first, int(end_ms) // window_ms * window_ms)
+    return [l for l in lines if first <= l["ts_ms"] and l["ts_ms"] + l["window_ms"] <= end], (end - first) // window_ms
+
+
+def mean_rate(lines: list[dict], window_count: int, window_ms: int) -> float:
+    """Value per second over ``window_count`` windows (idle ones included)."""
+    return sum(l["value"] for l in lines) * 1000 / max(window_count * window_ms, 1)
+
+
 class ServedGateway:
     """``kconfigs serve`` as a process with its own embedded store, in front of ``upstream``;
     quota admin through Kafka's API open to anyone (``quota_admin_principals = ["*"]``)."""
