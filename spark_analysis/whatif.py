@@ -48,7 +48,8 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
     The interval is the usage-log window, else the gap to the entity's next sample on that
     broker (capped at 60 s; the last sample reuses 10 s). A connection sample of n/s over t s
     becomes round(n·t) connection events. Each window's amount is one request at its start: a
-    model of the traffic, coarser than the real requests the broker saw.
+    model of the traffic, coarser than the real requests the broker saw. An amount that rounds
+    to 0 is no event.
     """
     entity = Window.partitionBy("source", "kind", "user", "client_id", "ip").orderBy("ts_ms")
     gap_ms = F.least(F.lead("ts_ms").over(entity) - F.col("ts_ms"), F.lit(MAX_INTERVAL_MS))
@@ -59,8 +60,9 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
     with_amount = rated.select("ts_ms", "source", "kind", "user", "client_id", "ip", amount.alias("amount"))
     repeat = F.when(F.col("kind") == "connection", F.col("amount")).otherwise(F.lit(1))
     exploded = with_amount.select("*", F.explode(F.sequence(F.lit(1), F.greatest(repeat, F.lit(1)))).alias("_n"))
-    is_empty_connection = (F.col("kind") == "connection") & (F.col("amount") < 1)
-    return exploded.filter(~is_empty_connection).select(
+    # an idle interval (rate 0, e.g. a window the usage log left out) is no request: a broker
+    # records nothing then, so the replay does not either (sensor expiry depends on it)
+    return exploded.filter(F.col("amount") >= 1).select(
         F.col("ts_ms").alias("time_ms"), "source", F.coalesce("user", F.lit("")).alias("user"),
         F.coalesce("client_id", F.lit("")).alias("client_id"), F.coalesce("ip", F.lit("")).alias("ip"), "kind",
         F.when(F.col("kind") == "connection", F.lit(0)).otherwise(F.col("amount")).alias("value"),

@@ -90,6 +90,49 @@ def test_usage_log_reader_turns_windows_into_rates_and_counts_malformed_lines(sp
     assert (merged["ip"], merged["rate"], merged["throttle_ms"]) == (None, 1500000.0, 20.0)
 
 
+def test_usage_log_windows_left_out_are_idle_for_at_most_a_sensor_lifetime(spark, tmp_path):
+    """docs/usage-log.md: the gateway omits idle windows. Between an entity's lines each missing
+    window is a sample of rate 0 (not throttled), for at most an hour after a line (a broker's
+    quota sensor expires after 1 h without recordings), and never past the log's last window."""
+    t0 = 1714557600000
+    rows = [r for r in _rows(spark, "gateway-usage-idle.jsonl") if not r["_bad"]]
+    series = collections.defaultdict(dict)
+    for r in rows:
+        assert r["ts_ms"] not in series[(r["kind"], r["user"])], r  # one sample per window
+        series[(r["kind"], r["user"])][r["ts_ms"]] = (r["rate"], r["throttle_ms"])
+    produce = series[("produce", "bob")]
+    assert [produce[t0 + i * 1000] for i in range(5)] == [(4000.0, 100.0), (0.0, 0.0), (0.0, 0.0), (1000.0, 0.0), (0.0, 0.0)]
+    last_line = t0 + 3000 + 7_200_000
+    idle_after_second_line = [t for t in produce if t0 + 3000 < t < last_line]
+    assert idle_after_second_line == list(range(t0 + 4000, t0 + 3000 + 3_600_001, 1000))  # 3,600 windows: one hour
+    assert produce[last_line] == (500.0, 0.0) and max(produce) == last_line  # the log ends there
+    # a 2 s window steps by 2 s; entities and kinds are filled on their own
+    request = series[("request", "bob")]
+    assert sorted(request)[:5] == [t0, t0 + 2000, t0 + 4000, t0 + 6000, t0 + 8000]
+    assert request[t0 + 2000] == (0.0, 0.0) and len(request) == 4 + 1800 and max(request) == t0 + 6000 + 3_600_000
+    fetch = series[("fetch", "carol")]
+    assert sorted(fetch)[:3] == [t0 + 1000, t0 + 2000, t0 + 3000] and len(fetch) == 2 + 3600
+
+    out = tmp_path / "report.json"
+    code, _, err = run_main("analyze", "report", str(FIXTURES / "gateway-usage-idle.jsonl"), "--format", "json",
+                            "--output", str(out), "--no-progress")
+    assert code == 0, err
+    bob = next(e for e in json.loads(out.read_text())["entities"] if e["kind"] == "produce")
+    # 3,605 windows, 3 of them busy: the median window is idle; 1 of 3,605 was throttled
+    assert (bob["p50"], bob["max"]) == (0.0, 4000.0)
+    assert bob["throttled_fraction"] == pytest.approx(1 / 3605)
+
+    # the what-if replays requests: an idle window is none (a broker records nothing then)
+    proposed = tmp_path / "proposed.toml"
+    proposed.write_text('[[quota]]\nentity = { user = "bob", client-id = "etl" }\nproducer_byte_rate = 300\n')
+    code, _, err = run_main("analyze", "whatif", str(FIXTURES / "gateway-usage-idle.jsonl"), "--proposed", str(proposed),
+                            "--format", "json", "--output", str(tmp_path / "whatif.json"), "--no-progress")
+    assert code == 0, err
+    replayed = {r["kind"]: r for r in json.loads((tmp_path / "whatif.json").read_text())["entities"] if r["user"] == "bob"}
+    # 4000 B, then 5000 B within the 10 s minimum window: over 300 B/s; the sensor has expired by the third
+    assert (replayed["produce"]["events"], replayed["produce"]["throttled_events"]) == (3, 2)
+
+
 # ---- report numbers against plain Python -----------------------------------------------------
 
 
