@@ -228,28 +228,27 @@ def load_usage_log(spark: SparkSession, paths: list[str]) -> DataFrame:
 def with_idle_windows(usage: DataFrame) -> DataFrame:
     """Add the windows the usage log omits as idle (docs/usage-log.md): rate 0, not throttled.
 
-    After each line of an entity, every window until its next line (or the last window of that
-    source's log) is idle, for at most the life of a Kafka quota sensor without recordings (1 h):
-    a broker's metric reads 0 for an idle client until then, and a JmxTool dump has those zeros.
-    Without them, percentiles and the throttled fraction would describe only the windows in
-    which the entity sent something.
+    After each line of an entity, every window until its next line is idle, for at most the
+    life of a Kafka quota sensor without recordings (1 h): a broker's metric reads 0 for an idle
+    client until then, and a JmxTool dump has those zeros. Without them, percentiles and the
+    throttled fraction would describe only the windows in which the entity sent something.
     Each line becomes itself plus its idle successors in one explode (one pass over the input).
     """
     from enforcement.enforcer import EnforcementConfig
 
     entity = Window.partitionBy("_bad", "source", "kind", "user", "client_id", "ip", "window_ms").orderBy("ts_ms")
+    # a generator cannot hold a window function: the next line's start becomes a column first
+    with_next = usage.select("*", F.lead("ts_ms").over(entity).alias("_next_ts_ms"))
     window_ms = F.col("window_ms").cast("long")
     first_idle = F.col("ts_ms") + window_ms
-    until = F.coalesce(F.col("_next_ts_ms") - 1, F.col("_source_end_ms"))  # the next line, else the log's end
-    last_idle = F.least(until, F.col("ts_ms") + EnforcementConfig.sensor_expiry_ms)
-    idle_starts = F.when(~F.col("_bad") & (last_idle >= first_idle), F.sequence(first_idle, last_idle, window_ms))
+    last_idle = F.least(F.col("_next_ts_ms") - 1, F.col("ts_ms") + EnforcementConfig.sensor_expiry_ms)
+    # no next line (the entity's last, or a bad line): nothing added; least() alone skips nulls
+    has_gap = ~F.col("_bad") & F.col("_next_ts_ms").isNotNull() & (last_idle >= first_idle)
+    idle_starts = F.when(has_gap, F.sequence(first_idle, last_idle, window_ms)).otherwise(F.array().cast("array<long>"))
     measured = ("ts_ms", "rate", "throttle_ms", "_bad", "_line")
-    itself = F.array(F.struct(*measured))
-    idle = F.transform(F.coalesce(idle_starts, F.array().cast("array<long>")), lambda start: F.struct(
+    idle = F.transform(idle_starts, lambda start: F.struct(
         start.alias("ts_ms"), F.lit(0.0).alias("rate"), F.lit(0.0).alias("throttle_ms"), F.lit(False).alias("_bad"),
         F.lit(None).cast("string").alias("_line")))
-    # a generator cannot hold a window function: both are columns first
-    with_next = usage.select("*", F.lead("ts_ms").over(entity).alias("_next_ts_ms"),
-                             F.max("ts_ms").over(Window.partitionBy("_bad", "source")).alias("_source_end_ms"))
-    rows = with_next.select("source", "kind", "user", "client_id", "ip", "window_ms", F.explode(F.concat(itself, idle)).alias("_w"))
+    rows = with_next.select("source", "kind", "user", "client_id", "ip", "window_ms",
+                            F.explode(F.concat(F.array(F.struct(*measured)), idle)).alias("_w"))
     return rows.select(*(F.col(f"_w.{c}").alias(c) if c in measured else c for c in _OUTPUT_COLUMNS))

@@ -93,7 +93,7 @@ def test_usage_log_reader_turns_windows_into_rates_and_counts_malformed_lines(sp
 def test_usage_log_windows_left_out_are_idle_for_at_most_a_sensor_lifetime(spark, tmp_path):
     """docs/usage-log.md: the gateway omits idle windows. Between an entity's lines each missing
     window is a sample of rate 0 (not throttled), for at most an hour after a line (a broker's
-    quota sensor expires after 1 h without recordings), and never past the log's last window."""
+    quota sensor expires after 1 h without recordings); nothing after an entity's last line."""
     t0 = 1714557600000
     rows = [r for r in _rows(spark, "gateway-usage-idle.jsonl") if not r["_bad"]]
     series = collections.defaultdict(dict)
@@ -105,13 +105,11 @@ def test_usage_log_windows_left_out_are_idle_for_at_most_a_sensor_lifetime(spark
     last_line = t0 + 3000 + 7_200_000
     idle_after_second_line = [t for t in produce if t0 + 3000 < t < last_line]
     assert idle_after_second_line == list(range(t0 + 4000, t0 + 3000 + 3_600_001, 1000))  # 3,600 windows: one hour
-    assert produce[last_line] == (500.0, 0.0) and max(produce) == last_line  # the log ends there
+    assert produce[last_line] == (500.0, 0.0) and max(produce) == last_line
     # a 2 s window steps by 2 s; entities and kinds are filled on their own
-    request = series[("request", "bob")]
-    assert sorted(request)[:5] == [t0, t0 + 2000, t0 + 4000, t0 + 6000, t0 + 8000]
-    assert request[t0 + 2000] == (0.0, 0.0) and len(request) == 4 + 1800 and max(request) == t0 + 6000 + 3_600_000
-    fetch = series[("fetch", "carol")]
-    assert sorted(fetch)[:3] == [t0 + 1000, t0 + 2000, t0 + 3000] and len(fetch) == 2 + 3600
+    assert sorted(series[("request", "bob")]) == [t0, t0 + 2000, t0 + 4000, t0 + 6000]
+    assert series[("request", "bob")][t0 + 2000] == (0.0, 0.0)
+    assert sorted(series[("fetch", "carol")]) == [t0 + 1000, t0 + 2000]
 
     out = tmp_path / "report.json"
     code, _, err = run_main("analyze", "report", str(FIXTURES / "gateway-usage-idle.jsonl"), "--format", "json",
