@@ -168,8 +168,11 @@ class AdminClient:
                                    f"{self.bootstrap} timed out after {self.request_timeout_ms} ms") from None
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):  # closing must not mask the error being reported
+        # Closing must not mask the error being reported; the IO thread is stopped even when
+        # closing the connections failed (else it would outlive the client).
+        with contextlib.suppress(Exception):
             self._manager.close()
+        with contextlib.suppress(Exception):
             self._net.stop(timeout_ms=2000)
 
 
