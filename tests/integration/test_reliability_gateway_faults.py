@@ -23,6 +23,12 @@ from tests.integration.reliability_gateway import LOCALHOST, ServeProcess
 pytestmark = pytest.mark.integration
 QUOTA_BYTES_PER_SEC = 200_000
 WINDOW_MS = 1000  # the usage log's window, one quota sample
+RECOVERY_ENTITY = QuotaEntity(client_id="written-after-recovery")
+#: ZOOKEEPER-5051 (ZooKeeper 3.8.0 here, open upstream): a connection accepted while the server is
+#: still loading its database fails to close (NullPointerException in removeCnxn) and is never
+#: answered either, so a client that reconnects in that instant waits its whole handshake timeout
+#: (kazoo, like ZooKeeper's Java client: session timeout / number of hosts = 30 s here).
+ZK_STARTUP_RACE = b'because "this.zkDb" is null'
 
 
 def set_quota(zk_connect: str, entity: QuotaEntity, configs: dict[str, str]) -> None:
@@ -43,6 +49,7 @@ def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, out
     ``outage_s``; right after it answers again a new entity is written. Returns the figures."""
     limited = QuotaEntity(client_id="zk-outage")
     set_quota(zk_connect, limited, {"producer_byte_rate": str(QUOTA_BYTES_PER_SEC)})
+    set_quota(zk_connect, RECOVERY_ENTITY, {})  # a second run starts from one entity too
     serve = ServeProcess(workdir, upstream, zookeeper=zk_connect, settings={"quota_window_num": 2, "usage_log_window_ms": WINDOW_MS})
     stop, errors = threading.Event(), []
     producer = threading.Thread(target=produce_until, args=(serve.bootstrap, "zk-outage", stop, errors))
@@ -53,9 +60,10 @@ def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, out
         zk_server.stop()
         time.sleep(outage_s)
         outage_end = time.time()
+        zk_log_offset = zk_server.log_path.stat().st_size
         zk_server.start()
         back_at = time.time()  # ZooKeeper answers again (start() waits for it)
-        set_quota(zk_connect, QuotaEntity(client_id="written-after-recovery"), {"producer_byte_rate": "12345"})
+        set_quota(zk_connect, RECOVERY_ENTITY, {"producer_byte_rate": "12345"})
         applied_at = _wait_for_log(serve, lambda l: l["msg"].startswith("quotas ") and l["msg"].endswith(": 2 entities"), 60)
         time.sleep(3)
         stop.set()
@@ -75,7 +83,14 @@ def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, out
         "rate_during_bytes_per_sec": round(mean_rate(during, window_count, WINDOW_MS)),
         "lost_logged": any("connection lost" in l["msg"] for l in log),
         "resync_s": None if applied_at is None else round(applied_at - back_at, 2),
+        "zk_startup_race": _zookeeper_log_since(zk_server, zk_log_offset).find(ZK_STARTUP_RACE) >= 0,
     }
+
+
+def _zookeeper_log_since(zk_server, offset: int) -> bytes:
+    with open(zk_server.log_path, "rb") as log:
+        log.seek(offset)
+        return log.read()
 
 
 def _wait_for_log(serve: ServeProcess, predicate, timeout_s: float) -> float | None:
@@ -91,6 +106,11 @@ def _wait_for_log(serve: ServeProcess, predicate, timeout_s: float) -> float | N
 
 def test_zookeeper_outage_under_load_keeps_quotas_and_resyncs_within_5_s(zk_server, zk_connect, tansu_broker, tmp_path):
     figures = run_zookeeper_outage(zk_server, zk_connect, tansu_broker.bootstrap, tmp_path, outage_s=10)
+    if figures["zk_startup_race"] and (figures["resync_s"] is None or figures["resync_s"] > 5.0):
+        # ZooKeeper's own bug held the reconnection (ZK_STARTUP_RACE), not the gateway: measure
+        # again; a second hit is as unlikely as the first squared (1 run in 20 hit it).
+        (tmp_path / "again").mkdir()
+        figures = run_zookeeper_outage(zk_server, zk_connect, tansu_broker.bootstrap, tmp_path / "again", outage_s=10)
     assert figures["errors"] == []
     assert figures["lost_logged"]
     assert figures["windows_during"] >= 7 and figures["quota_during"] == [QUOTA_BYTES_PER_SEC]
