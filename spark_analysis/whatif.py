@@ -58,11 +58,12 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
     amount = F.round(F.col("rate") * interval_ms * factor[F.col("kind")]).cast("long")
     rated = samples.filter(F.col("rate").isNotNull() & F.col("kind").isin(*_AMOUNT_PER_RATE_MS))
     with_amount = rated.select("ts_ms", "source", "kind", "user", "client_id", "ip", amount.alias("amount"))
-    repeat = F.when(F.col("kind") == "connection", F.col("amount")).otherwise(F.lit(1))
-    exploded = with_amount.select("*", F.explode(F.sequence(F.lit(1), F.greatest(repeat, F.lit(1)))).alias("_n"))
     # an idle interval (rate 0, e.g. a window the usage log left out) is no request: a broker
     # records nothing then, so the replay does not either (sensor expiry depends on it)
-    return exploded.filter(F.col("amount") >= 1).select(
+    busy = with_amount.filter(F.col("amount") >= 1)
+    repeat = F.when(F.col("kind") == "connection", F.col("amount")).otherwise(F.lit(1))
+    exploded = busy.select("*", F.explode(F.sequence(F.lit(1), repeat)).alias("_n"))
+    return exploded.select(
         F.col("ts_ms").alias("time_ms"), "source", F.coalesce("user", F.lit("")).alias("user"),
         F.coalesce("client_id", F.lit("")).alias("client_id"), F.coalesce("ip", F.lit("")).alias("ip"), "kind",
         F.when(F.col("kind") == "connection", F.lit(0)).otherwise(F.col("amount")).alias("value"),
