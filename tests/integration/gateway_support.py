@@ -197,6 +197,10 @@ def read_usage(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+#: the usage-log window the gateway tests run with (the gateway's default, one Kafka quota sample)
+USAGE_WINDOW_MS = 1000
+
+
 def usage_inside(lines: list[dict], start_ms: float, end_ms: float, window_ms: int) -> tuple[list[dict], int]:
     """The usage-log lines of the epoch-aligned windows wholly inside [start_ms, end_ms], and how
     many such windows there are. The log omits idle windows (a throttled client sending nothing),

@@ -19,11 +19,10 @@ from enforcement import rates
 from enforcement.gateway import splice
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
-from tests.integration.gateway_support import free_port, mean_rate, read_usage, usage_inside, wait_for_port
+from tests.integration.gateway_support import USAGE_WINDOW_MS, free_port, mean_rate, read_usage, usage_inside, wait_for_port
 
 pytestmark = pytest.mark.integration
 QUOTA_BYTES_PER_SEC = 100_000
-WINDOW_MS = 1000  # the usage log's window
 
 
 @pytest.fixture
@@ -31,7 +30,7 @@ def served(tansu_upstream, tmp_path):
     store_path, usage, port, metrics_port = tmp_path / "quotas.db", tmp_path / "usage.jsonl", free_port(), free_port()
     SqliteStore(str(store_path)).close()
     toml = tmp_path / "gateway.toml"
-    toml.write_text(f'quota_window_num = 2\nusage_log_window_ms = {WINDOW_MS}\nlog_format = "json"\nquota_admin_principals = ["*"]\ndrain_timeout_ms = 5000\n')
+    toml.write_text(f'quota_window_num = 2\nusage_log_window_ms = {USAGE_WINDOW_MS}\nlog_format = "json"\nquota_admin_principals = ["*"]\ndrain_timeout_ms = 5000\n')
     log = open(tmp_path / "serve.log", "wb")
     proc = subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--upstream", tansu_upstream, "--listen", f"127.0.0.1:{port}",
                              "--store", str(store_path), "--metrics-listen", f"127.0.0.1:{metrics_port}", "--usage-log", str(usage),
@@ -92,12 +91,12 @@ def test_quota_set_through_kafka_api_applies_live_and_sigterm_drains(served):
     assert served["proc"].wait(30) == 0
     lines = [l for l in read_usage(served["usage"]) if l["client_id"] == "live" and l["kind"] == "produce"]
     before = [l for l in lines if l["ts_ms"] + l["window_ms"] <= changed_at_ms]
-    after, after_windows = usage_inside(lines, changed_at_ms + 4000, produced_until_ms, WINDOW_MS)
+    after, after_windows = usage_inside(lines, changed_at_ms + 4000, produced_until_ms, USAGE_WINDOW_MS)
     assert before and sum(l["throttle_ms"] for l in before) == 0
     assert min(l["value"] for l in before[1:]) > 2 * QUOTA_BYTES_PER_SEC  # well above the coming quota, unthrottled
     assert after and sum(l["throttle_ms"] for l in after) > 0
     assert all(l["quota"] == QUOTA_BYTES_PER_SEC for l in after)
-    rate_after = mean_rate(after, after_windows, WINDOW_MS)
+    rate_after = mean_rate(after, after_windows, USAGE_WINDOW_MS)
     assert rate_after <= 1.5 * QUOTA_BYTES_PER_SEC, rate_after  # held near the new quota (accuracy: test_gateway_quotas)
     log_lines = [json.loads(l) for l in served["log"].read_text().splitlines() if l.startswith("{")]
     assert any("draining" in l["msg"] for l in log_lines)

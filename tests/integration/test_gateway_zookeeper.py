@@ -12,12 +12,11 @@ import pytest
 from enforcement.gateway.reload import QuotaReloader
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.factory import StoreOptions, open_store
-from tests.integration.gateway_support import GatewayThread, mean_rate, produce_until, read_usage, usage_inside
+from tests.integration.gateway_support import USAGE_WINDOW_MS, GatewayThread, mean_rate, produce_until, read_usage, usage_inside
 
 pytestmark = pytest.mark.integration
 QUOTA_BYTES_PER_SEC = 100_000
 RAISED_BYTES_PER_SEC = 1e10
-WINDOW_MS = 1000  # GatewayThread's usage-log window (the gateway's default)
 
 
 def _set_quota(zk_connect: str, value: float) -> None:
@@ -31,7 +30,7 @@ def _set_quota(zk_connect: str, value: float) -> None:
 def _windows(usage, start_ms: float, end_ms: float) -> tuple[list[dict], int]:
     """The client's usage lines wholly inside [start_ms, end_ms], and how many windows that is."""
     lines = [l for l in read_usage(usage) if l["client_id"] == "zk-live" and l["kind"] == "produce"]
-    return usage_inside(lines, start_ms, end_ms, WINDOW_MS)
+    return usage_inside(lines, start_ms, end_ms, USAGE_WINDOW_MS)
 
 
 def test_zookeeper_outage_keeps_last_quotas_and_resyncs(tansu_broker, zk_server, zk_connect, tmp_path):
@@ -70,7 +69,7 @@ def test_zookeeper_outage_keeps_last_quotas_and_resyncs(tansu_broker, zk_server,
     during, window_count = _windows(usage, outage_start, outage_end)
     assert during and all(l["quota"] == QUOTA_BYTES_PER_SEC for l in during)
     assert sum(l["throttle_ms"] for l in during) > 0  # still enforced with ZooKeeper down
-    assert mean_rate(during, window_count, WINDOW_MS) <= 1.3 * QUOTA_BYTES_PER_SEC
+    assert mean_rate(during, window_count, USAGE_WINDOW_MS) <= 1.3 * QUOTA_BYTES_PER_SEC
     after, _ = _windows(usage, raised_at + 2000, time.time() * 1000)
     assert after and all(l["quota"] == RAISED_BYTES_PER_SEC for l in after)
     assert sum(l["throttle_ms"] for l in after) == 0

@@ -17,12 +17,11 @@ import pytest
 from enforcement.gateway.reload import QuotaReloader
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.factory import StoreOptions, open_store
-from tests.integration.gateway_support import GatewayThread, mean_rate, produce_until, read_usage, usage_inside
+from tests.integration.gateway_support import USAGE_WINDOW_MS, GatewayThread, mean_rate, produce_until, read_usage, usage_inside
 from tests.integration.reliability_gateway import LOCALHOST, ServeProcess
 
 pytestmark = pytest.mark.integration
 QUOTA_BYTES_PER_SEC = 200_000
-WINDOW_MS = 1000  # the usage log's window, one quota sample
 RECOVERY_ENTITY = QuotaEntity(client_id="written-after-recovery")
 #: ZOOKEEPER-5051 (ZooKeeper 3.8.0 here, open upstream): a connection accepted while the server is
 #: still loading its database fails to close (NullPointerException in removeCnxn) and is never
@@ -50,7 +49,7 @@ def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, out
     limited = QuotaEntity(client_id="zk-outage")
     set_quota(zk_connect, limited, {"producer_byte_rate": str(QUOTA_BYTES_PER_SEC)})
     set_quota(zk_connect, RECOVERY_ENTITY, {})  # a second run starts from one entity too
-    serve = ServeProcess(workdir, upstream, zookeeper=zk_connect, settings={"quota_window_num": 2, "usage_log_window_ms": WINDOW_MS})
+    serve = ServeProcess(workdir, upstream, zookeeper=zk_connect, settings={"quota_window_num": 2, "usage_log_window_ms": USAGE_WINDOW_MS})
     stop, errors = threading.Event(), []
     producer = threading.Thread(target=produce_until, args=(serve.bootstrap, "zk-outage", stop, errors))
     try:
@@ -73,17 +72,17 @@ def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, out
         zk_server.start()
         serve.stop()
     lines = [l for l in read_usage(serve.usage_path) if l["client_id"] == "zk-outage" and l["kind"] == "produce"]
-    during, window_count = usage_inside(lines, outage_start * 1000, outage_end * 1000, WINDOW_MS)
+    during, window_count = usage_inside(lines, outage_start * 1000, outage_end * 1000, USAGE_WINDOW_MS)
     log = serve.log_lines()
     return {
         "outage_s": round(outage_end - outage_start, 1), "errors": errors,
         "windows_during": window_count, "busy_windows_during": len(during),
         "quota_during": sorted({l["quota"] for l in during}),
         "throttled_windows_during": sum(l["throttle_ms"] > 0 for l in during),
-        "rate_during_bytes_per_sec": round(mean_rate(during, window_count, WINDOW_MS)),
+        "rate_during_bytes_per_sec": round(mean_rate(during, window_count, USAGE_WINDOW_MS)),
         "lost_logged": any("connection lost" in l["msg"] for l in log),
         "resync_s": None if applied_at is None else round(applied_at - back_at, 2),
-        "zk_startup_race": _zookeeper_log_since(zk_server, zk_log_offset).find(ZK_STARTUP_RACE) >= 0,
+        "zk_startup_race": ZK_STARTUP_RACE in _zookeeper_log_since(zk_server, zk_log_offset),
     }
 
 

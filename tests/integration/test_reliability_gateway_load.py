@@ -16,12 +16,11 @@ import pytest
 
 from kconfigs.model import DEFAULT, QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
-from tests.integration.gateway_support import mean_rate, read_usage, usage_inside
+from tests.integration.gateway_support import USAGE_WINDOW_MS, mean_rate, read_usage, usage_inside
 from tests.integration.reliability_gateway import LOCALHOST, ServeProcess, capture_client_frames, raise_fd_limit
 
 pytestmark = pytest.mark.integration
 PER_CLIENT_BYTES_PER_SEC = 4096
-WINDOW_MS = 1000  # the usage log's window
 
 
 def produce_template(workdir, bootstrap: str) -> bytes:
@@ -79,7 +78,7 @@ def run_thousand_connections(upstream: str, workdir, connections: int = 1000, se
     store = SqliteStore(str(workdir / "load.db"))
     store.alter(QuotaEntity(client_id=DEFAULT), lambda _c: {"producer_byte_rate": str(PER_CLIENT_BYTES_PER_SEC)})
     store.close()
-    serve = ServeProcess(workdir, upstream, store=str(workdir / "load.db"), settings={"quota_window_num": 2, "usage_log_window_ms": WINDOW_MS})
+    serve = ServeProcess(workdir, upstream, store=str(workdir / "load.db"), settings={"quota_window_num": 2, "usage_log_window_ms": USAGE_WINDOW_MS})
     try:
         template = produce_template(workdir, serve.bootstrap)
         started = time.time()
@@ -92,16 +91,16 @@ def run_thousand_connections(upstream: str, workdir, connections: int = 1000, se
         serve.stop()
     lines = [l for l in read_usage(serve.usage_path) if l["kind"] == "produce" and l["client_id"].startswith("load-")]
     # steady state: skip the burst allowance of the first windows, keep whole windows inside the run
-    steady, window_count = usage_inside(lines, started * 1000 + 5000, ended * 1000, WINDOW_MS)
+    steady, window_count = usage_inside(lines, started * 1000 + 5000, ended * 1000, USAGE_WINDOW_MS)
     per_client: dict[str, list[dict]] = {}
     for line in steady:
         per_client.setdefault(line["client_id"], []).append(line)
-    rates = sorted(mean_rate(ls, window_count, WINDOW_MS) for ls in per_client.values())
+    rates = sorted(mean_rate(ls, window_count, USAGE_WINDOW_MS) for ls in per_client.values())
     return {
         "connections": connections, "seconds": round(ended - started, 1), "open_midway": stats["open_midway"],
         "errors": stats["errors"][:5], "responses": stats["responses"], "frame_bytes": len(template),
         "clients_seen": len({l["client_id"] for l in lines}), "clients_throttled": len({l["client_id"] for l in lines if l["throttle_ms"] > 0}),
-        "aggregate_bytes_per_sec": round(mean_rate(steady, window_count, WINDOW_MS)),
+        "aggregate_bytes_per_sec": round(mean_rate(steady, window_count, USAGE_WINDOW_MS)),
         "per_client_median": round(rates[len(rates) // 2]) if rates else None,
         "per_client_max": round(rates[-1]) if rates else None, "gateway_rss_mib": round(rss_mib, 1),
     }
