@@ -4,9 +4,10 @@ Two rules (gateway spec section 7.1/7.3):
 1. Every API whose frames the gateway decodes is capped to kafka-python's maximum (a version it
    cannot decode would have to be forwarded blind, which for address-bearing responses leaks
    the brokers' real addresses).
-2. APIs whose responses carry addresses the gateway does not rewrite are capped below that
-   feature (Produce <= v9 and Fetch <= v15: KIP-951 NodeEndpoints) or removed (the Share* APIs of
-   KIP-932). Clients lose only KIP-951's faster leader discovery.
+2. Produce and Fetch are capped at the newest versions whose layout the gateway walks to find
+   their KIP-951 NodeEndpoints (:mod:`layout`: Produce v13, Fetch v18, as in Kafka 4.3): a later
+   version could move or add address-bearing fields. The Share* APIs of KIP-932 (whose responses
+   carry NodeEndpoints too, and which the gateway does not parse) are removed.
 APIs the gateway never parses (e.g. ConsumerGroupHeartbeat) are kept as the broker offers them.
 """
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from enforcement.gateway import codec
+from enforcement.gateway import codec, layout
 
 PRODUCE, FETCH, METADATA, FIND_COORDINATOR = 0, 1, 3, 10
 SASL_HANDSHAKE, API_VERSIONS, INIT_PRODUCER_ID, SASL_AUTHENTICATE = 17, 18, 22, 36
@@ -29,8 +30,8 @@ DECODED_APIS: frozenset[int] = frozenset(
     {PRODUCE, METADATA, FIND_COORDINATOR, SASL_HANDSHAKE, API_VERSIONS, INIT_PRODUCER_ID,
      SASL_AUTHENTICATE, DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, DESCRIBE_CLUSTER}
 )
-#: Highest version allowed because later versions add NodeEndpoints (KIP-951), which we don't rewrite.
-ADDRESS_CAPS: Mapping[int, int] = MappingProxyType({PRODUCE: 9, FETCH: 15})
+#: Highest versions whose address-bearing fields (KIP-951 NodeEndpoints) the gateway knows where to find.
+ADDRESS_CAPS: Mapping[int, int] = MappingProxyType({PRODUCE: layout.PRODUCE_MAX_VERSION, FETCH: layout.FETCH_MAX_VERSION})
 #: KIP-932 share-group APIs: ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge
 #: (the last two carry NodeEndpoints) and the share-group offset admin APIs.
 REMOVED_APIS: frozenset[int] = frozenset({76, 77, 78, 79, 90, 91, 92})
