@@ -196,7 +196,10 @@ def node_endpoints_rewrite(api_key: int, version: int, frame: bytes | memoryview
 
     :raises MalformedFrame: the frame does not follow the layout or has bytes after its tags.
     """
-    tags_at, _marks = layout.walk_frame(layout.response_walker(api_key, version), frame)
+    if api_key == 0:
+        tags_at = layout.produce_positions(frame, version)[1]
+    else:
+        tags_at = layout.fetch_tags_position(frame, version)
     section = prepare_tagged_section_rewrite(bytes(frame[tags_at:]), same_length=False)
     if section is None:
         return None

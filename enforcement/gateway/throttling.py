@@ -29,7 +29,7 @@ def patch_throttle_time(api_key: int, version: int, frame: bytes | memoryview, t
     if codec.throttle_time_is_first_field(api_key, version):
         offset = response_body_offset(frame, bool(codec.response_header_flexible(api_key, version)))
     elif api_key == PRODUCE and version >= _FIRST_PRODUCE_THROTTLE_VERSION:
-        offset = layout.walk_frame(layout.response_walker(PRODUCE, version), frame)[1][layout.THROTTLE]
+        offset = layout.produce_positions(frame, version)[0]
     else:
         return frame
     if offset + 4 > len(frame):

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from enforcement.gateway import layout, splice
-from enforcement.gateway.fetch_stream import relay_fetch_with_endpoints
+from enforcement.gateway.fetch_stream import _walk_in_memory, relay_fetch_with_endpoints
 from enforcement.gateway.headers import MalformedFrame
 from enforcement.gateway.rewrite import PADDING_TAG, parse_tagged_fields, prepare_rewrite, prepare_tagged_section_rewrite
 from enforcement.gateway.throttling import patch_throttle_time
@@ -169,13 +169,26 @@ def test_every_version_without_endpoints_is_left_alone(api_key, version, build):
     assert prepare_rewrite(api_key, version, _encoded(build(version, endpoints=False))) is None
 
 
-@pytest.mark.parametrize("version", range(10, layout.PRODUCE_MAX_VERSION + 1))
+@pytest.mark.parametrize("version", range(1, layout.PRODUCE_MAX_VERSION + 1))
 def test_produce_throttle_patched_in_place_keeps_node_endpoints(version):
     frame = _encoded(_produce(version, endpoints=True))
     patched = patch_throttle_time(0, version, frame, 900)
     assert len(patched) == len(frame)
     decoded = type(_produce(version, True)).decode(patched, version=version, header=True)
-    assert decoded.throttle_time_ms == 900 and [n.node_id for n in decoded.node_endpoints] == [3, 2]
+    assert decoded.throttle_time_ms == 900
+    assert [n.node_id for n in decoded.node_endpoints] == ([3, 2] if version >= 10 else [])
+
+
+@pytest.mark.parametrize("version", range(12, layout.FETCH_MAX_VERSION + 1))
+@pytest.mark.parametrize("endpoints", [True, False])
+def test_streaming_and_whole_frame_walks_agree(version, endpoints):
+    frame = _encoded(_fetch(version, endpoints and version >= 16))
+    pending, pos = _walk_in_memory(layout.fetch_response(version), frame)
+    assert pending is None and pos == layout.fetch_tags_position(frame, version)
+    assert frame[pos] == (1 if endpoints and version >= 16 else 0)  # the top-level tag count
+    for cut in range(len(frame) - 1, 0, -37):  # a head cut anywhere stops before what it lacks
+        pending, stopped = _walk_in_memory(layout.fetch_response(version), frame[:cut])
+        assert stopped <= cut and (pending is not None or stopped == pos)
 
 
 # ---- same-length rewrite (a Fetch response whose length prefix has already been sent) --------
