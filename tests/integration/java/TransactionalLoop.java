@@ -243,7 +243,8 @@ public final class TransactionalLoop {
             if (!Files.exists(path)) {
                 continue;
             }
-            for (String line : Files.readAllLines(path, StandardCharsets.US_ASCII).subList(1, Files.readAllLines(path).size())) {
+            List<String> lines = Files.readAllLines(path, StandardCharsets.US_ASCII);
+            for (String line : lines.subList(1, lines.size())) {
                 String[] cols = line.trim().split("\\s+");
                 if (cols[3].equals("01") && inodes.contains(cols[9])) {  // 01: ESTABLISHED
                     ports.add(Integer.parseInt(cols[2].substring(cols[2].indexOf(':') + 1), 16));
