@@ -184,14 +184,22 @@ def _uvarint_at(frame: bytes | memoryview, pos: int) -> tuple[int, int]:
 
 
 def _length_at(frame: bytes | memoryview, pos: int, flexible: bool) -> tuple[int, int]:
-    """An array length (compact or int32; null counts as empty)."""
+    """An array length (compact or int32; null counts as empty).
+
+    Every element takes at least one byte, so a count above the bytes left is malformed: checked
+    here, it cannot spin a loop that reads nothing (non-flexible Produce partitions are fixed-size).
+    """
     if flexible:
         count, pos = _uvarint_at(frame, pos)
-        return max(count - 1, 0), pos
-    count = _INT32.unpack_from(frame, pos)[0]
-    if count < -1:
-        raise MalformedFrame(f"negative array length {count}")
-    return max(count, 0), pos + 4
+        count = max(count - 1, 0)
+    else:
+        count = _INT32.unpack_from(frame, pos)[0]
+        if count < -1:
+            raise MalformedFrame(f"negative array length {count}")
+        count, pos = max(count, 0), pos + 4
+    if count > len(frame) - pos:
+        raise MalformedFrame(f"array of {count} elements in {len(frame) - pos} bytes")
+    return count, pos
 
 
 def _skip_string_at(frame: bytes | memoryview, pos: int, flexible: bool) -> int:

@@ -264,3 +264,82 @@ def test_streamed_fetch_rewrites_endpoints_and_passes_records_unchanged(version,
     assert [(n.host, n.port) for n in decoded.node_endpoints] == ([("gw", 30002)] if endpoints else [])
     if not endpoints:
         assert out == frame
+
+
+# ---- generated responses and hostile bytes ----------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_HOSTS = st.sampled_from(list(MAPPING))
+
+
+@st.composite
+def _responses(draw):
+    """(api key, version, kafka-python message) with random topics, partitions and endpoints."""
+    from kafka.protocol.consumer import FetchResponse as F
+    from kafka.protocol.producer import ProduceResponse as P
+
+    api_key = draw(st.sampled_from([0, 1]))
+    version = draw(st.integers(1, layout.PRODUCE_MAX_VERSION) if api_key == 0 else st.integers(12, layout.FETCH_MAX_VERSION))
+    endpoints = [draw(_HOSTS) for _ in range(draw(st.integers(0, 3)))] if layout.has_node_endpoints(api_key, version) else []
+    topics = []
+    for t in range(draw(st.integers(0, 3))):
+        n = draw(st.integers(0, 4))
+        if api_key == 0:
+            PP = P.TopicProduceResponse.PartitionProduceResponse
+            parts = [PP(index=i, error_code=draw(st.sampled_from([0, 6])), base_offset=draw(st.integers(-1, 2**40)),
+                        record_errors=[PP.BatchIndexAndErrorMessage(batch_index=j, batch_index_error_message=draw(st.none() | st.text(max_size=5)))
+                                       for j in range(draw(st.integers(0, 2)))],
+                        error_message=draw(st.none() | st.text(max_size=8))) for i in range(n)]
+            topics.append(P.TopicProduceResponse(name=f"t{t}" if version < 13 else None, topic_id=TOPIC_ID if version >= 13 else None,
+                                                 partition_responses=parts))
+        else:
+            FP = F.FetchableTopicResponse.PartitionData
+            parts = [FP(partition_index=i, error_code=0, high_watermark=1, last_stable_offset=1, log_start_offset=0,
+                        aborted_transactions=draw(st.none() | st.lists(st.builds(FP.AbortedTransaction, producer_id=st.integers(0, 9),
+                                                                                 first_offset=st.integers(0, 9)), max_size=2)),
+                        preferred_read_replica=-1, records=draw(st.binary(max_size=300))) for i in range(n)]
+            topics.append(F.FetchableTopicResponse(topic=f"t{t}" if version < 13 else None, topic_id=TOPIC_ID if version >= 13 else None,
+                                                   partitions=parts))
+    if api_key == 0:
+        nodes = [P.NodeEndpoint(node_id=i, host=h, port=p, rack=None) for i, (h, p) in enumerate(endpoints)]
+        return api_key, version, P[version](responses=topics, throttle_time_ms=0, node_endpoints=nodes)
+    nodes = [F.NodeEndpoint(node_id=i, host=h, port=p, rack="r") for i, (h, p) in enumerate(endpoints)]
+    return api_key, version, F[version](throttle_time_ms=0, error_code=0, session_id=0, responses=topics, node_endpoints=nodes)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_responses())
+def test_generated_responses_rewrite_and_redecode(case):
+    api_key, version, message = case
+    frame = _encoded(message)
+    rewrite = prepare_rewrite(api_key, version, frame)
+    if not message.node_endpoints:
+        assert rewrite is None
+    else:
+        out = rewrite.apply(MAPPING)
+        for node in message.node_endpoints:
+            node.host, node.port = MAPPING[(node.host, node.port)]
+        assert out == _encoded(message) and b"10.0.0." not in out
+    if api_key == 1:  # the streaming walk finds the same tagged fields
+        assert _walk_in_memory(layout.fetch_response(version), frame) == (None, layout.fetch_tags_position(frame, version))
+    if api_key == 0:  # throttle patched in place where kafka-python reads it
+        assert type(message).decode(patch_throttle_time(0, version, frame, 77), version=version, header=True).throttle_time_ms == 77
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(CASES), st.data())
+def test_hostile_bytes_are_malformed_never_another_error(case, data):
+    """A broker's bytes, truncated or overwritten anywhere: rewritten, left alone, or MalformedFrame."""
+    api_key, version, build = case
+    frame = bytearray(_encoded(build(version, endpoints=True)))
+    for _ in range(data.draw(st.integers(1, 4))):
+        frame[data.draw(st.integers(0, len(frame) - 1))] = data.draw(st.integers(0, 255))
+    frame = bytes(frame[:data.draw(st.integers(1, len(frame)))])
+    try:
+        rewrite = prepare_rewrite(api_key, version, frame)
+        if rewrite is not None:
+            rewrite.apply({a: ("gw", 1) for a in rewrite.addresses})
+        patch_throttle_time(api_key, version, frame, 5)
+    except MalformedFrame:
+        pass
