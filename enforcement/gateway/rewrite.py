@@ -244,12 +244,11 @@ def _pad_to(fields: dict[int, bytes], size: int) -> bytes | None:
     """``fields`` plus a zero-filled PADDING_TAG field, encoded to exactly ``size`` bytes, if any fits."""
     if PADDING_TAG in fields:
         return None
-    for filler in range(size, -1, -1):
-        encoded = encode_tagged_fields({**fields, PADDING_TAG: bytes(filler)})
-        if len(encoded) == size:
-            return encoded
-        if len(encoded) < size:
-            return None  # sizes only shrink from here
+    empty_pad = len(encode_tagged_fields({**fields, PADDING_TAG: b""}))
+    for width in range(1, 6):  # the filler's size varint takes 1-5 bytes
+        filler = size - empty_pad - (width - 1)
+        if filler >= 0 and len(_uvarint(filler)) == width:
+            return encode_tagged_fields({**fields, PADDING_TAG: bytes(filler)})
     return None
 
 

@@ -343,3 +343,31 @@ def test_hostile_bytes_are_malformed_never_another_error(case, data):
         patch_throttle_time(api_key, version, frame, 5)
     except MalformedFrame:
         pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("abcdefgh.", min_size=1, max_size=200), st.text("xyz.", min_size=1, max_size=200),
+       st.none() | st.binary(max_size=300))
+def test_same_length_rewrite_for_any_address_lengths(upstream_host, gateway_host, other_tag):
+    extra = b"" if other_tag is None else b"\x05" + bytes(_varint(len(other_tag))) + other_tag
+    endpoint = b"\x02" + struct.pack(">i", 9) + _varint(len(upstream_host) + 1) + upstream_host.encode() + struct.pack(">i", 1) + b"\x00\x00"
+    section = bytes([1 + bool(extra), 0]) + _varint(len(endpoint)) + endpoint + extra
+    out = prepare_tagged_section_rewrite(section, same_length=True).apply({(upstream_host, 1): (gateway_host, 2)})
+    assert len(out) == len(section)
+    fields = parse_tagged_fields(out)
+    if other_tag is not None:
+        assert fields[5] == other_tag
+    if 0 in fields:  # rewritten (and padded when shorter)
+        assert set(fields) - {0, 5} <= {PADDING_TAG}
+        assert fields[0] == b"\x02" + struct.pack(">i", 9) + _varint(len(gateway_host) + 1) + gateway_host.encode() + struct.pack(">i", 2) + b"\x00\x00"
+    else:  # blanked: only possible when the gateway's address does not fit
+        assert len(gateway_host) > len(upstream_host) - 2 and set(fields[PADDING_TAG]) <= {0}
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
