@@ -15,10 +15,11 @@ import struct
 import time
 from typing import TYPE_CHECKING
 
-from enforcement.gateway import codec, framing, versions
+from enforcement.gateway import codec, framing, layout, versions
+from enforcement.gateway.fetch_stream import relay_fetch_with_endpoints
 from enforcement.gateway.headers import MalformedFrame, ProtocolViolation, parse_response_correlation_id, response_body_offset
 from enforcement.gateway.inflight import CorrelationMismatch, InflightRequest
-from enforcement.gateway.rewrite import REWRITTEN_APIS, prepare_rewrite
+from enforcement.gateway.rewrite import REWRITTEN_APIS, AddressRewrite, node_endpoints_rewrite, prepare_rewrite
 from enforcement.gateway.throttling import patch_throttle_time
 
 if TYPE_CHECKING:
@@ -84,6 +85,9 @@ class ResponseRelay:
         rest = size + 4 - len(head)
         if body is frame and not rest:
             upstream.hold(len(head))  # leaves with the responses that arrived with it
+        elif rest and layout.has_node_endpoints(entry.api_key, entry.api_version):
+            upstream.flush_held()
+            await relay_fetch_with_endpoints(entry.api_version, body, size, upstream, self.client, self.ctx.registry)
         else:
             upstream.flush_held()
             self.client.write(head if body is frame else _INT32.pack(len(body) + rest) + body)
@@ -114,7 +118,7 @@ class ResponseRelay:
         service_ns = received_ns - max(entry.sent_ns, self._last_response_ns)
         self._last_response_ns = received_ns
         self.ctx.stats.upstream_latency(entry.api_key, (received_ns - entry.sent_ns) / 1e9)
-        frame = await self._rewrite_response(entry, frame)
+        frame = await self._rewrite_response(entry, frame, whole=len(frame) == size)
         throttle_ms = self._account(entry, size, service_ns, started_ns)
         if entry.api_key == versions.PRODUCE:
             # the bandwidth mute started when the bytes were charged; tell the client what is left
@@ -127,10 +131,15 @@ class ResponseRelay:
             frame = patch_throttle_time(entry.api_key, entry.api_version, frame, throttle_ms)
         return frame
 
-    async def _rewrite_response(self, entry: InflightRequest, frame: memoryview) -> memoryview | bytes:
+    async def _rewrite_response(self, entry: InflightRequest, frame: memoryview, whole: bool) -> memoryview | bytes:
         key, version = entry.api_key, entry.api_version
+        if layout.has_node_endpoints(key, version):
+            # Produce v10+ / Fetch v16+: walked to their tagged fields, rewritten only when they
+            # hold NodeEndpoints; a streamed Fetch is rewritten as it streams (fetch_stream)
+            rewrite = node_endpoints_rewrite(key, version, frame) if whole else None
+            return frame if rewrite is None else await self._apply_rewrite(rewrite)
         if key not in _DECODED_RESPONSES:
-            return frame  # the hot path (Produce, Fetch ...): nothing to decode
+            return frame  # the hot path (older Produce and Fetch ...): nothing to decode
         view, frame = frame, bytes(frame)
         try:
             if key == versions.API_VERSIONS:
@@ -147,6 +156,9 @@ class ResponseRelay:
             raise MalformedFrame(f"cannot decode api {key} v{version} response: {err}") from err
         if rewrite is None:
             return view
+        return await self._apply_rewrite(rewrite)
+
+    async def _apply_rewrite(self, rewrite: AddressRewrite) -> bytes:
         self.upstream.flush_held()  # binding a listener may wait: earlier responses go first
         mapping = await self.ctx.registry.map_addresses(rewrite.addresses)
         return rewrite.apply(mapping)

@@ -7,6 +7,12 @@ gateway's addresses. Unmapped addresses fail closed (KeyError), never leak.
 Metadata responses above ``splice_threshold_bytes`` are not re-encoded by kafka-python (50-85 ms
 for 440 KB on the event loop, and it would drop unknown tagged fields): the broker list comes
 right after ``throttle_time_ms``, so we hand-rewrite just that prefix and splice the rest.
+
+Produce v10+ and Fetch v16+ responses carry KIP-951 ``NodeEndpoints`` (the leaders of partitions
+that answered NOT_LEADER_OR_FOLLOWER) in their top-level tagged fields, at the very end of the
+frame. :mod:`layout` finds that section without decoding the rest; only it is re-encoded (other
+tags are copied verbatim). A NodeEndpoint is laid out exactly like a flexible Metadata broker
+(node id, host, port, rack, tags), so the Metadata broker parser/encoder serve both.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from enforcement.gateway import codec
+from enforcement.gateway import codec, layout
 from enforcement.gateway.headers import MalformedFrame, read_uvarint, response_body_offset, skip_tagged_fields
 from enforcement.gateway.versions import DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA
 
@@ -28,6 +34,10 @@ METADATA_FIRST_THROTTLE = 3
 METADATA_FIRST_RACK = 1
 DEFAULT_SPLICE_THRESHOLD_BYTES = 64 * 1024
 REWRITTEN_APIS = frozenset({METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER})
+NODE_ENDPOINTS_TAG = 0
+#: the unknown top-level tag that pads a same-length rewrite (clients skip unknown tags; every
+#: version the gateway lets through defines only tag 0 at the top level of Produce and Fetch)
+PADDING_TAG = 127
 
 
 @dataclass
@@ -47,6 +57,8 @@ def prepare_rewrite(api_key: int, version: int, frame: bytes, splice_threshold_b
 
     :raises MalformedFrame, ValueError: when the frame cannot be decoded.
     """
+    if layout.has_node_endpoints(api_key, version):
+        return node_endpoints_rewrite(api_key, version, frame)
     if api_key not in REWRITTEN_APIS:
         return None
     if api_key == METADATA and len(frame) > splice_threshold_bytes:
@@ -176,3 +188,90 @@ def _read_string(buf: bytes, pos: int, flexible: bool, nullable: bool = False) -
     if pos + length > len(buf):
         raise MalformedFrame("string overruns metadata response")
     return buf[pos:pos + length].decode("utf-8", errors="replace"), pos + length
+
+
+def node_endpoints_rewrite(api_key: int, version: int, frame: bytes | memoryview) -> AddressRewrite | None:
+    """Rewrite for a whole Produce v10+ / Fetch v16+ response; None when it has no NodeEndpoints
+    (the usual case: the broker sends them only with NOT_LEADER_OR_FOLLOWER).
+
+    :raises MalformedFrame: the frame does not follow the layout or has bytes after its tags.
+    """
+    if api_key == 0:
+        tags_at = layout.produce_positions(frame, version)[1]
+    else:
+        tags_at = layout.fetch_tags_position(frame, version)
+    section = prepare_tagged_section_rewrite(bytes(frame[tags_at:]), same_length=False)
+    if section is None:
+        return None
+    head = frame[:tags_at]
+    return AddressRewrite(section.addresses, lambda mapping: bytes(head) + section.apply(mapping))
+
+
+def prepare_tagged_section_rewrite(section: bytes, same_length: bool) -> AddressRewrite | None:
+    """Rewrite of a top-level tagged-field section (all of it, nothing after) whose tag 0 is
+    NodeEndpoints; None when tag 0 is absent.
+
+    ``same_length``: the result must be exactly as long as ``section`` (the frame's length prefix
+    has already gone to the client, see fetch_stream). A shorter rewrite is padded with an unknown
+    tag; when no padding fits (the gateway's addresses are longer), tag 0 is replaced by an
+    unknown tag of the same size filled with zeros: the client learns no leader from this response
+    and refreshes its metadata instead (what it does with brokers older than KIP-951).
+    :raises MalformedFrame: the section is malformed or does not end where ``section`` ends.
+    """
+    fields = parse_tagged_fields(section)
+    value = fields.get(NODE_ENDPOINTS_TAG)
+    if value is None:
+        return None
+    endpoints, end = parse_metadata_brokers(value, 0, METADATA_FIRST_FLEXIBLE)
+    if end != len(value):
+        raise MalformedFrame("bytes after NodeEndpoints in its tagged field")
+
+    def apply(mapping: AddressMap) -> bytes:
+        rewritten = [(e.node_id, *mapping[(e.host, e.port)], e.tail) for e in endpoints]
+        new_fields = {**fields, NODE_ENDPOINTS_TAG: encode_metadata_brokers(rewritten, flexible=True)}
+        encoded = encode_tagged_fields(new_fields)
+        if not same_length or len(encoded) == len(section):
+            return encoded
+        padded = _pad_to(new_fields, len(section))
+        if padded is not None:
+            return padded
+        return encode_tagged_fields({**fields, NODE_ENDPOINTS_TAG: bytes(len(value))}, rename={NODE_ENDPOINTS_TAG: PADDING_TAG})
+
+    return AddressRewrite([(e.host, e.port) for e in endpoints], apply)
+
+
+def _pad_to(fields: dict[int, bytes], size: int) -> bytes | None:
+    """``fields`` plus a zero-filled PADDING_TAG field, encoded to exactly ``size`` bytes, if any fits."""
+    if PADDING_TAG in fields:
+        return None
+    empty_pad = len(encode_tagged_fields({**fields, PADDING_TAG: b""}))
+    for width in range(1, 6):  # the filler's size varint takes 1-5 bytes
+        filler = size - empty_pad - (width - 1)
+        if filler >= 0 and len(_uvarint(filler)) == width:
+            return encode_tagged_fields({**fields, PADDING_TAG: bytes(filler)})
+    return None
+
+
+def parse_tagged_fields(section: bytes) -> dict[int, bytes]:
+    """A whole tagged-field section -> {tag: raw value}. :raises MalformedFrame:"""
+    count, pos = read_uvarint(section, 0)
+    fields: dict[int, bytes] = {}
+    for _ in range(count):
+        tag, pos = read_uvarint(section, pos)
+        size, pos = read_uvarint(section, pos)
+        if pos + size > len(section) or tag in fields:
+            raise MalformedFrame("tagged field overruns the response or repeats a tag")
+        fields[tag] = section[pos:pos + size]
+        pos += size
+    if pos != len(section):
+        raise MalformedFrame("bytes after the top-level tagged fields")
+    return fields
+
+
+def encode_tagged_fields(fields: dict[int, bytes], rename: Mapping[int, int] | None = None) -> bytes:
+    """Encode {tag: raw value} as a tagged-field section, tags ascending (``rename``: new tag numbers)."""
+    renamed = {(rename or {}).get(tag, tag): value for tag, value in fields.items()}
+    out = bytearray(_uvarint(len(renamed)))
+    for tag in sorted(renamed):
+        out += _uvarint(tag) + _uvarint(len(renamed[tag])) + renamed[tag]
+    return bytes(out)

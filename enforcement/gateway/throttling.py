@@ -1,16 +1,17 @@
 """Putting a throttle into a response (KIP-219): ``throttle_time_ms = max(broker's, ours)``.
 
 Most responses carry ``throttle_time_ms`` as their first body field, so it is patched in place at
-a fixed offset. Produce keeps it after the ``responses`` array: small responses are re-encoded
-with kafka-python (Produce is capped at v9, so no NodeEndpoints tag can be lost). Versions with no
-field (pre-KIP-219) are left alone: the connection is still muted, which is what holds clients.
+a fixed offset. Produce keeps it after the ``responses`` array: the layout walker finds it and it
+is patched in place too (re-encoding would drop tagged fields the codec does not know). Versions
+with no field (pre-KIP-219) are left alone: the connection is still muted, which is what holds
+clients.
 """
 
 from __future__ import annotations
 
 import struct
 
-from enforcement.gateway import codec
+from enforcement.gateway import codec, layout
 from enforcement.gateway.headers import response_body_offset
 from enforcement.gateway.versions import PRODUCE
 
@@ -26,23 +27,19 @@ def patch_throttle_time(api_key: int, version: int, frame: bytes | memoryview, t
     if throttle_ms <= 0:
         return frame
     if codec.throttle_time_is_first_field(api_key, version):
-        flexible = bool(codec.response_header_flexible(api_key, version))
-        offset = response_body_offset(frame, flexible)
-        if offset + 4 > len(frame):
-            return frame
-        current = _INT32.unpack_from(frame, offset)[0]
-        if current >= throttle_ms:
-            return frame
-        patched = bytearray(frame)
-        _INT32.pack_into(patched, offset, min(throttle_ms, 2**31 - 1))
-        return bytes(patched)
-    if api_key == PRODUCE and version >= _FIRST_PRODUCE_THROTTLE_VERSION:
-        response = codec.decode_response(PRODUCE, version, bytes(frame))
-        if response.throttle_time_ms >= throttle_ms:
-            return frame
-        response.throttle_time_ms = min(throttle_ms, 2**31 - 1)
-        return codec.encode_message(response)
-    return frame
+        offset = response_body_offset(frame, bool(codec.response_header_flexible(api_key, version)))
+    elif api_key == PRODUCE and version >= _FIRST_PRODUCE_THROTTLE_VERSION:
+        offset = layout.produce_positions(frame, version)[0]
+    else:
+        return frame
+    if offset + 4 > len(frame):
+        return frame
+    current = _INT32.unpack_from(frame, offset)[0]
+    if current >= throttle_ms:
+        return frame
+    patched = bytearray(frame)
+    _INT32.pack_into(patched, offset, min(throttle_ms, 2**31 - 1))
+    return bytes(patched)
 
 
 def response_throttle_time(api_key: int, version: int, frame: bytes) -> int | None:

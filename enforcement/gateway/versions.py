@@ -1,13 +1,19 @@
 """ApiVersions rewriting: clients may only negotiate versions the gateway can handle safely.
 
-Two rules (gateway spec section 7.1/7.3):
+Rules (gateway spec section 7.1/7.3); docs/gateway.md has the table of caps and reasons:
 1. Every API whose frames the gateway decodes is capped to kafka-python's maximum (a version it
    cannot decode would have to be forwarded blind, which for address-bearing responses leaks
-   the brokers' real addresses).
-2. APIs whose responses carry addresses the gateway does not rewrite are capped below that
-   feature (Produce <= v9 and Fetch <= v15: KIP-951 NodeEndpoints) or removed (the Share* APIs of
-   KIP-932). Clients lose only KIP-951's faster leader discovery.
-APIs the gateway never parses (e.g. ConsumerGroupHeartbeat) are kept as the broker offers them.
+   the brokers' real addresses). Against Kafka 4.3 none of these caps is below the broker's.
+2. Produce and Fetch are capped at the newest versions whose layout the gateway walks to find
+   their KIP-951 NodeEndpoints (:mod:`layout`: Produce v13, Fetch v18, as in Kafka 4.3): a later
+   version could move or add address-bearing fields.
+3. DescribeQuorum is capped at v1: v2 (KIP-853) lists every controller's listeners (host and
+   port), which the gateway does not rewrite; v1 answers the same questions without them.
+4. The Share* APIs of KIP-932 are removed: ShareFetch and ShareAcknowledge responses carry
+   NodeEndpoints the gateway does not rewrite, and without them the rest of the family is useless
+   (a share consumer then fails at once instead of part way).
+APIs the gateway never parses (e.g. ConsumerGroupHeartbeat, InitProducerId) are kept as the
+broker offers them.
 """
 
 from __future__ import annotations
@@ -18,19 +24,21 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from enforcement.gateway import codec
+from enforcement.gateway import codec, layout
 
 PRODUCE, FETCH, METADATA, FIND_COORDINATOR = 0, 1, 3, 10
-SASL_HANDSHAKE, API_VERSIONS, INIT_PRODUCER_ID, SASL_AUTHENTICATE = 17, 18, 22, 36
-DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, DESCRIBE_CLUSTER = 48, 49, 60
+SASL_HANDSHAKE, API_VERSIONS, SASL_AUTHENTICATE = 17, 18, 36
+DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, DESCRIBE_QUORUM, DESCRIBE_CLUSTER = 48, 49, 55, 60
 
-#: APIs whose requests or responses the gateway decodes with kafka-python.
+#: APIs whose requests or responses the gateway decodes with kafka-python (Produce requests: for
+#: producer ids; the quota admin APIs: when the gateway answers them itself).
 DECODED_APIS: frozenset[int] = frozenset(
-    {PRODUCE, METADATA, FIND_COORDINATOR, SASL_HANDSHAKE, API_VERSIONS, INIT_PRODUCER_ID,
+    {PRODUCE, METADATA, FIND_COORDINATOR, SASL_HANDSHAKE, API_VERSIONS,
      SASL_AUTHENTICATE, DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, DESCRIBE_CLUSTER}
 )
-#: Highest version allowed because later versions add NodeEndpoints (KIP-951), which we don't rewrite.
-ADDRESS_CAPS: Mapping[int, int] = MappingProxyType({PRODUCE: 9, FETCH: 15})
+#: Highest versions whose broker addresses the gateway knows where to find (or that have none).
+ADDRESS_CAPS: Mapping[int, int] = MappingProxyType(
+    {PRODUCE: layout.PRODUCE_MAX_VERSION, FETCH: layout.FETCH_MAX_VERSION, DESCRIBE_QUORUM: 1})
 #: KIP-932 share-group APIs: ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge
 #: (the last two carry NodeEndpoints) and the share-group offset admin APIs.
 REMOVED_APIS: frozenset[int] = frozenset({76, 77, 78, 79, 90, 91, 92})

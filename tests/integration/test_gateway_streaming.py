@@ -3,7 +3,9 @@
 Produce requests and Fetch responses above 16 KiB are forwarded from the gateway's receive buffer
 as they arrive (only their header is waited for); a single 900 KiB record spans many receives.
 Everything produced through the gateway must come back through it unchanged, with a
-small receive buffer too (so streamed frames wrap around and the buffer is compacted)."""
+small receive buffer too (so streamed frames wrap around and the buffer is compacted). Against
+Kafka 4.x, librdkafka fetches with v16+ (KIP-951), so large Fetch responses take the path that
+walks them for NodeEndpoints as they stream."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import uuid
 
 import pytest
 
-from enforcement.gateway import channel
+from enforcement.gateway import channel, responses
 from tests.integration.gateway_support import GatewayThread
 
 pytestmark = pytest.mark.integration
@@ -55,12 +57,27 @@ def _consume(bootstrap: str, topic: str, count: int) -> list[bytes]:
     return got
 
 
+@pytest.fixture(params=["tansu", "kraft"])
+def upstream(request):
+    if request.param == "tansu":
+        return request.param, request.getfixturevalue("tansu_upstream")
+    return request.param, request.getfixturevalue("kraft_broker").bootstrap
+
+
 @pytest.mark.parametrize("buffer_bytes", [channel.RECEIVE_BUFFER_BYTES, 24 * 1024], ids=["default-buffer", "small-buffer"])
-def test_large_produce_and_fetch_frames_stream_through_unchanged(tansu_upstream, monkeypatch, buffer_bytes):
+def test_large_produce_and_fetch_frames_stream_through_unchanged(upstream, monkeypatch, buffer_bytes):
     monkeypatch.setattr(channel, "RECEIVE_BUFFER_BYTES", buffer_bytes)
     monkeypatch.setattr(channel.Channel.__init__, "__defaults__", (buffer_bytes,))
+    walked = []  # the real relay runs; this only records that it did
+
+    async def relay_and_record(version, *args):
+        walked.append(version)
+        await real_relay(version, *args)
+
+    real_relay = responses.relay_fetch_with_endpoints
+    monkeypatch.setattr(responses, "relay_fetch_with_endpoints", relay_and_record)
     payloads = _payloads()
-    gateway = GatewayThread(tansu_upstream)
+    gateway = GatewayThread(upstream[1])
     try:
         topic = f"stream-{uuid.uuid4().hex[:8]}"
         _produce(gateway.bootstrap, topic, payloads)
@@ -70,3 +87,5 @@ def test_large_produce_and_fetch_frames_stream_through_unchanged(tansu_upstream,
     assert len(got) == len(payloads)
     # byte-exact; the order only holds per partition, so compare as multisets
     assert sorted(hashlib.sha256(p).digest() for p in got) == sorted(hashlib.sha256(p).digest() for p in payloads)
+    if upstream[0] == "kraft":
+        assert walked and min(walked) >= 16  # streamed Fetch v16+ responses were walked

@@ -20,11 +20,28 @@ def _api_versions_frame(version, ranges, error_code=0):
 
 
 def test_api_versions_caps_decoded_and_address_bearing_apis_and_removes_share_apis():
-    broker = [(0, 3, 13), (1, 4, 18), (3, 0, 13), (10, 0, 6), (18, 0, 4), (68, 0, 1), (78, 1, 1), (60, 0, 2)]
+    # a broker newer than the gateway: Produce v14 / Fetch v19 layouts are unknown, so capped
+    broker = [(0, 3, 14), (1, 4, 19), (3, 0, 14), (10, 0, 6), (18, 0, 4), (68, 0, 1), (78, 1, 1), (60, 0, 2)]
     out = rewrite_api_versions_response(_api_versions_frame(3, broker), 3, {})
     decoded = codec.decode_response(18, 3, out)
     got = {(k.api_key, k.min_version, k.max_version) for k in decoded.api_keys}
-    assert got == {(0, 3, 9), (1, 4, 15), (3, 0, 13), (10, 0, 6), (18, 0, 4), (68, 0, 1), (60, 0, 2)}
+    assert got == {(0, 3, 13), (1, 4, 18), (3, 0, 13), (10, 0, 6), (18, 0, 4), (68, 0, 1), (60, 0, 2)}
+
+
+def test_describe_quorum_v2_controller_listeners_are_capped_and_undecoded_apis_kept():
+    # DescribeQuorum v2 lists controller hosts and ports; InitProducerId is never decoded, so a
+    # newer broker's range passes unchanged
+    out = rewrite_api_versions_response(_api_versions_frame(3, [(55, 0, 2), (22, 0, 7)]), 3, {})
+    got = {(k.api_key, k.min_version, k.max_version) for k in codec.decode_response(18, 3, out).api_keys}
+    assert got == {(55, 0, 1), (22, 0, 7)}
+
+
+def test_api_versions_of_kafka_4_3_keep_produce_and_fetch_with_node_endpoints():
+    # Kafka 4.3.1's ranges: KIP-890 transactions (transaction.version=2) need Produce v12+
+    broker = [(0, 3, 13), (1, 4, 18)]
+    out = rewrite_api_versions_response(_api_versions_frame(3, broker), 3, {})
+    got = {(k.api_key, k.min_version, k.max_version) for k in codec.decode_response(18, 3, out).api_keys}
+    assert got == {(0, 3, 13), (1, 4, 18)}
 
 
 def test_api_versions_header_stays_v0_even_for_flexible_bodies():
@@ -38,7 +55,7 @@ def test_gateway_owned_apis_are_added():
 
 
 def test_api_removed_when_broker_minimum_exceeds_our_cap():
-    assert cap_ranges([VersionRange(0, 10, 12)], {}) == []
+    assert cap_ranges([VersionRange(0, 14, 15)], {}) == []
 
 
 def test_unsupported_version_answer_golden_bytes():
