@@ -309,7 +309,7 @@ def test_csv_and_parquet_outputs_carry_the_entity_rows(spark, tmp_path):
     import pandas as pd
 
     code, out, _ = run_main("analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "csv", "--no-progress")
-    assert code == 0 and out.splitlines()[0].startswith("kind,user,client_id,ip,samples,p50,p95,p99,max")
+    assert code == 0 and out.splitlines()[0].startswith("kind,user,client_id,ip,samples,mean,p50,p95,p99,max")
     parquet = tmp_path / "rows.parquet"
     code, _, err = run_main("analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "parquet",
                            "--output", str(parquet), "--no-progress")
