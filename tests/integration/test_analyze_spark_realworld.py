@@ -67,9 +67,9 @@ def test_quoted_client_ids_are_unquoted_in_every_jmx_exporter_naming(spark, tmp_
         f'kafka_server_quota_byte_rate{{clientId="{quoted}",resource="Fetch"}} 30.0 {T0}\n'  # example_configs
         f'kafka_server_quota_throttle_time{{clientId="{_prom_label(_jmx_quote("a*b"))}",resource="Fetch, user=v"}} 5.0 {T0}\n'
         f'kafka_server_Produce_byte_rate{{client_id="\\"not quote()d\\"x"}} 1.0 {T0}\n')  # unquote would reject it
-    got = sorted((r["kind"], r["user"], r["client_id"], r["rate"] or r["throttle_ms"]) for r in _good(_rows(spark, dump)))
-    assert got == [("fetch", None, "etl:nightly", 30.0), ("fetch", "v", "a*b", 5.0), ("produce", None, '"not quote()d"x', 1.0),
-                   ("produce", None, "etl:nightly", 10.0), ("produce", "u", "etl:nightly", 20.0)]
+    got = sorted((r["kind"], r["user"] or "", r["client_id"], r["rate"] or r["throttle_ms"]) for r in _good(_rows(spark, dump)))
+    assert got == [("fetch", "", "etl:nightly", 30.0), ("fetch", "v", "a*b", 5.0), ("produce", "", '"not quote()d"x', 1.0),
+                   ("produce", "", "etl:nightly", 10.0), ("produce", "u", "etl:nightly", 20.0)]
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
