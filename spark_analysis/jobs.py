@@ -8,7 +8,7 @@ per chart bucket) to the driver for rendering.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from pyspark import StorageLevel
@@ -34,7 +34,7 @@ class InputArgs:
     paths: list[str]
     input_format: str | None = None
     strict: bool = False
-    read: ReadOptions = ReadOptions()
+    read: ReadOptions = field(default_factory=ReadOptions)
 
 
 @dataclass(frozen=True)

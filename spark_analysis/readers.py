@@ -82,8 +82,9 @@ def classify_inputs(paths: list[str], input_format: str | None = None) -> list[D
     return [dumpfiles.dump_file(p, input_format or sniff_format(p)) for p in expand_inputs(paths)]
 
 
-def load_dumps(spark: SparkSession, files: list[DumpFile], options: ReadOptions = ReadOptions()) -> DataFrame:
+def load_dumps(spark: SparkSession, files: list[DumpFile], options: ReadOptions | None = None) -> DataFrame:
     """Union of all files, canonical columns + ``_bad``/``_line``. :raises UsageError: for traces."""
+    options = options or ReadOptions()
     traces = [f.path for f in files if f.format == "trace"]
     if traces:
         raise UsageError(f"{traces[0]} is a simulate trace: only 'kconfigs analyze whatif' replays traces")

@@ -32,9 +32,9 @@ class Inputs:
     dims: dict = field(default_factory=dict)  # series -> (kind, user, client_id, ip, source)
 
 
-def open_inputs(spark: SparkSession, files: list, options: ReadOptions = ReadOptions()) -> Inputs:
+def open_inputs(spark: SparkSession, files: list, options: ReadOptions | None = None) -> Inputs:
     """Read the JmxTool headers and number their series (same source + entity = same series)."""
-    inputs = Inputs(spark, [f for f in files if f.format != "jmxtool"], options)
+    inputs = Inputs(spark, [f for f in files if f.format != "jmxtool"], options or ReadOptions())
     numbers: dict[tuple, int] = {}
 
     def number(key: tuple) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from pathlib import Path
 
 import pytest
 import zstandard
@@ -32,7 +31,7 @@ def spark():
         yield session
 
 
-def _rows(spark, *paths, options: ReadOptions = ReadOptions()) -> list[dict]:
+def _rows(spark, *paths, options: ReadOptions | None = None) -> list[dict]:
     files = readers.classify_inputs([str(p) for p in paths])
     return [r.asDict() for r in readers.load_dumps(spark, files, options).collect()]
 
@@ -179,7 +178,7 @@ def test_one_file_per_scrape_named_by_its_time_is_one_source(spark, tmp_path):
     rows = _good(_rows(spark, tmp_path))
     assert sorted((r["source"], r["ts_ms"], r["rate"]) for r in rows if r["rate"]) == [
         ("scrape", T0, 1.0), ("scrape", T0 + 30_000, 2.0), ("scrape", T0 + 60_000, 3.0)]
-    code, out, err = run_main("analyze", "report", str(tmp_path), "--format", "json", "--no-progress")
+    code, out, _ = run_main("analyze", "report", str(tmp_path), "--format", "json", "--no-progress")
     (app,) = [e for e in json.loads(out)["entities"] if e["kind"] == "produce"]
     assert code == 0 and app["samples"] == 3 and app["p50"] == 2.0  # one broker's series, not 3 brokers' maxima
 
