@@ -229,3 +229,30 @@ def scrape_time_of(path: str) -> tuple[str, int] | None:
         return None
     source = match.group("prefix").rstrip("-_.@") or os.path.basename(os.path.dirname(os.path.abspath(path))) or "scrape"
     return source, ts_ms
+
+
+#: one file per scrape, numbered rather than timed: at least this many files, written this far apart
+NUMBERED_SCRAPES_MIN_FILES = 3
+NUMBERED_SCRAPES_MIN_GAP_MS = 5000
+
+
+def numbered_scrapes(untimed: list[tuple[str, int]]) -> tuple[str, int, float] | None:
+    """Timestamp-less files that look like one scrape each, numbered (``scrape-0001.prom``):
+    ``(name pattern, files, seconds apart)``, else None.
+
+    Brokers' dumps are named alike too (``broker-1.prom``, ``broker-2.prom``) but are taken
+    together; files of one name pattern written at a steady pace, at least 5 s apart, are a
+    loop's scrapes. Read as brokers they would give each entity the maximum of n samples.
+    ``untimed``: (path, modification time ms) of files without any timestamp nor a time in the name.
+    """
+    groups: dict[str, list[int]] = {}
+    for path, mtime_ms in untimed:
+        groups.setdefault(re.sub(r"\d+", "<n>", _plain_name(path)), []).append(mtime_ms)
+    for pattern, mtimes in sorted(groups.items()):
+        if len(mtimes) < NUMBERED_SCRAPES_MIN_FILES:
+            continue
+        ordered = sorted(mtimes)
+        gaps = [b - a for a, b in zip(ordered, ordered[1:])]
+        if min(gaps) >= NUMBERED_SCRAPES_MIN_GAP_MS and max(gaps) <= 1.5 * min(gaps):
+            return pattern, len(mtimes), sum(gaps) / len(gaps) / 1000
+    return None

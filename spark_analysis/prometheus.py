@@ -108,16 +108,26 @@ def _scrape_numbers(lines: DataFrame) -> DataFrame:
     return with_scrape.withColumn("_scrapes", F.max("_scrape").over(Window.partitionBy("_file")) + 1)
 
 
-def _appended_scrapes(lines: DataFrame) -> dict[str, int]:
-    """Files holding several scrapes without timestamps -> the most times one series appears.
-
-    One aggregation: a file without any timestamp in which some series appears twice.
-    """
+def _untimed_files(lines: DataFrame) -> dict[str, int]:
+    """Files without any timestamp -> the most times one series appears in them (1: one scrape,
+    more: scrapes appended). One aggregation over the lines."""
     content = lines.filter(~F.trim("value").startswith("#") & (F.trim("value") != ""))
     has_ts = F.max((F.regexp_extract("value", names.PROM_LINE_RE, 4) != "").cast("int"))
     per_series = content.groupBy("_file", "_series").agg(F.count(F.lit(1)).alias("n"), has_ts.alias("has_ts"))
     rows = per_series.groupBy("_file").agg(F.max("n").alias("scrapes"), F.max("has_ts").alias("has_ts")).collect()
-    return {r["_file"]: r["scrapes"] for r in rows if not r["has_ts"] and r["scrapes"] > 1}
+    return {r["_file"]: r["scrapes"] for r in rows if not r["has_ts"]}
+
+
+def _check_numbered(untimed: dict[str, int], keys: dict[str, DumpFile], named: dict) -> None:
+    """:raises ValidationError: one file per scrape, numbered: they would be read as n brokers."""
+    candidates = [(keys[k].path, keys[k].mtime_ms) for k in untimed if k in keys and not named[k]]
+    found = dumpfiles.numbered_scrapes(candidates)
+    if found:
+        pattern, count, gap_s = found
+        raise ValidationError(
+            f"{count} files {pattern} without timestamps, written every {gap_s:.0f} s: one scrape each, not one "
+            "broker each? Name each after its time (scrape-<epoch seconds>.prom), or append them to one file "
+            "and give --scrape-interval")
 
 
 def _check_appended(appended: dict[str, int], files: list[DumpFile], options: ReadOptions) -> None:
@@ -142,8 +152,10 @@ def load_prometheus(spark: SparkSession, files: list[DumpFile], options: ReadOpt
     lines = spark.read.text(list(keys)).select(
         "value", _file_key(F.col("_metadata.file_path")).alias("_file"),
         F.regexp_extract("value", _SERIES_KEY_RE, 1).alias("_series"))
-    appended = _appended_scrapes(lines)
+    untimed = _untimed_files(lines)
+    appended = {k: n for k, n in untimed.items() if n > 1}
     _check_appended(appended, files, options)
+    _check_numbered(untimed, keys, named)
     untimed_ms = _map_of(base_ms)[F.col("_file")]
     if appended:  # the last scrape was written last, at the file's time; each earlier one an interval before
         is_type_line = F.col("value").rlike(r"^\s*#\s*TYPE\s")

@@ -183,6 +183,16 @@ def test_one_file_per_scrape_named_by_its_time_is_one_source(spark, tmp_path):
     assert code == 0 and app["samples"] == 3 and app["p50"] == 2.0  # one broker's series, not 3 brokers' maxima
 
 
+def test_numbered_timestamp_less_scrapes_written_by_a_loop_are_refused_in_one_line(spark, tmp_path):
+    for i, value in enumerate((1.0, 2.0, 3.0)):
+        path = tmp_path / f"scrape-{i + 1}.prom"
+        path.write_text(_scrape_text(value))
+        os.utime(path, (T0 / 1000 + 15 * i, T0 / 1000 + 15 * i))
+    code, out, err = run_main("analyze", "report", str(tmp_path), "--no-progress")
+    assert (code, out) == (1, "") and err.startswith("3 files scrape-<n>.prom without timestamps, written every 15 s")
+    assert err.count("\n") == 1
+
+
 # ---- --timezone for --jmx-date-format ---------------------------------------------------------------------
 
 

@@ -68,3 +68,13 @@ def test_scrape_times_in_file_names():
     assert dumpfiles.scrape_time_of("/d/broker-1.prom") is None
     assert dumpfiles.scrape_time_of("/d/scrape-0001.prom") is None
     assert dumpfiles.scrape_time_of("/d/b-0000000001.prom") is None  # 10 digits, but 1970
+
+
+def test_numbered_files_written_at_a_steady_pace_are_scrapes_not_brokers():
+    t = 1_714_557_600_000
+    loop = [(f"/d/scrape-{i:04d}.prom", t + 15_000 * i) for i in range(4)]
+    assert dumpfiles.numbered_scrapes(loop) == ("scrape-<n>.prom", 4, 15.0)
+    # brokers dumped together, or one after another as fast as they answer
+    assert dumpfiles.numbered_scrapes([(f"/d/broker-{i}.prom", t + 300 * i) for i in range(1, 6)]) is None
+    assert dumpfiles.numbered_scrapes([(f"/d/broker-{i}.prom", t + g) for i, g in enumerate((0, 6000, 7000, 30000))]) is None
+    assert dumpfiles.numbered_scrapes(loop[:2]) is None  # two files: too few to tell
