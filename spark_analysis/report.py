@@ -60,6 +60,11 @@ def entity_label(row: dict) -> str:
     return " ".join(t for t in tags if t)
 
 
+def quota_entity_text(entity: dict) -> str:
+    """A configured quota entity: ``client-id=<default>`` for a default (None), as in quota files."""
+    return " ".join(f"{tag}={'<default>' if name is None else name}" for tag, name in entity.items())
+
+
 def _time(ts_ms: int | None) -> str:
     if ts_ms is None:
         return "–"
@@ -125,7 +130,7 @@ def render_html(data: ReportData) -> str:
     heat = svg_charts.heat_map(data.heat_rows, data.heat_buckets_ms, "throttled share of samples per time bucket") if data.heat_rows else '<p class="sub">no entity was throttled</p>'
     idle_rows = [[entity_label({"user": i["entity"].get("user"), "client_id": i["entity"].get("client-id"), "ip": i["entity"].get("ip")}),
                   i["key"], svg_charts.human_rate(i["quota"], _KEY_UNIT.get(i["key"], ""))] for i in data.idle]
-    recs = [[r.kind, entity_label({"user": r.entity.get("user"), "client_id": r.entity.get("client-id"), "ip": r.entity.get("ip")}),
+    recs = [[r.kind, quota_entity_text(r.entity),
              r.key, "unlimited" if r.current is None else plain_number(r.current), plain_number(r.recommended), r.reason]
             for r in data.recommendations]
     sections = [

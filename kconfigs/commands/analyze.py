@@ -178,7 +178,9 @@ def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile
     quota_io.write_quota_file(write_path, sizing.as_quota_records(recs), sizing.policy_header(policy))
     data = outcome.data.__class__(**{**outcome.data.__dict__, "recommendations": recs})
     _emit(data, fmt, output_path, html_path, {"recommendations": [asdict(r) for r in recs]})
-    click.echo(f"Wrote {len(recs)} recommendation(s) to {write_path}", err=True)
+    skipped = sum(1 for row in outcome.data.rows if sizing.skip_reason(row, policy))
+    click.echo(f"Wrote {len(recs)} recommendation(s) to {write_path}"
+               + (f" ({skipped} internal or short-lived entit{'y' if skipped == 1 else 'ies'} skipped)" if skipped else ""), err=True)
 
 
 @analyze.command("whatif")

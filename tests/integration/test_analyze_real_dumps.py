@@ -260,6 +260,7 @@ def test_recommend_on_the_captured_dump_keeps_the_default_and_skips_kconfigs_own
     code, _, err = run_main("analyze", "recommend", str(capture.jmxtool), "--bootstrap-server", capture.broker.bootstrap,
                             "--write", str(target), "--format", "json", "--output", str(tmp_path / "r.json"), "--no-progress")
     assert code == 0, err
+    assert "internal or short-lived" in err  # kconfigs' own Request entity
     text = target.read_text()
     records = {json.dumps(d.entity.to_json()): sorted(d.quotas) for d in parse_quota_text(text)}
     # app-1 and reader-1 inherit the <default> client quotas: their recommendations stay there;

@@ -104,3 +104,11 @@ def test_an_unknown_timezone_is_one_usage_line_before_spark():
     result = CliRunner().invoke(cli, ["analyze", "report", "x.csv", "--timezone", "Mars/Olympus"])
     assert result.exit_code == 2 and "unknown time zone 'Mars/Olympus'" in result.output
     assert "--timezone" in CliRunner().invoke(cli, ["analyze", "report", "--help"]).output
+
+
+def test_recommendations_on_a_default_show_the_default():
+    from spark_analysis.sizing import Recommendation
+
+    rec = Recommendation({"client-id": None}, "produce", "producer_byte_rate", 20_000_000.0, 5_242_880, 4e6, 0.0, "p99 × 1.25", 3)
+    page = render_html(_data(recommendations=[rec]))
+    assert "<td>client-id=&lt;default&gt;</td>" in page and "<td>5242880</td>" in page and "e+" not in page
