@@ -12,16 +12,19 @@ All parsing runs in the JVM (split / cast / transform): no Python row UDFs (styl
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kconfigs.errors import UsageError
+from spark_analysis import dumpfiles
 from spark_analysis import metric_names as names
+from spark_analysis.dumpfiles import DumpFile, ReadOptions
 
-_SNIFF_LINES = 50
+SNIFF_LINES = 50
+#: letters of a date pattern that print a zone or an offset (the time is then absolute)
+_ZONE_LETTERS = frozenset("XxZzOV")
 
 
 @dataclass(frozen=True)
@@ -38,29 +41,23 @@ class JmxColumn:
 
 @dataclass(frozen=True)
 class JmxFile:
-    path: str
+    path: str  # the plain text Spark reads (dumpfiles.DumpFile.read_path)
     source: str  # file name up to the first dot: the broker
     width: int  # number of columns after "time"
     preamble: tuple[str, ...]  # lines before the header (JmxTool's "Trying to connect ..." notes)
     columns: tuple[JmxColumn, ...]  # quota columns only
+    cut_tail: str | None = None  # a last line without its newline (dumpfiles.DumpFile)
+    max_ts_ms: int = 2**62  # the latest plausible sample time
+
+    @property
+    def ignored_columns(self) -> int:
+        """Columns that are not quota metrics (other MBeans, text attributes such as EventType)."""
+        return self.width - len(self.columns)
 
 
-def file_stem(path: str) -> str:
-    return os.path.basename(path).split(".")[0] or path
-
-
-def head_lines(path: str) -> list[str]:
-    """The first lines of a dump, to sniff its format and header. :raises UsageError:"""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return [line for _, line in zip(range(_SNIFF_LINES), handle)]
-    except OSError as err:
-        raise UsageError(f"Cannot read {path}: {err.strerror}") from None
-
-
-def read_header(path: str) -> JmxFile:
+def read_header(dump: DumpFile) -> JmxFile:
     """The file's header: its quota columns and preamble. :raises UsageError: no header."""
-    head = head_lines(path)
+    head = dumpfiles.head_lines(dump.read_path, SNIFF_LINES)
     for line_no, line in enumerate(head):
         keys = names.split_jmxtool_header(line)
         if keys is None:
@@ -71,39 +68,59 @@ def read_header(path: str) -> JmxFile:
             if metric is not None:
                 columns.append(JmxColumn(index, metric.kind, metric.user, metric.client_id, metric.ip, metric.column == "rate"))
         preamble = tuple(p.strip() for p in head[:line_no] if p.strip())
-        return JmxFile(path, file_stem(path), len(keys) - 1, preamble, tuple(columns))
-    raise UsageError(f'{path}: no JmxTool header line ("time","<ObjectName>:<attribute>",...)')
+        return JmxFile(dump.read_path, dumpfiles.file_stem(dump.path), len(keys) - 1, preamble, tuple(columns), dump.cut_tail,
+                       dump.max_ts_ms)
+    raise UsageError(f'{dump.path}: no JmxTool header line ("time","<ObjectName>:<attribute>",...)')
 
 
-def _time_ms(cell: Column, date_format: str | None) -> Column:
+def _pattern_has_zone(pattern: str) -> bool:
+    """True when a date pattern prints a zone or offset outside quoted text ('T' is text)."""
+    unquoted = pattern.split("'")[::2]
+    return any(letter in _ZONE_LETTERS for part in unquoted for letter in part)
+
+
+def _time_ms(cell: Column, options: ReadOptions) -> Column:
+    """Epoch ms, or a ``--date-format`` time: JmxTool's SimpleDateFormat prints the JVM's local
+    time, so a pattern without a zone is read in ``options.timezone`` (default: this machine's)."""
     is_epoch_ms = cell.rlike(r"^[0-9]+$")
-    parsed = F.unix_millis(F.to_timestamp(cell, date_format or "yyyy-MM-dd HH:mm:ss"))
-    return F.when(is_epoch_ms, cell.cast("long")).otherwise(parsed)
+    pattern = options.jmx_date_format or "yyyy-MM-dd HH:mm:ss"
+    local = F.to_timestamp(cell, pattern)  # the session time zone is UTC (session.py)
+    if not _pattern_has_zone(pattern):
+        local = F.to_utc_timestamp(local, options.timezone or dumpfiles.machine_timezone())
+    return F.when(is_epoch_ms, cell.cast("long")).otherwise(F.unix_millis(local))
 
 
-def parsed_rows(spark: SparkSession, jmx: JmxFile, date_format: str | None, pick: list[int] | None = None,
+def parsed_rows(spark: SparkSession, jmx: JmxFile, options: ReadOptions, pick: list[int] | None = None,
                 check_cells: bool = True) -> DataFrame:
     """One row per data line: ``ts_ms``, ``_bad``, ``_line`` (text when bad), ``_vals`` (doubles).
 
     ``_vals`` holds every cell after ``time``, or only the cells at ``pick``. A line is bad when
-    its width, its time or (``check_cells``) any cell is wrong; a caller that already knows the
-    file has no bad line may skip the per-cell check. Each cell is cast once. Not one regex
-    over the line: Java's regex recursion per repeated group overflows the stack on rows of
-    thousands of columns (and kills the JVM).
+    its width is wrong, its time is missing or implausible (before 2001 in epoch ms: a cut
+    timestamp; or after the file was written), it is the file's last line without a newline
+    (cut short), or (``check_cells``) a quota cell is not a number. Other columns may hold text
+    (``EventType=bytes``, ``RateUnit=SECONDS``): they are ignored, never malformed. A caller that
+    already knows the file has no bad line may skip the per-cell check. Not one regex over the
+    line: Java's regex recursion per repeated group overflows the stack on rows of thousands of
+    columns (and kills the JVM).
     """
     lines = spark.read.text(jmx.path).select(F.trim("value").alias("_raw")).filter(F.col("_raw") != "")
     is_data = ~F.col("_raw").startswith('"time"') & ~F.col("_raw").isin(*jmx.preamble)
     parts = lines.filter(is_data).select("_raw", F.split("_raw", ",").alias("_parts"))
-    every_cell = F.transform(F.slice("_parts", 2, max(jmx.width, 1)), lambda cell: cell.cast("double"))
+    cells = F.slice("_parts", 2, max(jmx.width, 1))
+    every_cell = F.transform(cells, lambda cell: cell.cast("double"))
     picked = every_cell if pick is None else F.array(*(F.col("_parts").getItem(i + 1).cast("double") for i in pick))
-    cell_check = every_cell if pick is None else F.slice("_parts", 2, max(jmx.width, 1))
+    # one character per column, "1" = a quota column: a literal, however wide the file
+    quota_mask = F.lit("".join("1" if i in {c.index for c in jmx.columns} else "0" for i in range(max(jmx.width, 1))))
+    quota_cell_bad = F.transform(cells, lambda cell, i: (quota_mask.substr(i + 1, F.lit(1)) == "1") & cell.cast("double").isNull())
     # row-level values in their own projection: evaluated once per line, not once per cell
     typed = parts.select(
-        "_raw", F.size("_parts").alias("_size"), _time_ms(F.col("_parts").getItem(0), date_format).alias("_time"),
-        picked.alias("_typed"), (cell_check if check_cells else F.lit(None)).alias("_check"),
+        "_raw", F.size("_parts").alias("_size"), _time_ms(F.col("_parts").getItem(0), options).alias("_time"),
+        picked.alias("_typed"), (quota_cell_bad if check_cells else F.lit(None)).alias("_check"),
     )
-    bad_cell = F.exists("_check", lambda v: v.cast("double").isNull()) if check_cells else F.lit(False)
-    is_bad = (F.col("_size") != jmx.width + 1) | F.col("_time").isNull() | bad_cell
+    bad_cell = F.exists("_check", lambda is_bad: is_bad) if check_cells else F.lit(False)
+    implausible_time = (F.col("_time") < dumpfiles.MIN_PLAUSIBLE_TS_MS) | (F.col("_time") > jmx.max_ts_ms)
+    is_cut = F.col("_raw") == F.lit(jmx.cut_tail) if jmx.cut_tail else F.lit(False)
+    is_bad = (F.col("_size") != jmx.width + 1) | F.col("_time").isNull() | implausible_time | is_cut | bad_cell
     checked = typed.select("_raw", "_time", "_typed", is_bad.alias("_bad"))
     return checked.select(
         F.when(~F.col("_bad"), F.col("_time")).alias("ts_ms"),
@@ -128,7 +145,7 @@ def _rate_and_throttle(value: Column, is_rate: Column) -> tuple[Column, Column]:
     return rate, throttle_ms
 
 
-def canonical(spark: SparkSession, jmx: JmxFile, date_format: str | None, output_columns: list[str]) -> DataFrame:
+def canonical(spark: SparkSession, jmx: JmxFile, options: ReadOptions, output_columns: list[str]) -> DataFrame:
     """One JmxTool file as canonical rows (+ ``_bad``/``_line``), quota cells only.
 
     Cells are joined with the broadcast column map: a wide row-to-struct expression per column
@@ -136,7 +153,7 @@ def canonical(spark: SparkSession, jmx: JmxFile, date_format: str | None, output
     """
     schema = "_index int, kind string, user string, client_id string, ip string, _is_rate boolean"
     columns = spark.createDataFrame([(c.index, c.kind, c.user, c.client_id, c.ip, c.is_rate) for c in jmx.columns], schema)
-    cells = _exploded(parsed_rows(spark, jmx, date_format)).join(F.broadcast(columns), on="_index", how="left")
+    cells = _exploded(parsed_rows(spark, jmx, options)).join(F.broadcast(columns), on="_index", how="left")
     cells = cells.filter(F.col("_bad") | F.col("kind").isNotNull())
     rate, throttle_ms = _rate_and_throttle(F.col("_value"), F.col("_is_rate"))
     return cells.select(
@@ -145,7 +162,7 @@ def canonical(spark: SparkSession, jmx: JmxFile, date_format: str | None, output
     ).select(*output_columns)
 
 
-def cells(spark: SparkSession, jmx: JmxFile, date_format: str | None, series_of: dict[int, int], bad_series: int,
+def cells(spark: SparkSession, jmx: JmxFile, options: ReadOptions, series_of: dict[int, int], bad_series: int,
           only: set[int] | None = None, check_cells: bool = True) -> DataFrame:
     """Narrow cells ``(series, ts_ms, rate, throttle_ms, _bad, _line)`` of one file.
 
@@ -155,9 +172,9 @@ def cells(spark: SparkSession, jmx: JmxFile, date_format: str | None, series_of:
     """
     picks = [(c.index, series_of[c.index], c.is_rate) for c in jmx.columns if only is None or series_of[c.index] in only]
     if only is None:
-        rows = parsed_rows(spark, jmx, date_format, None, check_cells)
+        rows = parsed_rows(spark, jmx, options, None, check_cells)
     else:
-        rows = parsed_rows(spark, jmx, date_format, [index for index, _, _ in picks], check_cells).filter(~F.col("_bad"))
+        rows = parsed_rows(spark, jmx, options, [index for index, _, _ in picks], check_cells).filter(~F.col("_bad"))
         picks = [(position, series, is_rate) for position, (_, series, is_rate) in enumerate(picks)]
     schema = "_index int, series int, _is_rate boolean"
     columns = spark.createDataFrame(picks + [(-1, bad_series, None)], schema)

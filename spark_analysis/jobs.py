@@ -8,7 +8,7 @@ per chart bucket) to the driver for rendering.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from pyspark import StorageLevel
@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from kconfigs.errors import ValidationError
 from spark_analysis import quotas as quota_io
 from spark_analysis import readers, report_scan, sizing, transforms
+from spark_analysis.dumpfiles import ReadOptions
 from spark_analysis.kinds import KIND_QUOTA_KEY
 from spark_analysis.report import ReportData
 from spark_analysis.schemas import ENTITY_COLUMNS
@@ -33,7 +34,7 @@ class InputArgs:
     paths: list[str]
     input_format: str | None = None
     strict: bool = False
-    jmx_date_format: str | None = None
+    read: ReadOptions = field(default_factory=ReadOptions)
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,16 @@ Step = Callable[[str], None]
 
 
 def _check_inputs(args: InputArgs, summary: dict, examples: list[str]) -> None:
-    """Enforce ``--strict`` and "some quota metric exists". :raises ValidationError:"""
+    """Enforce ``--strict`` and "some quota metric exists". :raises ValidationError:
+
+    "No quota metrics" is said only when that is the cause: when every line with a quota
+    metric was malformed, the error says so and shows one.
+    """
     if args.strict and summary["malformed_lines"]:
         raise ValidationError(f"{summary['malformed_lines']} malformed line(s) (--strict), first: {examples[0][:120]!r}")
+    if not summary["samples"] and summary["malformed_lines"]:
+        raise ValidationError(f"No valid sample: all {summary['malformed_lines']} line(s) with quota metrics are malformed, "
+                              f"first: {examples[0][:120]!r}")
     if not summary["samples"]:
         raise ValidationError(NO_QUOTA_METRICS)
 
@@ -68,7 +76,7 @@ def load_samples(spark: SparkSession, args: InputArgs, step: Step) -> tuple[Data
     """
     files = readers.classify_inputs(args.paths, args.input_format)
     step(f"reading {len(files)} file(s)")
-    dump = readers.load_dumps(spark, files, args.jmx_date_format).persist(StorageLevel.MEMORY_AND_DISK)
+    dump = readers.load_dumps(spark, files, args.read).persist(StorageLevel.MEMORY_AND_DISK)
     summary = transforms.input_summary(dump)
     examples = transforms.malformed_examples(dump) if summary["malformed_lines"] else []
     _check_inputs(args, summary, examples)
@@ -129,9 +137,9 @@ def run_report(spark: SparkSession, args: ReportArgs, step: Step = lambda _: Non
     """
     files = readers.classify_inputs(args.inputs.paths, args.inputs.input_format)
     step(f"reading {len(files)} file(s)")
-    inputs = report_scan.open_inputs(spark, files, args.inputs.jmx_date_format)
+    inputs = report_scan.open_inputs(spark, files, args.inputs.read)
     groups = report_scan.scan_stats(inputs)
-    summary = transforms.summary_of(groups)
+    summary = {**transforms.summary_of(groups), "ignored_columns": sum(h.ignored_columns for h, _, _ in inputs.jmx)}
     examples = report_scan.malformed_examples(inputs) if summary["malformed_lines"] else []
     _check_inputs(args.inputs, summary, examples)
     step("per-entity percentiles")
@@ -167,7 +175,7 @@ def _whatif_events(spark: SparkSession, inputs: InputArgs, step: Step) -> DataFr
         raise ValidationError("Give either simulate traces or metric dumps to whatif, not both")
     if traces:
         step(f"reading {len(traces)} trace(s)")
-        return whatif.load_trace(spark, traces)
+        return whatif.load_trace(spark, [f.read_path for f in files])
     samples, _, _, _ = load_samples(spark, inputs, step)
     return whatif.events_from_samples(samples)
 

@@ -80,11 +80,36 @@ def _split_properties(props: str) -> list[str]:
     return parts
 
 
-def _unquote_value(value: str) -> str:
-    """Undo ``ObjectName.quote``: drop the quotes, resolve ``\\"``, ``\\\\``, ``\\*``, ``\\?``, ``\\n``."""
-    if len(value) < 2 or not (value.startswith('"') and value.endswith('"')):
+#: ObjectName.quote's escapes and what they stand for (javax.management.ObjectName.unquote)
+_JMX_ESCAPES = {"\\": "\\", '"': '"', "*": "*", "?": "?", "n": "\n"}
+#: characters ObjectName.unquote rejects when they are not escaped
+_JMX_MUST_ESCAPE = frozenset('"*?\n')
+
+
+def unquote_jmx(value: str) -> str:
+    """Undo ``ObjectName.quote`` exactly as ``ObjectName.unquote`` does; other text is returned as is.
+
+    Kafka's JmxReporter quotes a tag value holding characters outside ``[\\w-%. \\t]`` (a
+    client-id such as ``etl:nightly`` becomes ``"etl:nightly"``). ``unquote`` accepts only the
+    escapes ``\\\\ \\" \\* \\? \\n`` and rejects a bare ``" * ?`` or newline inside the quotes; a
+    value it would reject was not written by ``quote``, so it is a real name and kept verbatim.
+    """
+    if len(value) < 2 or value[0] != '"' or value[-1] != '"':
         return value
-    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), value[1:-1])
+    out, i, inner = [], 0, value[1:-1]
+    while i < len(inner):
+        char = inner[i]
+        if char == "\\":
+            if i + 1 >= len(inner) or inner[i + 1] not in _JMX_ESCAPES:
+                return value  # trailing backslash or "Bad character after backslash"
+            out.append(_JMX_ESCAPES[inner[i + 1]])
+            i += 2
+            continue
+        if char in _JMX_MUST_ESCAPE:
+            return value  # "Invalid unescaped character"
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def parse_object_name(object_name: str) -> tuple[str, dict[str, str]]:
@@ -94,7 +119,7 @@ def parse_object_name(object_name: str) -> tuple[str, dict[str, str]]:
     for prop in _split_properties(props):
         key, sep, value = prop.partition("=")
         if sep:
-            tags[key.strip()] = _unquote_value(value)
+            tags[key.strip()] = unquote_jmx(value)
     return domain, tags
 
 
@@ -140,6 +165,11 @@ PROM_CONNECTION_NAME_RE = r"(?i)^kafka_server_socket_server_metrics_connection_a
 #: jmx_exporter's greedy ``type=(.+)`` can leave ``Produce, user=alice`` in ``resource`` (C.3).
 PROM_RESOURCE_RE = r"^\s*([A-Za-z]+)\s*(?:,\s*user=(.*))?$"
 PROM_CLIENT_LABELS = ("client_id", "clientId", "clientid", "client-id")
+#: a tag value ObjectName.quote could have written (ObjectName.unquote accepts it): Java syntax
+JMX_QUOTED_RE = r'^"(?:[^"\\*?\n]|\\[\\"*?n])*"$'
+#: backslash escapes after the ``\\`` pairs are split off: Prometheus label values, JMX quoting
+PROM_LABEL_ESCAPES = {'"': '"', "n": "\n"}
+JMX_ESCAPES_AFTER_BACKSLASH = {'"': '"', "*": "*", "?": "?", "n": "\n"}
 
 
 def parse_prometheus_sample(name: str, labels: dict[str, str]) -> MetricKey | None:
@@ -156,5 +186,5 @@ def parse_prometheus_sample(name: str, labels: dict[str, str]) -> MetricKey | No
         group = resource.group(1) if resource else ""
         user = user or (resource.group(2) if resource else None)
     kind = GROUP_TO_KIND.get(group.lower())
-    client = next((labels[k] for k in PROM_CLIENT_LABELS if labels.get(k)), None)
+    client = next((unquote_jmx(labels[k]) for k in PROM_CLIENT_LABELS if labels.get(k)), None)
     return _metric_key(kind, ATTRIBUTE_TO_COLUMN[attribute], user, client, None) if kind else None

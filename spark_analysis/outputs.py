@@ -76,16 +76,17 @@ def print_summary(data: ReportData, console=None) -> None:
 
     console = console or _console()
     s = data.summary
+    ignored = f", {s['ignored_columns']:,} non-quota column(s) ignored" if s.get("ignored_columns") else ""
     console.print(f"[bold]{s['rate_samples']:,}[/] rate samples from {len(data.inputs)} file(s), "
-                  f"{len(data.rows):,} entities, [bold]{s['malformed_lines']:,}[/] malformed line(s)")
+                  f"{len(data.rows):,} entities, [bold]{s['malformed_lines']:,}[/] malformed line(s){ignored}")
     table = Table(title=f"Top {data.top_n} entities", title_justify="left")
-    for name in ("kind", "entity", "p50", "p95", "p99", "max", "quota", "p99/quota", "throttled"):
+    for name in ("kind", "entity", "mean", "p50", "p95", "p99", "max", "quota", "p99/quota", "throttled"):
         table.add_column(name, justify="left" if name in ("kind", "entity") else "right")
     for r in data.rows[: data.top_n]:
         unit = KIND_RATE_UNIT.get(r["kind"], "")
         util = "–" if r.get("util_p99_pct") is None else f"{r['util_p99_pct']:.0f}%"
         style = "red" if (r.get("util_p99_pct") or 0) >= 100 or r["throttled_fraction"] > 0.01 else None
-        table.add_row(r["kind"], entity_label(r), *(human_rate(r.get(c), unit) for c in ("p50", "p95", "p99", "max")),
+        table.add_row(r["kind"], entity_label(r), *(human_rate(r.get(c), unit) for c in ("mean", "p50", "p95", "p99", "max")),
                       human_rate(r.get("quota"), unit) if r.get("quota") else "unlimited", util,
                       f"{r['throttled_fraction']:.1%}", style=style)
     console.print(table)
@@ -113,7 +114,8 @@ def print_whatif(rows: list[dict], top_n: int, console=None) -> None:
     console.print(f"[bold]{sum(r['events'] for r in rows):,}[/] events replayed, "
                   f"[bold]{hit}[/] of {len(rows)} entities would be throttled under the proposed quotas")
     table = Table(title=f"Top {top_n} by throttling under the proposed quotas", title_justify="left")
-    headers = ["kind", "entity", "proposed quota", "events", "throttled", "throttle ms (sum)", "max ms"]
+    # replayed throttles are real per-request delays, so their sum is a real total
+    headers = ["kind", "entity", "proposed quota", "events", "throttled", "throttle ms (total)", "max ms"]
     headers += ["throttled now"] if compared else []
     for name in headers:
         table.add_column(name, justify="left" if name in ("kind", "entity") else "right")

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kconfigs.errors import UsageError
-from spark_analysis import jmxtool
+from spark_analysis import dumpfiles, jmxtool, prometheus
 from spark_analysis import metric_names as names
+from spark_analysis.dumpfiles import DumpFile, ReadOptions
 from spark_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
 
 FORMATS = ("jmxtool", "prometheus", "usage-log")
@@ -29,12 +29,6 @@ _OUTPUT_COLUMNS = CANONICAL_COLUMNS + ["_bad", "_line"]
 #: Kafka's request-time metric is a percentage of one thread: ns / 1e9 * 100 = ns * 1e-7.
 _USAGE_RATE_FACTOR = {"request": 1e-7}
 _USAGE_KINDS = ("produce", "fetch", "request", "controller_mutation", "connection", "producer_id")
-
-
-@dataclass(frozen=True)
-class DumpFile:
-    path: str
-    format: str
 
 
 def expand_inputs(paths: list[str]) -> list[str]:
@@ -55,19 +49,22 @@ def expand_inputs(paths: list[str]) -> list[str]:
     return sorted(set(files))
 
 
-#: in a directory, only these are read (a generated dump sits next to quotas.toml / truth.json);
-#: files named explicitly are always read. Spark decompresses .gz / .bz2 transparently.
+#: in a directory, only these are read (a generated dump sits next to quotas.toml / truth.json),
+#: also compressed (dumpfiles.COMPRESSED_SUFFIXES); files named explicitly are always read.
+#: Whether a file is compressed is decided by its content, never by its name.
 DUMP_SUFFIXES = (".csv", ".tsv", ".prom", ".txt", ".metrics", ".jsonl", ".ndjson", ".log")
 
 
 def _is_dump_name(name: str) -> bool:
-    stem = name.removesuffix(".gz").removesuffix(".bz2")
+    stem = name
+    for suffix in dumpfiles.COMPRESSED_SUFFIXES:
+        stem = stem.removesuffix(suffix)
     return not name.startswith(".") and stem.endswith(DUMP_SUFFIXES)
 
 
 def sniff_format(path: str) -> str:
     """Guess a dump's format from its first lines. :raises UsageError: when none fits."""
-    lines = [line.strip() for line in jmxtool.head_lines(path) if line.strip()]
+    lines = [line.strip() for line in dumpfiles.head_lines(path, jmxtool.SNIFF_LINES) if line.strip()]
     if any(names.split_jmxtool_header(line) for line in lines):
         return "jmxtool"
     if lines and lines[0].startswith("{"):
@@ -80,20 +77,22 @@ def sniff_format(path: str) -> str:
 
 
 def classify_inputs(paths: list[str], input_format: str | None = None) -> list[DumpFile]:
-    """Expand ``paths`` and attach each file's format (given or sniffed)."""
-    return [DumpFile(p, input_format or sniff_format(p)) for p in expand_inputs(paths)]
+    """Expand ``paths`` and attach each file's format (given or sniffed); compressed files are
+    decompressed (dumpfiles). :raises UsageError:"""
+    return [dumpfiles.dump_file(p, input_format or sniff_format(p)) for p in expand_inputs(paths)]
 
 
-def load_dumps(spark: SparkSession, files: list[DumpFile], jmx_date_format: str | None = None) -> DataFrame:
+def load_dumps(spark: SparkSession, files: list[DumpFile], options: ReadOptions | None = None) -> DataFrame:
     """Union of all files, canonical columns + ``_bad``/``_line``. :raises UsageError: for traces."""
+    options = options or ReadOptions()
     traces = [f.path for f in files if f.format == "trace"]
     if traces:
         raise UsageError(f"{traces[0]} is a simulate trace: only 'kconfigs analyze whatif' replays traces")
-    frames = [_load_jmxtool(spark, f.path, jmx_date_format) for f in files if f.format == "jmxtool"]
-    prom = [f.path for f in files if f.format == "prometheus"]
-    usage = [f.path for f in files if f.format == "usage-log"]
+    frames = [_load_jmxtool(spark, f, options) for f in files if f.format == "jmxtool"]
+    prom = [f for f in files if f.format == "prometheus"]
+    usage = [f.read_path for f in files if f.format == "usage-log"]
     if prom:
-        frames.append(load_prometheus(spark, prom))
+        frames.append(prometheus.load_prometheus(spark, prom, options, _OUTPUT_COLUMNS))
     if usage:
         frames.append(load_usage_log(spark, usage))
     result = frames[0]
@@ -105,85 +104,12 @@ def load_dumps(spark: SparkSession, files: list[DumpFile], jmx_date_format: str 
 # --- JmxTool "original" CSV (spark_analysis.jmxtool) ----------------------------------------------
 
 
-def _load_jmxtool(spark: SparkSession, path: str, date_format: str | None) -> DataFrame:
+def _load_jmxtool(spark: SparkSession, dump: DumpFile, options: ReadOptions) -> DataFrame:
     """One JmxTool file (each file has its own header, so its own column map)."""
-    return jmxtool.canonical(spark, jmxtool.read_header(path), date_format, _OUTPUT_COLUMNS)
+    return jmxtool.canonical(spark, jmxtool.read_header(dump), options, _OUTPUT_COLUMNS)
 
 
-# --- Prometheus text exposition ------------------------------------------------------------------
-
-
-def _label(labels: Column, *keys: str) -> Column:
-    """First non-empty label among ``keys`` (the client-id label has several spellings)."""
-    return F.coalesce(*(F.nullif(labels.getItem(k), F.lit("")) for k in keys))
-
-
-def _url_decoded(column: Column) -> Column:
-    """Undo Sanitizer's URL encoding of the user tag; keep the raw text if it is not valid."""
-    return F.coalesce(F.call_function("try_url_decode", column), column)
-
-
-def _prometheus_entity(name: Column, labels: Column) -> dict[str, Column]:
-    """Columns kind/user/client_id/ip/is_rate from a metric name and its labels (C.3)."""
-    group_in_name = F.regexp_extract(name, names.PROM_QUOTA_NAME_RE, 1)
-    attribute = F.lower(F.regexp_extract(name, names.PROM_QUOTA_NAME_RE, 2))
-    resource = F.coalesce(labels.getItem("resource"), F.lit(""))
-    group = F.when(group_in_name != "", group_in_name).otherwise(F.regexp_extract(resource, names.PROM_RESOURCE_RE, 1))
-    user_in_resource = F.nullif(F.regexp_extract(resource, names.PROM_RESOURCE_RE, 2), F.lit(""))
-    kind_map = F.create_map(*(F.lit(x) for pair in names.GROUP_TO_KIND.items() for x in pair))
-    is_connection = name.rlike(names.PROM_CONNECTION_NAME_RE)
-    user = F.coalesce(_label(labels, "user"), user_in_resource)
-    return {
-        "kind": F.when(is_connection, F.lit("connection")).otherwise(kind_map[F.lower(group)]),
-        "user": F.when(is_connection, F.lit(None)).otherwise(_url_decoded(user)),
-        "client_id": F.when(is_connection, F.lit(None)).otherwise(_label(labels, *names.PROM_CLIENT_LABELS)),
-        "ip": F.when(is_connection, _label(labels, "ip")),
-        "is_rate": is_connection | (attribute != "throttle_time"),
-    }
-
-
-def load_prometheus(spark: SparkSession, paths: list[str]) -> DataFrame:
-    """Prometheus text scrapes (one or many concatenated, with or without timestamps).
-
-    A sample without a timestamp gets its file's modification time: a single ``curl`` of
-    ``/metrics`` has no timestamps, and that is when it was taken.
-    """
-    mtimes = F.create_map(*(F.lit(x) for p in paths for x in (os.path.basename(p), int(os.path.getmtime(p) * 1000))))
-    lines = spark.read.text(paths).select("value", F.col("_metadata.file_name").alias("_file"))
-    content = lines.filter((F.trim("value") != "") & ~F.trim("value").startswith("#"))
-    label_text = F.regexp_extract("value", names.PROM_LINE_RE, 2)
-    labels = F.map_from_arrays(
-        F.regexp_extract_all(label_text, F.lit(names.PROM_LABEL_RE), 1),
-        F.transform(F.regexp_extract_all(label_text, F.lit(names.PROM_LABEL_RE), 2),
-                    lambda v: F.regexp_replace(v, r"\\(.)", "$1")),
-    )
-    parsed = content.select(
-        "value", "_file",
-        F.col("value").rlike(names.PROM_LINE_RE).alias("_ok"),
-        labels.alias("_labels"),
-        F.regexp_extract("value", names.PROM_LINE_RE, 3).alias("_value"),
-        F.regexp_extract("value", names.PROM_LINE_RE, 4).alias("_ts"),
-    ).withColumn(
-        "_name", F.coalesce(F.nullif(F.regexp_extract("value", names.PROM_LINE_RE, 1), F.lit("")),
-                            F.col("_labels").getItem("__name__"))
-    )
-    entity = _prometheus_entity(F.col("_name"), F.col("_labels"))
-    value = F.col("_value").cast("double")
-    is_bad = ~F.col("_ok") | value.isNull() | F.col("_name").isNull()
-    ts_ms = F.when(F.col("_ts") != "", F.col("_ts").cast("long")).otherwise(mtimes[F.col("_file")])
-    is_quota_metric = entity["kind"].isNotNull() & (entity["user"].isNotNull() | entity["client_id"].isNotNull() | entity["ip"].isNotNull())
-    clean = F.when(F.isnan(value), F.lit(None)).otherwise(value)
-    return parsed.filter(is_bad | is_quota_metric).select(
-        F.when(is_bad, F.lit(None)).otherwise(ts_ms).cast("long").alias("ts_ms"),
-        F.coalesce(_label(F.col("_labels"), "instance"), F.regexp_extract("_file", r"^([^.]+)", 1)).alias("source"),
-        *(F.when(~is_bad, entity[c]).cast("string").alias(c) for c in ("kind", "user", "client_id", "ip")),
-        F.when(~is_bad & entity["is_rate"], clean).alias("rate"),
-        # NaN throttle-time = no throttle in the Avg's window (Kafka's tests read NaN as "not throttled")
-        F.when(~is_bad & ~entity["is_rate"], F.coalesce(clean, F.lit(0.0))).alias("throttle_ms"),
-        F.lit(None).cast("long").alias("window_ms"),
-        is_bad.alias("_bad"),
-        F.when(is_bad, F.col("value")).alias("_line"),
-    ).select(*_OUTPUT_COLUMNS)
+# --- Prometheus text exposition: spark_analysis.prometheus ---------------------------------------
 
 
 # --- gateway usage log (docs/usage-log.md) -------------------------------------------------------

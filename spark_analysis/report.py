@@ -12,6 +12,7 @@ from html import escape
 
 from spark_analysis import svg_charts
 from spark_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT
+from spark_analysis.sizing import plain_number
 
 _KEY_UNIT = {key: KIND_RATE_UNIT[kind] for kind, key in KIND_QUOTA_KEY.items()}
 
@@ -59,6 +60,11 @@ def entity_label(row: dict) -> str:
     return " ".join(t for t in tags if t)
 
 
+def quota_entity_text(entity: dict) -> str:
+    """A configured quota entity: ``client-id=<default>`` for a default (None), as in quota files."""
+    return " ".join(f"{tag}={'<default>' if name is None else name}" for tag, name in entity.items())
+
+
 def _time(ts_ms: int | None) -> str:
     if ts_ms is None:
         return "–"
@@ -84,15 +90,17 @@ def _util_cell(value: float | None) -> str:
 
 
 def _offenders_table(data: ReportData) -> str:
-    head = "<tr><th>kind</th><th>entity</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>quota</th><th>p99 / quota</th><th>throttled</th><th>throttle ms (sum)</th></tr>"
+    head = ("<tr><th>kind</th><th>entity</th><th>mean</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>quota</th>"
+            "<th>p99 / quota</th><th>throttled</th><th>mean throttle-time when throttled</th></tr>")
     body = []
     for r in data.rows[: data.top_n]:
         unit = KIND_RATE_UNIT.get(r["kind"], "")
-        cells = [escape(r["kind"]), escape(entity_label(r))] + [svg_charts.human_rate(r.get(c), unit) for c in ("p50", "p95", "p99", "max")]
+        cells = [escape(r["kind"]), escape(entity_label(r))] + [svg_charts.human_rate(r.get(c), unit) for c in ("mean", "p50", "p95", "p99", "max")]
         quota = svg_charts.human_rate(r.get("quota"), unit) if r.get("quota") else "unlimited"
+        throttle = "–" if r.get("throttle_ms_mean") is None else f"{r['throttle_ms_mean']:,.0f} ms"
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells[:2]) + "".join(f'<td class="n">{c}</td>' for c in cells[2:])
                     + f'<td class="n">{quota}</td>' + _util_cell(r.get("util_p99_pct"))
-                    + f'<td class="n">{r.get("throttled_fraction", 0):.1%}</td><td class="n">{r.get("throttle_ms_total") or 0:,.0f}</td></tr>')
+                    + f'<td class="n">{r.get("throttled_fraction", 0):.1%}</td><td class="n">{throttle}</td></tr>')
     return f"<table>{head}{''.join(body)}</table>"
 
 
@@ -122,8 +130,9 @@ def render_html(data: ReportData) -> str:
     heat = svg_charts.heat_map(data.heat_rows, data.heat_buckets_ms, "throttled share of samples per time bucket") if data.heat_rows else '<p class="sub">no entity was throttled</p>'
     idle_rows = [[entity_label({"user": i["entity"].get("user"), "client_id": i["entity"].get("client-id"), "ip": i["entity"].get("ip")}),
                   i["key"], svg_charts.human_rate(i["quota"], _KEY_UNIT.get(i["key"], ""))] for i in data.idle]
-    recs = [[r.kind, entity_label({"user": r.entity.get("user"), "client_id": r.entity.get("client-id"), "ip": r.entity.get("ip")}),
-             r.key, "unlimited" if r.current is None else f"{r.current:g}", f"{r.recommended:g}", r.reason] for r in data.recommendations]
+    recs = [[r.kind, quota_entity_text(r.entity),
+             r.key, "unlimited" if r.current is None else plain_number(r.current), plain_number(r.recommended), r.reason]
+            for r in data.recommendations]
     sections = [
         f"<h1>Kafka client quota report</h1><div class='sub'>{escape(_time(s.get('first_ts_ms')))} → {escape(_time(s.get('last_ts_ms')))} · "
         f"{len(data.inputs)} input file(s): {escape(', '.join(data.inputs[:6]))}{' …' if len(data.inputs) > 6 else ''}</div>",

@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_analysis import jmxtool, readers, transforms
+from spark_analysis.dumpfiles import ReadOptions
 from spark_analysis.schemas import ENTITY_COLUMNS
 
 _CANONICAL_KEYS = ENTITY_COLUMNS + ["source"]
@@ -26,14 +27,14 @@ class Inputs:
 
     spark: SparkSession
     others: list  # readers.DumpFile of every non-JmxTool input
-    date_format: str | None
+    options: ReadOptions
     jmx: list = field(default_factory=list)  # (JmxFile, {column index: series}, bad-line series)
     dims: dict = field(default_factory=dict)  # series -> (kind, user, client_id, ip, source)
 
 
-def open_inputs(spark: SparkSession, files: list, date_format: str | None) -> Inputs:
+def open_inputs(spark: SparkSession, files: list, options: ReadOptions | None = None) -> Inputs:
     """Read the JmxTool headers and number their series (same source + entity = same series)."""
-    inputs = Inputs(spark, [f for f in files if f.format != "jmxtool"], date_format)
+    inputs = Inputs(spark, [f for f in files if f.format != "jmxtool"], options or ReadOptions())
     numbers: dict[tuple, int] = {}
 
     def number(key: tuple) -> int:
@@ -43,20 +44,20 @@ def open_inputs(spark: SparkSession, files: list, date_format: str | None) -> In
         return numbers[key]
 
     for dump in (f for f in files if f.format == "jmxtool"):
-        header = jmxtool.read_header(dump.path)
+        header = jmxtool.read_header(dump)
         series_of = {c.index: number((c.kind, c.user, c.client_id, c.ip, header.source)) for c in header.columns}
         inputs.jmx.append((header, series_of, number((None, None, None, None, header.source))))
     return inputs
 
 
 def _narrow(inputs: Inputs, only: set[int] | None = None, check_cells: bool = True) -> DataFrame | None:
-    frames = [jmxtool.cells(inputs.spark, header, inputs.date_format, series_of, bad, only, check_cells)
+    frames = [jmxtool.cells(inputs.spark, header, inputs.options, series_of, bad, only, check_cells)
               for header, series_of, bad in inputs.jmx if only is None or only & set(series_of.values())]
     return _union(frames)
 
 
 def _canonical(inputs: Inputs) -> DataFrame | None:
-    return readers.load_dumps(inputs.spark, inputs.others, inputs.date_format) if inputs.others else None
+    return readers.load_dumps(inputs.spark, inputs.others, inputs.options) if inputs.others else None
 
 
 def _union(frames: list[DataFrame]) -> DataFrame | None:

@@ -57,13 +57,17 @@ ENTITY_STATS_SCHEMA = StructType(
         StructField("client_id", StringType(), True),
         StructField("ip", StringType(), True),
         StructField("samples", LongType(), False),
+        StructField("mean", DoubleType(), True),  # the worst broker's mean rate
         StructField("p50", DoubleType(), True),
         StructField("p95", DoubleType(), True),
         StructField("p99", DoubleType(), True),
         StructField("max", DoubleType(), True),
+        StructField("busy_samples", LongType(), False),  # rate > 0
         StructField("throttle_samples", LongType(), False),
         StructField("throttled_samples", LongType(), False),
-        StructField("throttle_ms_total", DoubleType(), True),
+        # mean of the throttle-time samples > 0. Not a sum: a broker's throttle-time is an Avg
+        # over its window, and adding up averages gives no total of anything.
+        StructField("throttle_ms_mean", DoubleType(), True),
         StructField("throttle_ms_max", DoubleType(), True),
         StructField("first_ts_ms", LongType(), True),
         StructField("last_ts_ms", LongType(), True),

@@ -1,10 +1,20 @@
 """Quota recommendations and idle-quota detection. Pure: rows of entity stats in, values out.
 
-Method (admin-tools-and-metric-dumps.md §D.4, "proposed method"):
-    recommended = roundup_nice(P(rate) × (1 + headroom)), P = p99 of the worst broker by default.
-Throttled samples are *censored*: while throttled, the observed rate is capped near the quota,
-so true demand is at least the quota. When more than ``censored_threshold`` of an entity's
-samples were throttled we do not trust P and step up: ``max(..., current × step_up)``.
+Every rule (README "analyze recommend" lists the same):
+1. recommended = roundup_nice(P(rate) × (1 + headroom)), P = p99 of the worst broker by default
+   (admin-tools-and-metric-dumps.md §D.4, "proposed method").
+2. Throttled samples are *censored*: while throttled, the observed rate is capped near the
+   quota, so true demand is at least the quota. When more than ``censored_threshold`` of an
+   entity's samples were throttled we do not trust P and step up: ``max(..., current × step_up)``.
+3. Floor: never below ``floors[kind]`` (1 MiB/s for byte rates, Confluent Cloud's minimum:
+   a smaller byte-rate quota throttles ordinary batches), applied after rounding.
+4. Whole numbers: rounding keeps 2 significant digits, and byte/connection rates are integers.
+5. The store's structure is kept: an entity whose quota comes from a default (or from a user
+   quota its client-ids share) gets no quota of its own; the recommendation goes to the quota
+   it inherits, sized for the largest of the entities that share it. Only entities without
+   any quota get one of their own.
+6. Internal and short-lived clients are skipped (:data:`INTERNAL_CLIENT_IDS`; fewer than
+   ``min_busy_samples`` samples with traffic): there is too little of their traffic to size.
 Worked example: p99 = 1.6 MB/s, headroom 0.25 -> 2.0 MB/s; if 5 % of samples were throttled at
 a 1.5 MB/s quota, max(2.0, 1.5 × 1.5 = 2.25) -> 2.3 MB/s after rounding up to 2 significant digits.
 """
@@ -12,7 +22,8 @@ a 1.5 MB/s quota, max(2.0, 1.5 × 1.5 = 2.25) -> 2.3 MB/s after rounding up to 2
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 from spark_analysis.quotas import QuotaRecordTuple
@@ -27,6 +38,25 @@ DEFAULT_FLOORS: Mapping[str, float] = {
 }
 #: quota keys Kafka stores as LONG / INT: must be whole numbers (quota-enforcement.md §0).
 WHOLE_NUMBER_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate", "connection_creation_rate"})
+#: client-ids that are not applications (whole-name match): kconfigs' own admin client and
+#: gateway probes; Kafka's Java AdminClient default (kafka-configs.sh, kafka-topics.sh, ...);
+#: a broker's own clients (replica fetchers ``broker-<id>-fetcher-<n>``, ``broker-<id>-txn-...``).
+INTERNAL_CLIENT_IDS = re.compile(r"kconfigs|kconfigs-.+|adminclient-\d+|broker-\d+-.+")
+#: where an effective quota comes from (quotas.ResolvedQuota.level) -> the configured entity:
+#: per tag, "own" = the entity's own name, "default" = <default>
+_LEVEL_ENTITY = {
+    "1 user+client": {"user": "own", "client-id": "own"},
+    "2 user+<default> client": {"user": "own", "client-id": "default"},
+    "3 user": {"user": "own"},
+    "4 <default> user+client": {"user": "default", "client-id": "own"},
+    "5 <default> user+<default> client": {"user": "default", "client-id": "default"},
+    "6 <default> user": {"user": "default"},
+    "7 client": {"client-id": "own"},
+    "8 <default> client": {"client-id": "default"},
+    "ip": {"ip": "own"},
+    "<default> ip": {"ip": "default"},
+}
+_ROW_FIELD = {"user": "user", "client-id": "client_id", "ip": "ip"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +67,7 @@ class SizingPolicy:
     step_up: float = 1.5
     over_provisioned_ratio: float = 0.25  # flag when P < 0.25 × quota
     floors: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_FLOORS))
+    min_busy_samples: int = 3  # fewer samples with traffic: a short-lived client, not sized
 
 
 @dataclass(frozen=True)
@@ -45,10 +76,18 @@ class Recommendation:
     kind: str
     key: str
     current: float | None
-    recommended: float
+    recommended: float | int  # int for WHOLE_NUMBER_KEYS
     observed: float
     throttled_fraction: float
     reason: str
+    shared_by: int = 1  # analysed entities whose quota this is
+
+
+def plain_number(value: float) -> str:
+    """A quota value as people write it: ``5242880``, ``2.5`` (never ``5.24288e+06``)."""
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.6f}".rstrip("0").rstrip(".")
 
 
 def roundup_nice(value: float, digits: int = 2) -> float:
@@ -82,18 +121,70 @@ def recommend_one(row: Mapping, key: str, policy: SizingPolicy) -> Recommendatio
     value = roundup_nice(value)
     floor = policy.floors.get(row["kind"], 0.0)
     if value < floor:  # after rounding: the floor is exact (1 MiB/s, not 1.1 MB/s)
-        value, reason = floor, f"floor {floor:g}"
+        value, reason = floor, f"floor {plain_number(floor)}"
     if key in WHOLE_NUMBER_KEYS:
-        value = float(math.ceil(value))
+        value = int(math.ceil(value))
     if current is not None and observed < policy.over_provisioned_ratio * current:
         reason += f"; over-provisioned ({policy.percentile} < {policy.over_provisioned_ratio:g} × current)"
     return Recommendation(entity_of(row), row["kind"], key, current, value, observed, throttled, reason)
 
 
+def skip_reason(row: Mapping, policy: SizingPolicy) -> str | None:
+    """Why an entity gets no recommendation (rule 6), or None."""
+    client = row.get("client_id")
+    if client and INTERNAL_CLIENT_IDS.fullmatch(client):
+        return "internal client"
+    if (row.get("busy_samples") or 0) < policy.min_busy_samples:
+        return f"short-lived (traffic in fewer than {policy.min_busy_samples} samples)"
+    return None
+
+
+def configured_entity(row: Mapping) -> dict:
+    """The quota entity an analysed entity's effective quota is configured on (rule 5): its
+    own tags when it has no quota; None = ``<default>``."""
+    shape = _LEVEL_ENTITY.get(row.get("quota_level") or "")
+    if row.get("quota") is None or shape is None:
+        return entity_of(row)
+    return {tag: (row.get(_ROW_FIELD[tag]) if part == "own" else None) for tag, part in shape.items()}
+
+
+def _entity_sort_key(entity: dict) -> list:
+    return sorted((tag, "" if name is None else name) for tag, name in entity.items())
+
+
 def recommend(rows: Iterable[Mapping], kind_keys: Mapping[str, str], policy: SizingPolicy = SizingPolicy()) -> list[Recommendation]:
-    """Recommendations for every row with samples, sorted by entity then key."""
-    result = [r for r in (recommend_one(row, kind_keys[row["kind"]], policy) for row in rows) if r is not None]
-    return sorted(result, key=lambda r: (sorted(r.entity.items()), r.key))
+    """One recommendation per configured quota the analysed entities use (rules 1-6), sorted by
+    entity then key; entities sharing a quota (a default) get the largest of their values."""
+    merged: dict[tuple, Recommendation] = {}
+    for row in rows:
+        if skip_reason(row, policy) is not None:
+            continue
+        rec = recommend_one(row, kind_keys[row["kind"]], policy)
+        if rec is None:
+            continue
+        target = configured_entity(row)
+        key = (tuple(_entity_sort_key(target)), rec.key)
+        before = merged.get(key)
+        shared = 1 if before is None else before.shared_by + 1
+        largest = rec if before is None or rec.recommended > before.recommended else before
+        merged[key] = replace(largest, entity=target, shared_by=shared)
+    result = [r if r.shared_by == 1 else replace(r, reason=f"{r.reason}; largest of {r.shared_by} entities sharing this quota")
+              for r in merged.values()]
+    return sorted(result, key=lambda r: (_entity_sort_key(r.entity), r.key))
+
+
+def policy_header(policy: SizingPolicy) -> list[str]:
+    """The rules behind a recommendation file, written at its top (rules 1-6)."""
+    floors = ", ".join(f"{kind} {plain_number(value)}" for kind, value in policy.floors.items())
+    return [
+        f"kconfigs analyze recommend: {policy.percentile} of the worst broker × {1 + policy.headroom:g}, "
+        "rounded up to 2 significant digits (whole numbers for byte and connection rates)",
+        f"throttled in more than {policy.censored_threshold:.0%} of samples: at least current × {policy.step_up:g}",
+        f"floors: {floors}",
+        "quotas inherited from a default stay on that default, sized for the largest entity using it",
+        f"skipped: internal client-ids ({INTERNAL_CLIENT_IDS.pattern}) and entities with traffic in "
+        f"fewer than {policy.min_busy_samples} samples",
+    ]
 
 
 def as_quota_records(recommendations: Iterable[Recommendation]) -> list[QuotaRecordTuple]:

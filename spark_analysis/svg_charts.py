@@ -27,9 +27,18 @@ def human_rate(value: float | None, unit: str) -> str:
     return f"{value:.3g} {unit}"
 
 
+#: px per character of the 10.5 px axis font (a generous average, so text is never clipped)
+CHAR_PX = 6.6
+
+
 def _time_label(ts_ms: float, span_ms: float) -> str:
+    """A dated UTC time: seconds shown only when the axis spans less than 6 hours."""
     moment = dt.datetime.fromtimestamp(ts_ms / 1000, tz=dt.timezone.utc)
-    return moment.strftime("%H:%M:%S" if span_ms < 6 * 3600_000 else "%m-%d %H:%M")
+    return moment.strftime("%Y-%m-%d %H:%M:%S" if span_ms < 6 * 3600_000 else "%Y-%m-%d %H:%M")
+
+
+def _text_px(text: str) -> float:
+    return len(text) * CHAR_PX
 
 
 def _nice_max(value: float) -> float:
@@ -44,12 +53,14 @@ def line_chart(points: list[dict], quota: float | None, unit: str, title: str, w
 
     ``points``: dicts with bucket_ms, rate_mean, rate_max, throttled_samples (sorted by time).
     """
-    left, right, top, bottom = 70, 12, 28, 34
-    plot_w, plot_h = width - left - right, height - top - bottom
     xs = [p["bucket_ms"] for p in points] or [0]
     x0, x1 = min(xs), max(max(xs), min(xs) + 1)
     peak = max([p["rate_max"] or 0 for p in points] + [quota or 0])
     y_max = _nice_max(peak * 1.05)
+    y_labels = [human_rate(y_max * i / 4, unit) for i in range(5)]
+    # the widest y label decides the left margin: "1000 KiB/s" or "12.5 % thread" never clipped
+    left, right, top, bottom = max(70, round(max(_text_px(t) for t in y_labels)) + 14), 14, 28, 40
+    plot_w, plot_h = width - left - right, height - top - bottom
 
     def x(ts: float) -> float:
         return left + (ts - x0) / (x1 - x0) * plot_w
@@ -60,13 +71,14 @@ def line_chart(points: list[dict], quota: float | None, unit: str, title: str, w
     parts = [f'<svg class="chart line-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
              f'<title>{escape(title)}</title>',
              f'<text x="{left}" y="16" class="chart-title">{escape(title)}</text>']
-    for i in range(5):  # horizontal grid and y labels
+    for i, label in enumerate(y_labels):  # horizontal grid and y labels
         value = y_max * i / 4
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(value):.1f}" y2="{y(value):.1f}" class="grid"/>')
-        parts.append(f'<text x="{left - 6}" y="{y(value) + 4:.1f}" class="axis" text-anchor="end">{escape(human_rate(value, unit))}</text>')
-    for i, anchor in enumerate(("start", "middle", "middle", "end")):  # ends stay inside the box
-        ts = x0 + (x1 - x0) * i / 3
-        parts.append(f'<text x="{x(ts):.1f}" y="{height - 12}" class="axis" text-anchor="{anchor}">{escape(_time_label(ts, x1 - x0))}</text>')
+        parts.append(f'<text x="{left - 6}" y="{y(value) + 4:.1f}" class="axis y-label" text-anchor="end">{escape(label)}</text>')
+    for i, anchor in enumerate(("start", "middle", "end")):  # dated; the ends stay inside the box
+        ts = x0 + (x1 - x0) * i / 2
+        parts.append(f'<text x="{x(ts):.1f}" y="{height - 20}" class="axis x-label" text-anchor="{anchor}">{escape(_time_label(ts, x1 - x0))}</text>')
+    parts.append(f'<text x="{left + plot_w}" y="{height - 6}" class="axis" text-anchor="end">time (UTC)</text>')
     if points:
         band = [f"{x(p['bucket_ms']):.1f},{y(p['rate_max'] or 0):.1f}" for p in points]
         base = [f"{x(p['bucket_ms']):.1f},{y(0):.1f}" for p in reversed(points)]
@@ -78,7 +90,10 @@ def line_chart(points: list[dict], quota: float | None, unit: str, title: str, w
                 parts.append(f'<rect x="{x(p["bucket_ms"]) - 1:.1f}" y="{top + plot_h + 2}" width="3" height="6" fill="{PALETTE_THROTTLE}" class="throttle-tick"/>')
     if quota:
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(quota):.1f}" y2="{y(quota):.1f}" stroke="{PALETTE_QUOTA}" stroke-dasharray="6 4" stroke-width="1.5" class="quota-line"/>')
-        parts.append(f'<text x="{left + plot_w - 4}" y="{y(quota) - 5:.1f}" class="axis quota-label" text-anchor="end">quota {escape(human_rate(quota, unit))}</text>')
+        # above its line, or below it when the line is near the top; a white halo keeps it off the series
+        label_y = y(quota) - 5 if y(quota) - 14 > top else y(quota) + 13
+        parts.append(f'<text x="{left + plot_w - 4}" y="{label_y:.1f}" class="axis quota-label" text-anchor="end" '
+                     f'paint-order="stroke" stroke="#ffffff" stroke-width="3">quota {escape(human_rate(quota, unit))}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -92,27 +107,51 @@ def _heat_color(fraction: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
+def _heat_scale(x: float, y: float) -> str:
+    """The colour scale: a ramp from 0 % to 100 % throttled, and the "no data" swatch."""
+    steps = 10
+    parts = [f'<g class="heat-scale"><text x="{x}" y="{y + 9}" class="axis">throttled share:</text>']
+    ramp_x = x + 100
+    for i in range(steps + 1):
+        parts.append(f'<rect x="{ramp_x + i * 14}" y="{y}" width="14" height="10" fill="{_heat_color(i / steps)}"/>')
+    parts.append(f'<text x="{ramp_x}" y="{y + 22}" class="axis" text-anchor="start">0 %</text>')
+    parts.append(f'<text x="{ramp_x + 7 * (steps + 1)}" y="{y + 22}" class="axis" text-anchor="middle">50 %</text>')
+    parts.append(f'<text x="{ramp_x + 14 * (steps + 1)}" y="{y + 22}" class="axis" text-anchor="end">100 %</text>')
+    swatch_x = ramp_x + 14 * (steps + 1) + 24
+    parts.append(f'<rect x="{swatch_x}" y="{y}" width="14" height="10" fill="#ffffff" stroke="#cbd5e1"/>'
+                 f'<text x="{swatch_x + 20}" y="{y + 9}" class="axis">no data</text></g>')
+    return "".join(parts)
+
+
 def heat_map(rows: list[tuple[str, list[float | None]]], bucket_starts_ms: list[int], title: str, width: int = 900) -> str:
-    """Entities (rows) × time buckets (columns), colour = throttled fraction of samples."""
-    label_w, top, cell_h = 320, 30, 18
+    """Entities (rows) × time buckets (columns), colour = throttled fraction of samples.
+
+    Labels are never cut: the label column is as wide as the longest one. ``width`` is the
+    minimum width; a colour scale sits under the dated time axis.
+    """
+    longest = max((_text_px(label) for label, _ in rows), default=0)
+    label_w, top, cell_h = max(160, round(longest) + 16), 30, 18
     columns = max(len(bucket_starts_ms), 1)
+    width = max(width, label_w + 10 + 4 * columns)
     cell_w = (width - label_w - 10) / columns
-    height = top + cell_h * len(rows) + 30
+    axis_y = top + cell_h * len(rows) + 14
+    height = axis_y + 40
     parts = [f'<svg class="chart heat-map" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
              f'<title>{escape(title)}</title>', f'<text x="0" y="16" class="chart-title">{escape(title)}</text>']
     span = (bucket_starts_ms[-1] - bucket_starts_ms[0]) if len(bucket_starts_ms) > 1 else 1
     for r, (label, fractions) in enumerate(rows):
         y = top + r * cell_h
-        parts.append(f'<text x="{label_w - 8}" y="{y + 13}" class="axis" text-anchor="end">{escape(label if len(label) <= 50 else label[:49] + "…")}</text>')
+        parts.append(f'<text x="{label_w - 8}" y="{y + 13}" class="axis heat-label" text-anchor="end">{escape(label)}</text>')
         for c, fraction in enumerate(fractions):
             shown = "no data" if fraction is None else f"{fraction:.0%} throttled"
             fill = "#ffffff" if fraction is None else _heat_color(fraction)
             tip = f"{label} @ {_time_label(bucket_starts_ms[c], span)}: {shown}"
             parts.append(f'<rect x="{label_w + c * cell_w:.1f}" y="{y}" width="{max(cell_w - 1, 1):.1f}" height="{cell_h - 2}" fill="{fill}" class="heat-cell"><title>{escape(tip)}</title></rect>')
-    for i, anchor in enumerate(("start", "middle", "middle", "end")):
-        index = min(round((columns - 1) * i / 3), len(bucket_starts_ms) - 1)
+    for i, anchor in enumerate(("start", "middle", "end")):
+        index = min(round((columns - 1) * i / 2), len(bucket_starts_ms) - 1)
         if index >= 0:
             x = label_w + (index + (1 if anchor == "end" else 0)) * cell_w
-            parts.append(f'<text x="{x:.1f}" y="{height - 10}" class="axis" text-anchor="{anchor}">{escape(_time_label(bucket_starts_ms[index], span))}</text>')
+            parts.append(f'<text x="{x:.1f}" y="{axis_y}" class="axis x-label" text-anchor="{anchor}">{escape(_time_label(bucket_starts_ms[index], span))}</text>')
+    parts.append(_heat_scale(label_w, axis_y + 14))
     parts.append("</svg>")
     return "".join(parts)

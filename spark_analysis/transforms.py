@@ -75,14 +75,17 @@ def group_stats(frame: DataFrame, keys: list[str]) -> DataFrame:
     summary (malformed lines, samples, time range): the report reads its inputs once here.
     """
     is_throttled = F.col("throttle_ms") > 0
+    is_busy = F.col("rate") > 0
     return frame.groupBy(*keys, "_bad").agg(
         F.count(F.lit(1)).alias("rows"),
         F.count("rate").alias("samples"),
+        F.avg("rate").alias("mean"),
         *_percentile_columns("rate"),
         F.max("rate").alias("max"),
+        F.count(F.when(is_busy, 1)).alias("busy_samples"),
         F.count("throttle_ms").alias("throttle_samples"),
         F.count(F.when(is_throttled, 1)).alias("throttled_samples"),
-        F.sum("throttle_ms").alias("throttle_ms_total"),
+        F.avg(F.when(is_throttled, F.col("throttle_ms"))).alias("throttle_ms_mean"),
         F.max("throttle_ms").alias("throttle_ms_max"),
         F.min("ts_ms").alias("first_ts_ms"),
         F.max("ts_ms").alias("last_ts_ms"),
@@ -105,13 +108,16 @@ def summary_of(groups: list[dict]) -> dict:
 
 
 def entity_stats(per_source: DataFrame) -> DataFrame:
-    """Roll per-source stats up to the entity: worst broker's percentiles, summed counts."""
+    """Roll per-source stats up to the entity: worst broker's mean and percentiles, summed counts,
+    throttle-time mean over all throttled samples."""
+    throttle_ms_sum = F.sum(F.col("throttle_ms_mean") * F.col("throttled_samples"))
     stats = per_source.groupBy(*ENTITY_COLUMNS).agg(
         F.sum("samples").alias("samples"),
-        *(F.max(c).alias(c) for c in ("p50", "p95", "p99", "max")),
+        *(F.max(c).alias(c) for c in ("mean", "p50", "p95", "p99", "max")),
+        F.sum("busy_samples").alias("busy_samples"),
         F.sum("throttle_samples").alias("throttle_samples"),
         F.sum("throttled_samples").alias("throttled_samples"),
-        F.sum("throttle_ms_total").alias("throttle_ms_total"),
+        (throttle_ms_sum / F.sum("throttled_samples")).alias("throttle_ms_mean"),
         F.max("throttle_ms_max").alias("throttle_ms_max"),
         F.min("first_ts_ms").alias("first_ts_ms"),
         F.max("last_ts_ms").alias("last_ts_ms"),

@@ -26,8 +26,6 @@ REPLAY_KINDS = ("produce", "fetch", "request", "connection", "producer_id")
 #: rate (quota unit per s) × window ms -> recording unit: bytes; request % of a thread -> ns
 #: (1 % for 1 ms = 0.01 × 1e6 ns = 1e4 ns); connections/s -> count.
 _AMOUNT_PER_RATE_MS = {"produce": 1e-3, "fetch": 1e-3, "request": 1e4, "connection": 1e-3}
-DEFAULT_INTERVAL_MS = 10_000
-MAX_INTERVAL_MS = 60_000  # a gap longer than this is a sensor gap, not one long sample
 
 
 def load_trace(spark: SparkSession, path: str) -> DataFrame:
@@ -45,19 +43,27 @@ def load_trace(spark: SparkSession, path: str) -> DataFrame:
 def events_from_samples(samples: DataFrame) -> DataFrame:
     """Canonical rate samples -> one event per sample carrying the amount of its interval.
 
-    The interval is the usage-log window, else the gap to the entity's next sample on that
-    broker (capped at 60 s; the last sample reuses 10 s). A connection sample of n/s over t s
-    becomes round(n·t) connection events. Each window's amount is one request at its start: a
-    model of the traffic, coarser than the real requests the broker saw. An amount that rounds
-    to 0 is no event.
+    The interval is what the data says: the usage-log window, else the gap to the entity's next
+    sample on that broker. A gap longer than twice the series' usual spacing (its median gap) is
+    a hole in the data (an expired sensor, a missed scrape), so the sample covers one usual
+    spacing; so does the series' last sample. A series with a single sample takes the usual
+    spacing of its broker's other series; with none (one scrape) it has no interval and no event.
+    A connection sample of n/s over t s becomes round(n·t) connection events. Each interval's
+    amount is one request at its start: a model of the traffic, coarser than the real requests
+    the broker saw. An amount that rounds to 0 is no event.
     """
-    entity = Window.partitionBy("source", "kind", "user", "client_id", "ip").orderBy("ts_ms")
-    gap_ms = F.least(F.lead("ts_ms").over(entity) - F.col("ts_ms"), F.lit(MAX_INTERVAL_MS))
-    interval_ms = F.coalesce(F.col("window_ms"), gap_ms, F.lit(DEFAULT_INTERVAL_MS))
+    series = ["source", "kind", "user", "client_id", "ip"]
+    rated = samples.filter(F.col("rate").isNotNull() & F.col("kind").isin(*_AMOUNT_PER_RATE_MS))
+    next_gap_ms = F.lead("ts_ms").over(Window.partitionBy(*series).orderBy("ts_ms")) - F.col("ts_ms")
+    with_gap = rated.select("*", next_gap_ms.alias("_gap_ms"))
+    usual_ms = F.coalesce(F.median("_gap_ms").over(Window.partitionBy(*series)),
+                          F.median("_gap_ms").over(Window.partitionBy("source")))
+    in_step = F.col("_gap_ms") <= 2 * F.col("_usual_ms")  # null (last sample) -> the usual spacing
+    with_usual = with_gap.select("*", usual_ms.alias("_usual_ms"))
+    interval_ms = F.coalesce(F.col("window_ms"), F.when(in_step, F.col("_gap_ms")).otherwise(F.col("_usual_ms")))
     factor = F.create_map(*(F.lit(x) for pair in _AMOUNT_PER_RATE_MS.items() for x in pair))
     amount = F.round(F.col("rate") * interval_ms * factor[F.col("kind")]).cast("long")
-    rated = samples.filter(F.col("rate").isNotNull() & F.col("kind").isin(*_AMOUNT_PER_RATE_MS))
-    with_amount = rated.select("ts_ms", "source", "kind", "user", "client_id", "ip", amount.alias("amount"))
+    with_amount = with_usual.select("ts_ms", "source", "kind", "user", "client_id", "ip", amount.alias("amount"))
     # an idle interval (rate 0, e.g. a window the usage log left out) is no request: a broker
     # records nothing then, so the replay does not either (sensor expiry depends on it)
     busy = with_amount.filter(F.col("amount") >= 1)

@@ -17,6 +17,31 @@ _STORE_KEYS = ("zookeeper", "bootstrap_server", "bootstrap_controller", "command
                "zk_auth", "zk_tls_config_file")
 
 
+def _check_timezone(ctx, param, value: str | None) -> str | None:
+    """A zone name (tz database) or a UTC offset; checked before Spark starts."""
+    import re
+    import zoneinfo
+
+    if value is None or re.fullmatch(r"(UTC|GMT)?[+-]\d{1,2}(:\d{2})?|UTC|GMT|Z", value):
+        return value
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise click.BadParameter(f"unknown time zone {value!r} (use e.g. Europe/Paris, UTC or +02:00)") from None
+    return value
+
+
+def _input_args(kwargs: dict):
+    """InputArgs from the shared input options (popped from ``kwargs``)."""
+    from spark_analysis.dumpfiles import ReadOptions
+    from spark_analysis.jobs import InputArgs
+
+    interval_s = kwargs.pop("scrape_interval_s")
+    read = ReadOptions(kwargs.pop("jmx_date_format"), kwargs.pop("timezone"),
+                       None if interval_s is None else round(interval_s * 1000))
+    return InputArgs(list(kwargs.pop("inputs")), kwargs.pop("input_format"), kwargs.pop("strict"), read)
+
+
 def _input_options(func: Callable) -> Callable:
     options = [
         click.argument("inputs", nargs=-1, required=True, metavar="DUMP..."),
@@ -25,7 +50,14 @@ def _input_options(func: Callable) -> Callable:
         click.option("--strict", is_flag=True, help="Fail when any input line is malformed."),
         click.option("--jmx-date-format", metavar="PATTERN",
                      help="JmxTool --date-format pattern of the time column (default: epoch ms, "
-                          "else yyyy-MM-dd HH:mm:ss in UTC)."),
+                          "else yyyy-MM-dd HH:mm:ss)."),
+        click.option("--timezone", metavar="ZONE", callback=_check_timezone,
+                     help="Zone of --jmx-date-format times, e.g. Europe/Paris or +02:00 (JmxTool "
+                          "prints the broker host's local time; default: this machine's zone)."),
+        click.option("--scrape-interval", "scrape_interval_s", type=click.FloatRange(min=0, min_open=True),
+                     metavar="SECONDS",
+                     help="Period of Prometheus scrapes appended to one file without timestamps "
+                          "(curl >> file in a loop); such a file is refused without it."),
         click.option("--quotas", "quota_file", type=click.Path(dir_okay=False),
                      help="Quota file (TOML [[quota]] tables) with the quotas in force."),
         click.option("--master", default="local[*]", show_default=True, help="Spark master URL."),
@@ -84,11 +116,9 @@ def _spark(kwargs: dict) -> Iterator[tuple]:
 
 
 def _report_args(kwargs: dict, top_n: int):
-    from spark_analysis.jobs import InputArgs, ReportArgs
+    from spark_analysis.jobs import ReportArgs
 
-    inputs = InputArgs(list(kwargs.pop("inputs")), kwargs.pop("input_format"), kwargs.pop("strict"),
-                       kwargs.pop("jmx_date_format"))
-    return ReportArgs(inputs, _quota_records(kwargs), top_n=top_n)
+    return ReportArgs(_input_args(kwargs), _quota_records(kwargs), top_n=top_n)
 
 
 def _emit(data, fmt: str, output_path: str | None, html_path: str | None, extra: dict | None = None) -> None:
@@ -129,7 +159,12 @@ def report_command(fmt, output_path, html_path, top_n, **kwargs) -> None:
 @click.option("--headroom", type=click.FloatRange(0), default=0.25, show_default=True,
               help="Recommended = percentile × (1 + headroom).")
 def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile, headroom, **kwargs) -> None:
-    """Recommend per-entity quotas (throttled periods count as censored demand)."""
+    """Recommend quotas (throttled periods count as censored demand).
+
+    Quotas inherited from a default stay on that default; internal client-ids (kconfigs,
+    adminclient-N, broker-N-...) and clients with traffic in fewer than 3 samples are skipped;
+    byte rates are at least 1 MiB/s. The written file's header lists every rule.
+    """
     from dataclasses import asdict
 
     from spark_analysis import quotas as quota_io
@@ -140,11 +175,12 @@ def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile
     policy = sizing.SizingPolicy(percentile=percentile, headroom=headroom)
     with _spark(kwargs) as (spark, progress):
         outcome, recs = run_recommend(spark, args, policy, progress.step)
-    header = [f"kconfigs analyze recommend: {percentile} × {1 + headroom:g}, throttled demand stepped up"]
-    quota_io.write_quota_file(write_path, sizing.as_quota_records(recs), header)
+    quota_io.write_quota_file(write_path, sizing.as_quota_records(recs), sizing.policy_header(policy))
     data = outcome.data.__class__(**{**outcome.data.__dict__, "recommendations": recs})
     _emit(data, fmt, output_path, html_path, {"recommendations": [asdict(r) for r in recs]})
-    click.echo(f"Wrote {len(recs)} recommendation(s) to {write_path}", err=True)
+    skipped = sum(1 for row in outcome.data.rows if sizing.skip_reason(row, policy))
+    click.echo(f"Wrote {len(recs)} recommendation(s) to {write_path}"
+               + (f" ({skipped} internal or short-lived entit{'y' if skipped == 1 else 'ies'} skipped)" if skipped else ""), err=True)
 
 
 @analyze.command("whatif")
@@ -163,11 +199,9 @@ def whatif_command(proposed_file, fmt, output_path, top_n, **kwargs) -> None:
     """
     from spark_analysis import outputs
     from spark_analysis import quotas as quota_io
-    from spark_analysis.jobs import InputArgs, WhatIfArgs, run_whatif
+    from spark_analysis.jobs import WhatIfArgs, run_whatif
 
-    inputs = InputArgs(list(kwargs.pop("inputs")), kwargs.pop("input_format"), kwargs.pop("strict"),
-                       kwargs.pop("jmx_date_format"))
-    args = WhatIfArgs(inputs, quota_io.load_quota_file(proposed_file), _quota_records(kwargs))
+    args = WhatIfArgs(_input_args(kwargs), quota_io.load_quota_file(proposed_file), _quota_records(kwargs))
     with _spark(kwargs) as (spark, progress):
         rows = run_whatif(spark, args, progress.step)
     if fmt == "table":

@@ -66,10 +66,13 @@ class KafkaBroker(RestartableServer):
 
     mode = "?"
 
-    def __init__(self, version: str, workdir: Path, extra_props: dict[str, str] | None = None) -> None:
+    def __init__(self, version: str, workdir: Path, extra_props: dict[str, str] | None = None,
+                 extra_jvm_flags: tuple[str, ...] = ()) -> None:
         self.version = version
         self.workdir = Path(workdir)
         self.extra_props = dict(extra_props or {})
+        #: e.g. a ``-javaagent:`` or remote-JMX system properties (metric-dump capture tests)
+        self.extra_jvm_flags = tuple(extra_jvm_flags)
         self.log_dir = self.workdir / "data"
         self.config_path = self.workdir / "server.properties"
         self.log_path = self.workdir / "server.log"
@@ -101,7 +104,8 @@ class KafkaBroker(RestartableServer):
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text(_properties_text(self.server_props()))
         self.prepare_storage()
-        argv = java_command(self.version, KAFKA_MAIN, [str(self.config_path)], role="server")
+        argv = java_command(self.version, KAFKA_MAIN, [str(self.config_path)], role="server",
+                            extra_jvm_flags=self.extra_jvm_flags)
         self._process = ServerProcess(self.name, argv, self.log_path)
         self._process.start()
         try:
@@ -174,8 +178,8 @@ class KraftBroker(KafkaBroker):
     mode = "kraft"
 
     def __init__(self, version: str, workdir: Path, sasl_scram: bool = False,
-                 extra_props: dict[str, str] | None = None) -> None:
-        super().__init__(version, workdir, extra_props)
+                 extra_props: dict[str, str] | None = None, extra_jvm_flags: tuple[str, ...] = ()) -> None:
+        super().__init__(version, workdir, extra_props, extra_jvm_flags)
         self.sasl_scram = sasl_scram
         self.controller_port = 0
         self.sasl_port = 0

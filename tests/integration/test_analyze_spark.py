@@ -309,7 +309,7 @@ def test_csv_and_parquet_outputs_carry_the_entity_rows(spark, tmp_path):
     import pandas as pd
 
     code, out, _ = run_main("analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "csv", "--no-progress")
-    assert code == 0 and out.splitlines()[0].startswith("kind,user,client_id,ip,samples,p50,p95,p99,max")
+    assert code == 0 and out.splitlines()[0].startswith("kind,user,client_id,ip,samples,mean,p50,p95,p99,max")
     parquet = tmp_path / "rows.parquet"
     code, _, err = run_main("analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "parquet",
                            "--output", str(parquet), "--no-progress")
@@ -344,8 +344,42 @@ def test_html_report_opens_in_headless_chromium_with_its_charts(spark, tmp_path)
     assert dom.stdout.count('class="chart line-chart"') == 6
     assert dom.stdout.count('class="quota-line"') >= 1 and 'class="chart heat-map"' in dom.stdout
     assert dom.stdout.count('class="heat-cell"') > 100
+    assert 'class="heat-scale"' in dom.stdout and "…" not in dom.stdout  # a colour scale; no label cut short
+    assert _rendering_faults(chromium, flags, html) == []
     if os.environ.get("KCONFIGS_KEEP_SCREENSHOT"):
         shutil.copy(png, os.environ["KCONFIGS_KEEP_SCREENSHOT"])
+
+
+#: run in Chromium on a copy of the report: every chart text inside its SVG box, axes dated,
+#: each quota label clear of its own line (the report itself stays script-free)
+_LAYOUT_PROBE = """<script>
+const faults = [];
+for (const svg of document.querySelectorAll("svg.chart")) {
+  const box = svg.viewBox.baseVal;
+  for (const text of svg.querySelectorAll("text")) {
+    const b = text.getBBox();
+    if (b.x < -0.5 || b.y < -0.5 || b.x + b.width > box.width + 0.5 || b.y + b.height > box.height + 0.5)
+      faults.push("clipped: " + text.textContent);
+  }
+  for (const text of svg.querySelectorAll("text.x-label"))
+    if (!/^\\d{4}-\\d{2}-\\d{2} /.test(text.textContent)) faults.push("undated: " + text.textContent);
+  const line = svg.querySelector(".quota-line"), label = svg.querySelector(".quota-label");
+  if (line && label) {
+    const y = Number(line.getAttribute("y1")), b = label.getBBox();
+    if (b.y < y + 1 && b.y + b.height > y - 1) faults.push("quota label over its line: " + label.textContent);
+  }
+}
+document.body.setAttribute("data-faults", JSON.stringify(faults));
+</script>"""
+
+
+def _rendering_faults(chromium: str, flags: list[str], html: Path) -> list[str]:
+    probe = html.with_name("probe.html")
+    probe.write_text(html.read_text().replace("</body>", _LAYOUT_PROBE + "</body>"))
+    dom = subprocess.run([chromium, *flags, "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120)
+    marker = 'data-faults="'
+    assert marker in dom.stdout, dom.stderr[-500:]
+    return json.loads(dom.stdout.split(marker, 1)[1].split('"', 1)[0].replace("&quot;", '"'))
 
 
 def test_quotas_come_from_a_kconfigs_store(spark, tmp_path):

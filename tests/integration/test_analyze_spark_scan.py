@@ -43,7 +43,7 @@ def _inputs(tmp_path: Path) -> list:
 
 def test_scan_statistics_and_summary_equal_the_canonical_table(spark, tmp_path):
     files = _inputs(tmp_path)
-    inputs = report_scan.open_inputs(spark, files, None)
+    inputs = report_scan.open_inputs(spark, files)
     groups = report_scan.scan_stats(inputs)
     want_summary, want_rows = _canonical_groups(spark, files)
     summary = transforms.summary_of(groups)
@@ -62,7 +62,7 @@ def _chart_rows(points) -> list[tuple]:
 def test_chart_points_equal_the_canonical_series_with_and_without_the_cell_check(spark, tmp_path):
     generate(GeneratorSpec(samples=4000, out_dir=str(tmp_path), fmt="jmxtool", entities=5, brokers=2))
     files = readers.classify_inputs([str(tmp_path)])
-    inputs = report_scan.open_inputs(spark, files, None)
+    inputs = report_scan.open_inputs(spark, files)
     entities = sorted({d[:4] for d in inputs.dims.values() if d[0] is not None}, key=repr)[:3]
     samples = transforms.valid_samples(readers.load_dumps(spark, files))
     want = _chart_rows(transforms.chart_series(samples, spark, entities, 60_000).collect())
@@ -72,7 +72,7 @@ def test_chart_points_equal_the_canonical_series_with_and_without_the_cell_check
 
 def test_chart_points_leave_out_malformed_lines(spark):
     files = readers.classify_inputs([str(FIXTURES / "broker-1.jmx.csv"), str(FIXTURES / "broker-2.jmx.csv")])
-    inputs = report_scan.open_inputs(spark, files, None)
+    inputs = report_scan.open_inputs(spark, files)
     entities = sorted({d[:4] for d in inputs.dims.values() if d[0] is not None}, key=repr)
     samples = transforms.valid_samples(readers.load_dumps(spark, files))
     want = _chart_rows(transforms.chart_series(samples, spark, entities, 1000).collect())

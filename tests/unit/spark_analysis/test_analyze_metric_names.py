@@ -1,5 +1,8 @@
 """Metric-name parsing: JmxTool headers and ObjectNames, jmx_exporter naming schemes (spec §C, §8)."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from spark_analysis import metric_names as names
 from spark_analysis.metric_names import MetricKey
 
@@ -60,3 +63,37 @@ def test_default_naming_keeps_the_group_case():
 def test_other_metrics_are_not_quota_metrics():
     assert names.parse_prometheus_sample("jvm_memory_bytes_used", {"area": "heap"}) is None
     assert names.parse_prometheus_sample("kafka_server_produce_byte_rate", {}) is None  # no entity tag
+
+
+# ---- ObjectName quoting: javax.management.ObjectName.quote / unquote ---------------------------
+
+
+def _jmx_quote(text: str) -> str:
+    """javax.management.ObjectName.quote, as the JDK writes it (Kafka's Sanitizer.jmxSanitize)."""
+    escaped = "".join({"\\": "\\\\", '"': '\\"', "*": "\\*", "?": "\\?", "\n": "\\n"}.get(c, c) for c in text)
+    return f'"{escaped}"'
+
+
+@given(st.text(alphabet=st.sampled_from('ab:,=*?"\\\n é') | st.characters(), max_size=20))
+def test_unquote_jmx_undoes_objectname_quote_for_any_text(text):
+    assert names.unquote_jmx(_jmx_quote(text)) == text
+
+
+def test_unquote_jmx_keeps_text_objectname_unquote_would_reject():
+    # a value ObjectName.unquote rejects was not written by quote(): it is a real name
+    for raw in ('"a"b"', '"a*b"', '"a\\xb"', '"trailing\\"', '"new\nline"', 'plain', '"', '""x'):
+        assert names.unquote_jmx(raw) == raw
+    assert names.unquote_jmx('""') == ""
+    assert names.unquote_jmx('"a\\\\n"') == "a\\n"  # an escaped backslash, then the letter n
+
+
+def test_prometheus_client_id_quoted_by_jmx_is_the_real_client_id_in_every_jmx_exporter_naming():
+    # as jmx_exporter 1.0.1 writes a client-id Kafka quoted (captured from a 3.9 broker):
+    # kafka_server_Produce_byte_rate{client_id="\"etl:nightly\""} -> label value "etl:nightly" with quotes
+    quoted = '"etl:nightly"'
+    assert names.parse_prometheus_sample("kafka_server_Produce_byte_rate", {"client_id": quoted}).client_id == "etl:nightly"
+    assert names.parse_prometheus_sample("kafka_server_produce_byte_rate", {"client_id": quoted}).client_id == "etl:nightly"
+    rules = names.parse_prometheus_sample("kafka_server_quota_byte_rate", {"resource": "Produce", "clientId": quoted})
+    assert rules == MetricKey("produce", "rate", None, "etl:nightly")
+    greedy = names.parse_prometheus_sample("kafka_server_quota_throttle_time", {"resource": "Fetch, user=u", "clientId": '"a\\*b"'})
+    assert greedy == MetricKey("fetch", "throttle_ms", "u", "a*b")

@@ -7,7 +7,7 @@ from spark_analysis.kinds import KIND_QUOTA_KEY
 def _row(**overrides):
     row = {"kind": "produce", "user": "alice", "client_id": "app", "ip": None, "samples": 100,
            "p50": 1_000_000.0, "p95": 1_500_000.0, "p99": 1_600_000.0, "max": 1_700_000.0,
-           "quota": 4_000_000.0, "throttled_fraction": 0.0}
+           "quota": 4_000_000.0, "throttled_fraction": 0.0, "busy_samples": 100}
     return {**row, **overrides}
 
 
@@ -57,3 +57,46 @@ def test_named_quota_without_usage_is_idle_but_defaults_never_are():
     assert idle == [{"entity": {"user": "ghost"}, "key": "producer_byte_rate", "quota": 1.0},
                     {"entity": {"user": "ghost"}, "key": "consumer_byte_rate", "quota": 2.0},
                     {"entity": {"user": "alice", "client-id": "app"}, "key": "consumer_byte_rate", "quota": 1.0}]
+
+
+def _resolved(level, quota=4_000_000.0, **overrides):
+    return _row(**{"quota": quota, "quota_level": level, **overrides})
+
+
+def test_entities_under_a_default_get_one_recommendation_on_that_default():
+    # six clients inherit the <default> client quota: one record for the default, none per client
+    rows = [_resolved("8 <default> client", user=None, client_id=f"app-{i}", p99=1_000_000.0 * (i + 1)) for i in range(6)]
+    recs = sizing.recommend(rows, KIND_QUOTA_KEY)
+    assert [(r.entity, r.recommended, r.shared_by) for r in recs] == [({"client-id": None}, 7_500_000, 6)]  # 6 MB/s × 1.25
+    assert "largest of 6 entities" in recs[0].reason
+    assert sizing.as_quota_records(recs) == [({"client-id": None}, {"producer_byte_rate": 7_500_000})]
+
+
+def test_each_precedence_level_keeps_its_configured_entity():
+    cases = {"1 user+client": {"user": "alice", "client-id": "app"}, "2 user+<default> client": {"user": "alice", "client-id": None},
+             "3 user": {"user": "alice"}, "4 <default> user+client": {"user": None, "client-id": "app"},
+             "5 <default> user+<default> client": {"user": None, "client-id": None}, "6 <default> user": {"user": None},
+             "7 client": {"client-id": "app"}, "8 <default> client": {"client-id": None}}
+    for level, entity in cases.items():
+        assert sizing.configured_entity(_resolved(level)) == entity, level
+    assert sizing.configured_entity(_resolved("<default> ip", kind="connection", ip="10.0.0.1")) == {"ip": None}
+    assert sizing.configured_entity(_row(quota=None, quota_level=None)) == {"user": "alice", "client-id": "app"}
+
+
+def test_internal_and_short_lived_clients_get_no_recommendation():
+    rows = [_resolved("7 client", user=None, client_id=c) for c in ("kconfigs", "adminclient-3", "broker-0-fetcher-0", "kconfigs-gateway-auth-probe")]
+    rows.append(_resolved("7 client", user=None, client_id="one-off", busy_samples=2))
+    rows.append(_resolved("7 client", user=None, client_id="etl:nightly"))
+    assert [r.entity for r in sizing.recommend(rows, KIND_QUOTA_KEY)] == [{"client-id": "etl:nightly"}]
+    assert sizing.skip_reason(rows[0], sizing.SizingPolicy()) == "internal client"
+    assert sizing.skip_reason(rows[4], sizing.SizingPolicy()).startswith("short-lived")
+
+
+def test_numbers_are_written_whole_and_every_rule_is_in_the_file_header():
+    rec = sizing.recommend_one(_row(p99=1000.0, quota=None), "producer_byte_rate", sizing.SizingPolicy())
+    assert rec.recommended == 1_048_576 and isinstance(rec.recommended, int) and rec.reason == "floor 1048576"
+    assert sizing.plain_number(5_242_880.0) == "5242880" and sizing.plain_number(2.5) == "2.5"
+    header = "\n".join(sizing.policy_header(sizing.SizingPolicy()))
+    for rule in ("p99", "× 1.25", "current × 1.5", "floors: produce 1048576", "default", "kconfigs", "fewer than 3 samples"):
+        assert rule in header, rule
+    assert "e+" not in header
