@@ -31,7 +31,7 @@ def _emit(records, output: str | None) -> None:
 def describe(output: str | None, **kwargs) -> None:
     """Show quotas: of one entity if one is named, else of every entity."""
     components = entity_components(kwargs)
-    store = open_from_kwargs(kwargs)
+    store = open_from_kwargs(kwargs, read_only=True)
     try:
         records = [r for r in store.describe(filter_from(components)) if r.configs]
     finally:
@@ -63,7 +63,7 @@ def alter(settings, add_config, deletes, dry_run, output, **kwargs) -> None:
         add.update(parse_add_config(setting))
     if not add and not deletes:
         raise UsageError("Nothing to change: give --set KEY=VALUE, --add-config or --delete KEY")
-    store = open_from_kwargs(kwargs)
+    store = open_from_kwargs(kwargs, read_only=dry_run)
     try:
         record = alter_entity(store, entity, ConfigChange(add=add, delete=list(deletes)), dry_run=dry_run)
     finally:
@@ -93,7 +93,7 @@ def delete(keys, **kwargs) -> None:
             raise ValidationError(f"Invalid config(s): {','.join(missing)}")
         return {k: v for k, v in current.items() if wanted and k not in wanted}
 
-    store = open_from_kwargs(kwargs)
+    store = open_from_kwargs(kwargs, read_only=False)
     try:
         store.alter(entity, update)
     finally:

@@ -41,11 +41,11 @@ def read_quota_file(path: str, fmt: str | None):
     return parse_quota_text(text, format_for_path(path, fmt), path)
 
 
-def _read_store(kwargs: dict):
+def _read_store(kwargs: dict, *, read_only: bool):
     """(store, records) with the store left open for the caller to close."""
     from kconfigs.model import MATCH_ALL
 
-    store = open_from_kwargs(kwargs)
+    store = open_from_kwargs(kwargs, read_only=read_only)
     try:
         return store, store.describe(MATCH_ALL)
     except BaseException:
@@ -74,7 +74,7 @@ def export(fmt, out_path, entity_types, **kwargs) -> None:
     """Write every quota of the store as a quota file (round-trips through apply)."""
     from kconfigs.quotafile import desired_from_records, format_for_path, render_quota_text
 
-    store, records = _read_store(kwargs)
+    store, records = _read_store(kwargs, read_only=True)
     store.close()
     desired = desired_from_records(records)
     if entity_types:
@@ -98,7 +98,7 @@ def diff(file, fmt, output, **kwargs) -> None:
     from kconfigs.plan import build_plan
 
     desired = read_quota_file(file, fmt)
-    store, records = _read_store(kwargs)
+    store, records = _read_store(kwargs, read_only=True)
     store.close()
     plan = build_plan(desired, records, prune=True)
     if output == "json":
@@ -124,7 +124,7 @@ def apply(file, dry_run, prune, fmt, output, **kwargs) -> None:
     from kconfigs.plan import build_plan
 
     desired = read_quota_file(file, fmt)  # every value checked before anything is written
-    store, records = _read_store(kwargs)
+    store, records = _read_store(kwargs, read_only=dry_run)
     try:
         plan = build_plan(desired, records, prune=prune)
         if dry_run and not plan.in_sync:

@@ -10,43 +10,6 @@ from kconfigs.errors import UsageError
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity
 
 
-def store_options(func: Callable) -> Callable:
-    """--zookeeper / --bootstrap-server / --store ...; each also read from a KCONFIGS_* variable."""
-    options = [
-        click.option("--zookeeper", envvar="KCONFIGS_ZOOKEEPER", metavar="HOST:PORT[/CHROOT]",
-                     help="ZooKeeper of a ZooKeeper-mode Kafka cluster."),
-        click.option("--bootstrap-server", envvar="KCONFIGS_BOOTSTRAP_SERVER", metavar="HOST:PORT",
-                     help="Kafka brokers (KRaft or ZooKeeper-backed) reached through the admin API."),
-        click.option("--bootstrap-controller", envvar="KCONFIGS_BOOTSTRAP_CONTROLLER", metavar="HOST:PORT",
-                     help="KRaft controllers reached through the admin API."),
-        click.option("--command-config", envvar="KCONFIGS_COMMAND_CONFIG", type=click.Path(dir_okay=False),
-                     help="Admin client properties (security.protocol, sasl.*, ssl.*)."),
-        click.option("--store", "store_path", envvar="KCONFIGS_STORE", type=click.Path(dir_okay=False),
-                     help="Embedded store file (default: $KCONFIGS_HOME/quotas.db or the XDG data dir)."),
-        click.option("--zk-auth", envvar="KCONFIGS_ZK_AUTH", metavar="USER:PASSWORD",
-                     help="ZooKeeper digest credentials."),
-        click.option("--zk-tls-config-file", envvar="KCONFIGS_ZK_TLS_CONFIG_FILE", type=click.Path(dir_okay=False),
-                     help="Properties file with Kafka's zookeeper.ssl.* keys."),
-        click.option("--profile", envvar="KCONFIGS_PROFILE", metavar="NAME", shell_complete=_complete_profile,
-                     help="Named profile from $XDG_CONFIG_HOME/kconfigs/config.toml (flags and env win)."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def open_from_kwargs(kwargs: dict):
-    """Pop the store options out of a command's kwargs and open the store."""
-    from kconfigs.stores.factory import StoreOptions, open_store
-
-    from kconfigs.profiles import resolve_store_options
-
-    keys = ("zookeeper", "bootstrap_server", "bootstrap_controller", "command_config", "store_path",
-            "zk_auth", "zk_tls_config_file")
-    given = {k: kwargs.pop(k) for k in keys}
-    return open_store(StoreOptions(**resolve_store_options(given, kwargs.pop("profile", None))))
-
-
 def lazy_completer(name: str) -> Callable:
     """A shell_complete callback from kconfigs.commands.completion, imported only on TAB."""
     def complete(ctx, param, incomplete: str):
@@ -56,6 +19,50 @@ def lazy_completer(name: str) -> Callable:
 
 
 _complete_profile = lazy_completer("complete_profile")
+
+
+def store_options(func: Callable) -> Callable:
+    """--zookeeper / --bootstrap-server / --store ...; the KCONFIGS_* variables and profiles are
+    read by :func:`kconfigs.profiles.resolve_store_options`, the same for every command."""
+    options = [
+        click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
+                     help="ZooKeeper of a ZooKeeper-mode Kafka cluster [env KCONFIGS_ZOOKEEPER]."),
+        click.option("--bootstrap-server", metavar="HOST:PORT",
+                     help="Kafka brokers (KRaft or ZooKeeper-backed) reached through the admin API "
+                          "[env KCONFIGS_BOOTSTRAP_SERVER]."),
+        click.option("--bootstrap-controller", metavar="HOST:PORT",
+                     help="KRaft controllers reached through the admin API [env KCONFIGS_BOOTSTRAP_CONTROLLER]."),
+        click.option("--command-config", type=click.Path(dir_okay=False),
+                     help="Admin client properties (security.protocol, sasl.*, ssl.*) [env KCONFIGS_COMMAND_CONFIG]."),
+        click.option("--store", "store_path", type=click.Path(dir_okay=False),
+                     help="Embedded store file (default: $KCONFIGS_HOME/quotas.db or the XDG data dir) "
+                          "[env KCONFIGS_STORE]."),
+        click.option("--zk-auth", metavar="USER:PASSWORD", help="ZooKeeper digest credentials [env KCONFIGS_ZK_AUTH]."),
+        click.option("--zk-tls-config-file", type=click.Path(dir_okay=False),
+                     help="Properties file with Kafka's zookeeper.ssl.* keys [env KCONFIGS_ZK_TLS_CONFIG_FILE]."),
+        click.option("--profile", metavar="NAME", shell_complete=_complete_profile,
+                     help="Named profile from $XDG_CONFIG_HOME/kconfigs/config.toml (flags and env win) "
+                          "[env KCONFIGS_PROFILE]."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def pop_store_flags(kwargs: dict) -> tuple[dict[str, str | None], str | None]:
+    """Take the store options out of a command's kwargs: (flags by StoreOptions field, --profile)."""
+    from kconfigs.profiles import store_option_fields
+
+    return {k: kwargs.pop(k) for k in store_option_fields()}, kwargs.pop("profile")
+
+
+def open_from_kwargs(kwargs: dict, *, read_only: bool):
+    """Pop the store options out of a command's kwargs and open the store they resolve to.
+    ``read_only``: the command never writes, so it must not create a store either."""
+    from kconfigs.stores.factory import open_resolved_store
+
+    flags, profile = pop_store_flags(kwargs)
+    return open_resolved_store(flags, profile, read_only=read_only)
 
 
 def entity_options(func: Callable) -> Callable:

@@ -3,24 +3,33 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import sys
+from typing import Callable
 
 from kconfigs.errors import UsageError
+from kconfigs.profiles import StoreOptions, resolve_store_options
+
+__all__ = ["StoreOptions", "open_store", "open_resolved_store", "resolve_store_options"]
 
 
-@dataclass(frozen=True)
-class StoreOptions:
-    zookeeper: str | None = None
-    bootstrap_server: str | None = None
-    bootstrap_controller: str | None = None
-    command_config: str | None = None
-    store_path: str | None = None
-    zk_auth: str | None = None
-    zk_tls_config_file: str | None = None
+def _print_warning(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
-def open_store(options: StoreOptions):
+def open_resolved_store(flags: dict[str, str | None], profile: str | None, *, read_only: bool):
+    """Resolve the store (:func:`kconfigs.profiles.resolve_store_options`) and open it.
+
+    :raises UsageError, StoreUnavailable, CorruptData:
+    """
+    return open_store(resolve_store_options(flags, profile), read_only=read_only)
+
+
+def open_store(options: StoreOptions, *, read_only: bool = False, warn: Callable[[str], None] = _print_warning):
     """ZooKeeper if named, else a Kafka cluster's admin API, else the embedded SQLite store.
+
+    ``read_only``: the command only reads, so nothing may be created: a named embedded store or
+    ZooKeeper chroot that does not exist is an error; the default embedded store not written yet
+    reads as empty. A write to a ZooKeeper chroot that does not look like Kafka's gets ``warn``.
 
     :raises UsageError, StoreUnavailable, CorruptData:
     """
@@ -28,27 +37,36 @@ def open_store(options: StoreOptions):
     if len(named) > 1:
         raise UsageError("Name only one of --zookeeper, --bootstrap-server or --bootstrap-controller")
     if options.zookeeper:
-        return _open_zookeeper(options)
+        return _open_zookeeper(options, read_only, warn)
     if options.bootstrap_server or options.bootstrap_controller:
         from kconfigs.stores.admin_api import open_admin_store
         return open_admin_store(options.bootstrap_server or options.bootstrap_controller,
                                 options.command_config, controller=bool(options.bootstrap_controller))
     from kconfigs.stores.sqlite import SqliteStore
-    return SqliteStore(options.store_path)
+    return SqliteStore(options.store_path, read_only=read_only, missing_ok=options.store_path is None)
 
 
-def _open_zookeeper(options: StoreOptions):
+def _open_zookeeper(options: StoreOptions, read_only: bool, warn: Callable[[str], None]):
     from kconfigs.stores.zk_tls import ZkTlsOptions, tls_options
-    from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore
+    from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore, check_chroot, chroot_of
 
+    chroot = chroot_of(options.zookeeper)  # a malformed chroot fails before any connection
     tls = ZkTlsOptions(use_ssl=False)
     if options.zk_tls_config_file:
         tls = tls_options(_read_properties(options.zk_tls_config_file))
-    auth = options.zk_auth or os.environ.get("KCONFIGS_ZK_AUTH") or None
+    auth = options.zk_auth
     if auth is not None and ":" not in auth:
         raise UsageError("--zk-auth must be 'user:password' (ZooKeeper digest scheme)")
-    return ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls, sasl_digest=_zk_sasl(),
-                                     connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0)))
+    store = ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls, sasl_digest=_zk_sasl(),
+                                      connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0)))
+    try:
+        problem = check_chroot(store, chroot, read_only)
+    except BaseException:
+        store.close()
+        raise
+    if problem is not None:
+        warn(problem)
+    return store
 
 
 def _zk_sasl() -> tuple[str, str] | None:
