@@ -37,10 +37,10 @@ def configure_logging(log_format: str) -> None:
 def open_gateway_store(config: GatewayConfig):
     """The store every other command would use for these options (same resolution: settings,
     then KCONFIGS_* variables, then a profile). :raises StoreUnavailable, UsageError:"""
-    from kconfigs.stores.factory import open_resolved_store
+    from kconfigs.stores.factory import Access, open_resolved_store
 
     return open_resolved_store({"zookeeper": config.zookeeper, "store_path": config.store_path}, None,
-                               read_only=False)
+                               access=Access.WRITE)
 
 
 async def serve(config: GatewayConfig, store) -> None:

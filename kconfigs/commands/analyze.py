@@ -62,9 +62,9 @@ def _quota_records(kwargs: dict) -> list | None:
         return quota_io.load_quota_file(quota_file)
     if options.is_embedded_default:
         return None
-    from kconfigs.stores.factory import open_store
+    from kconfigs.stores.factory import Access, open_store
 
-    store = open_store(options, read_only=True)
+    store = open_store(options, access=Access.READ)
     try:
         return quota_io.records_from_store(store)
     finally:

@@ -59,8 +59,9 @@ def run_compat(argv: list[str]) -> int:
     A.check_args(opts, _ip_validator(opts))
     options = options or resolve_compat_store(opts)
     types, names = A.entity_types(opts), A.entity_names(opts)
-    from kconfigs.stores.factory import open_store
-    store = open_store(options, read_only=opts.has("describe") or opts.has("dry-run"))
+    from kconfigs.stores.factory import Access, open_store
+    access = Access.READ if opts.has("describe") else Access.PREVIEW if opts.has("dry-run") else Access.WRITE
+    store = open_store(options, access=access)
     try:
         if A.connect_mode(opts) == "bootstrap":
             from kconfigs.commands.compat_bootstrap import run_bootstrap

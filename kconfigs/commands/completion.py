@@ -10,7 +10,6 @@ The committed files in completions/ are regenerated with ``kconfigs completion -
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 
@@ -123,14 +122,14 @@ def complete_ip(ctx, param, incomplete):
 def _open_if_reachable(params: dict):
     """The store named by the options/env/profile, if it answers quickly; else None."""
     from kconfigs.profiles import resolve_store_options, store_option_fields
-    from kconfigs.stores.factory import open_store
+    from kconfigs.stores.factory import Access, open_store
 
     flags = {k: params.get(k) for k in store_option_fields()}
     options = resolve_store_options(flags, params.get("profile"))
     address = options.zookeeper or options.bootstrap_server or options.bootstrap_controller
     if address and not _reachable(address):
         return None
-    return open_store(options, read_only=True)  # never creates an embedded store from a TAB
+    return open_store(options, access=Access.READ)  # never creates an embedded store from a TAB
 
 
 def _reachable(address: str) -> bool:

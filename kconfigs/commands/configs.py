@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from kconfigs.stores.factory import Access
 from kconfigs.commands.options import (lazy_completer, check_ip, entity_components, entity_from, entity_options,
                                        filter_from, open_from_kwargs, output_option, store_options)
 
@@ -31,7 +32,7 @@ def _emit(records, output: str | None) -> None:
 def describe(output: str | None, **kwargs) -> None:
     """Show quotas: of one entity if one is named, else of every entity."""
     components = entity_components(kwargs)
-    store = open_from_kwargs(kwargs, read_only=True)
+    store = open_from_kwargs(kwargs, access=Access.READ)
     try:
         records = [r for r in store.describe(filter_from(components)) if r.configs]
     finally:
@@ -63,7 +64,7 @@ def alter(settings, add_config, deletes, dry_run, output, **kwargs) -> None:
         add.update(parse_add_config(setting))
     if not add and not deletes:
         raise UsageError("Nothing to change: give --set KEY=VALUE, --add-config or --delete KEY")
-    store = open_from_kwargs(kwargs, read_only=dry_run)
+    store = open_from_kwargs(kwargs, access=Access.PREVIEW if dry_run else Access.WRITE)
     try:
         record = alter_entity(store, entity, ConfigChange(add=add, delete=list(deletes)), dry_run=dry_run)
     finally:
@@ -93,7 +94,7 @@ def delete(keys, **kwargs) -> None:
             raise ValidationError(f"Invalid config(s): {','.join(missing)}")
         return {k: v for k, v in current.items() if wanted and k not in wanted}
 
-    store = open_from_kwargs(kwargs, read_only=False)
+    store = open_from_kwargs(kwargs, access=Access.WRITE)
     try:
         store.alter(entity, update)
     finally:

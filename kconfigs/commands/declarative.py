@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from kconfigs.stores.factory import Access
 from kconfigs.commands.options import open_from_kwargs, store_options
 from kconfigs.errors import KconfigsError
 
@@ -41,11 +42,11 @@ def read_quota_file(path: str, fmt: str | None):
     return parse_quota_text(text, format_for_path(path, fmt), path)
 
 
-def _read_store(kwargs: dict, *, read_only: bool):
+def _read_store(kwargs: dict, *, access: Access):
     """(store, records) with the store left open for the caller to close."""
     from kconfigs.model import MATCH_ALL
 
-    store = open_from_kwargs(kwargs, read_only=read_only)
+    store = open_from_kwargs(kwargs, access=access)
     try:
         return store, store.describe(MATCH_ALL)
     except BaseException:
@@ -74,7 +75,7 @@ def export(fmt, out_path, entity_types, **kwargs) -> None:
     """Write every quota of the store as a quota file (round-trips through apply)."""
     from kconfigs.quotafile import desired_from_records, format_for_path, render_quota_text
 
-    store, records = _read_store(kwargs, read_only=True)
+    store, records = _read_store(kwargs, access=Access.READ)
     store.close()
     desired = desired_from_records(records)
     if entity_types:
@@ -98,7 +99,7 @@ def diff(file, fmt, output, **kwargs) -> None:
     from kconfigs.plan import build_plan
 
     desired = read_quota_file(file, fmt)
-    store, records = _read_store(kwargs, read_only=True)
+    store, records = _read_store(kwargs, access=Access.READ)
     store.close()
     plan = build_plan(desired, records, prune=True)
     if output == "json":
@@ -124,7 +125,7 @@ def apply(file, dry_run, prune, fmt, output, **kwargs) -> None:
     from kconfigs.plan import build_plan
 
     desired = read_quota_file(file, fmt)  # every value checked before anything is written
-    store, records = _read_store(kwargs, read_only=dry_run)
+    store, records = _read_store(kwargs, access=Access.PREVIEW if dry_run else Access.WRITE)
     try:
         plan = build_plan(desired, records, prune=prune)
         if dry_run and not plan.in_sync:

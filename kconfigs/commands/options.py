@@ -56,13 +56,13 @@ def pop_store_flags(kwargs: dict) -> tuple[dict[str, str | None], str | None]:
     return {k: kwargs.pop(k) for k in store_option_fields()}, kwargs.pop("profile")
 
 
-def open_from_kwargs(kwargs: dict, *, read_only: bool):
-    """Pop the store options out of a command's kwargs and open the store they resolve to.
-    ``read_only``: the command never writes, so it must not create a store either."""
+def open_from_kwargs(kwargs: dict, *, access):
+    """Pop the store options out of a command's kwargs and open the store they resolve to
+    (``access``: a :class:`kconfigs.stores.factory.Access`)."""
     from kconfigs.stores.factory import open_resolved_store
 
     flags, profile = pop_store_flags(kwargs)
-    return open_resolved_store(flags, profile, read_only=read_only)
+    return open_resolved_store(flags, profile, access=access)
 
 
 def entity_options(func: Callable) -> Callable:

@@ -64,9 +64,9 @@ def load_snapshot(quotas_path: str | None, store_kwargs: dict):
 
 def _store_records(options) -> list:
     from kconfigs.model import MATCH_ALL
-    from kconfigs.stores.factory import open_store
+    from kconfigs.stores.factory import Access, open_store
 
-    store = open_store(options, read_only=True)
+    store = open_store(options, access=Access.READ)
     try:
         return store.describe(MATCH_ALL)
     finally:

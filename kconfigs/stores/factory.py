@@ -4,32 +4,42 @@ from __future__ import annotations
 
 import os
 import sys
+from enum import Enum
 from typing import Callable
 
 from kconfigs.errors import UsageError
 from kconfigs.profiles import StoreOptions, resolve_store_options
 
-__all__ = ["StoreOptions", "open_store", "open_resolved_store", "resolve_store_options"]
+__all__ = ["Access", "StoreOptions", "open_store", "open_resolved_store", "resolve_store_options"]
+
+
+class Access(Enum):
+    """What a command will do with its store, which decides what opening it may do."""
+
+    READ = "read"        # describe, export, resolve...: creates nothing; a named store must exist
+    PREVIEW = "preview"  # a dry run: creates nothing; a store not there yet reads as empty
+    WRITE = "write"      # may create the embedded store file or the ZooKeeper path
 
 
 def _print_warning(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def open_resolved_store(flags: dict[str, str | None], profile: str | None, *, read_only: bool):
+def open_resolved_store(flags: dict[str, str | None], profile: str | None, *, access: Access):
     """Resolve the store (:func:`kconfigs.profiles.resolve_store_options`) and open it.
 
     :raises UsageError, StoreUnavailable, CorruptData:
     """
-    return open_store(resolve_store_options(flags, profile), read_only=read_only)
+    return open_store(resolve_store_options(flags, profile), access=access)
 
 
-def open_store(options: StoreOptions, *, read_only: bool = False, warn: Callable[[str], None] = _print_warning):
+def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Callable[[str], None] = _print_warning):
     """ZooKeeper if named, else a Kafka cluster's admin API, else the embedded SQLite store.
 
-    ``read_only``: the command only reads, so nothing may be created: a named embedded store or
-    ZooKeeper chroot that does not exist is an error; the default embedded store not written yet
-    reads as empty. A write to a ZooKeeper chroot that does not look like Kafka's gets ``warn``.
+    ``access`` READ: nothing may be created; a named embedded store or ZooKeeper chroot that does
+    not exist is an error, and the default embedded store not written yet reads as empty. PREVIEW
+    (dry runs): nothing is created, and a store not there yet reads as empty. A write (or
+    preview) to a ZooKeeper chroot that does not look like Kafka's gets a ``warn``ing.
 
     :raises UsageError, StoreUnavailable, CorruptData:
     """
@@ -37,16 +47,17 @@ def open_store(options: StoreOptions, *, read_only: bool = False, warn: Callable
     if len(named) > 1:
         raise UsageError("Name only one of --zookeeper, --bootstrap-server or --bootstrap-controller")
     if options.zookeeper:
-        return _open_zookeeper(options, read_only, warn)
+        return _open_zookeeper(options, access, warn)
     if options.bootstrap_server or options.bootstrap_controller:
         from kconfigs.stores.admin_api import open_admin_store
         return open_admin_store(options.bootstrap_server or options.bootstrap_controller,
                                 options.command_config, controller=bool(options.bootstrap_controller))
     from kconfigs.stores.sqlite import SqliteStore
-    return SqliteStore(options.store_path, read_only=read_only, missing_ok=options.store_path is None)
+    return SqliteStore(options.store_path, read_only=access is not Access.WRITE,
+                       missing_ok=options.store_path is None or access is Access.PREVIEW)
 
 
-def _open_zookeeper(options: StoreOptions, read_only: bool, warn: Callable[[str], None]):
+def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str], None]):
     from kconfigs.stores.zk_tls import ZkTlsOptions, tls_options
     from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore, check_chroot, chroot_of
 
@@ -60,7 +71,7 @@ def _open_zookeeper(options: StoreOptions, read_only: bool, warn: Callable[[str]
     store = ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls, sasl_digest=_zk_sasl(),
                                       connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0)))
     try:
-        problem = check_chroot(store, chroot, read_only)
+        problem = check_chroot(store, chroot, must_exist=access is Access.READ)
     except BaseException:
         store.close()
         raise

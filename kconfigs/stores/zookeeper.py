@@ -264,7 +264,7 @@ def chroot_of(hosts: str) -> str | None:
     return chroot
 
 
-def check_chroot(store: ZooKeeperStore, chroot: str | None, read_only: bool) -> str | None:
+def check_chroot(store: ZooKeeperStore, chroot: str | None, must_exist: bool) -> str | None:
     """Catch a mistyped chroot before it is used: reading one that does not exist is an error;
     writing to one that holds neither ``/config`` nor ``/brokers`` (so no Kafka uses it) returns
     a warning, and the write goes ahead as with kafka-configs, which creates the path.
@@ -276,7 +276,7 @@ def check_chroot(store: ZooKeeperStore, chroot: str | None, read_only: bool) -> 
     hosts = store.settings.hosts.partition("/")[0]
     with zk_errors(store.settings.hosts):
         exists = store.client.exists("/") is not None
-        if not exists and read_only:
+        if not exists and must_exist:
             raise UsageError(f"ZooKeeper chroot {chroot} does not exist on {hosts} (is the path right?)")
         if exists and (store.client.exists(CONFIG_ROOT) or store.client.exists("/brokers")):
             return None

@@ -150,7 +150,12 @@ def test_profile_selects_the_store_and_flags_win(env, monkeypatch):
     assert len(stored(env / "p.db")) == 7
     monkeypatch.setenv("KCONFIGS_PROFILE", "p")
     assert run_main("diff", str(env / "quotas.toml")) == (0, "In sync: no changes.\n", "")
-    assert run_main("diff", str(env / "quotas.toml"), "--store", str(env / "other.db"))[0] == 2  # flag wins
+    other = env / "other.db"
+    assert run_main("diff", str(env / "quotas.toml"), "--store", str(other)) == \
+        (1, "", f"Embedded store {other} does not exist (nothing has been written there; is the path right?)\n")
+    assert not other.exists()  # a read never creates the store it was pointed at
+    SqliteStore(other).close()
+    assert run_main("diff", str(env / "quotas.toml"), "--store", str(other))[0] == 2  # flag wins
 
 
 def test_migrate_copies_and_verifies_between_embedded_stores(env):
