@@ -209,6 +209,20 @@ _SCHEMES = {"zk": "zookeeper", "zookeeper": "zookeeper", "kafka": "bootstrap_ser
             "kafka-controller": "bootstrap_controller", "sqlite": "store_path"}
 
 
+def resolve_store_spec(spec: str, command_config: str | None, environ: Mapping[str, str] | None = None) -> StoreOptions:
+    """The StoreOptions of a ``migrate --from/--to`` spec (see :func:`parse_store_spec`).
+
+    :raises UsageError: a blank spec or value, an unknown profile.
+    """
+    env = os.environ if environ is None else environ
+    if not spec.strip():
+        raise UsageError("Store is empty: give zk://, kafka://, kafka-controller://, sqlite:/// or a profile name")
+    path = config_path(env)
+    config = load_config(path) if "://" not in spec else {}
+    fields = parse_store_spec(spec, command_config, config, str(path))
+    return StoreOptions(**_given(fields, {f: f"{spec} ({f})" for f in fields}), origin=spec)
+
+
 def parse_store_spec(spec: str, command_config: str | None, config: Mapping, origin: str) -> dict[str, str | None]:
     """StoreOptions fields for a ``migrate`` store: ``zk://host:port[,host:port][/chroot]``,
     ``kafka://host:port[,...]`` (``kafka-controller://`` for controllers), ``sqlite:///path``,

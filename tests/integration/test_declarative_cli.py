@@ -122,7 +122,7 @@ def test_apply_removes_absent_quotas_only_with_prune(env):
     code, out, _ = run_main("apply", str(env / "f.toml"), "--prune", "--dry-run")
     assert code == 0 and "- consumer_byte_rate = 6" in out
     assert len(stored(env / "home" / "quotas.db")[QuotaEntity(user="bob")]) == 2  # dry run wrote nothing
-    assert run_main("apply", str(env / "f.toml"), "--prune")[0] == 0
+    assert run_main("apply", str(env / "f.toml"), "--prune", "--yes")[0] == 0
     assert stored(env / "home" / "quotas.db") == {QuotaEntity(user="bob"): {"producer_byte_rate": "5"}}
 
 
