@@ -66,18 +66,30 @@ def open_from_kwargs(kwargs: dict, *, access):
 
 
 def entity_options(func: Callable) -> Callable:
-    """--user/--user-default, --client-id/--client-default, --ip/--ip-default."""
+    """--user/--user-default, --client-id/--client-default, --ip/--ip-default, and kafka-configs'
+    spellings of them (--client, --*-defaults, --entity-type/--entity-name/--entity-default)."""
     options = [
         click.option("--user", help="User principal name.", shell_complete=lazy_completer("complete_user")),
-        click.option("--user-default", is_flag=True, help="The default user."),
-        click.option("--client-id", "client_id", help="Client id.", shell_complete=lazy_completer("complete_client")),
-        click.option("--client-default", is_flag=True, help="The default client-id."),
+        click.option("--user-default", "--user-defaults", "user_default", is_flag=True, help="The default user."),
+        click.option("--client-id", "--client", "client_id", help="Client id.",
+                     shell_complete=lazy_completer("complete_client")),
+        click.option("--client-default", "--client-defaults", "client_default", is_flag=True,
+                     help="The default client-id."),
         click.option("--ip", help="Client IP address (literal IPv4/IPv6).", shell_complete=lazy_completer("complete_ip")),
-        click.option("--ip-default", is_flag=True, help="The default IP."),
+        click.option("--ip-default", "--ip-defaults", "ip_default", is_flag=True, help="The default IP."),
+        click.option("--entity-type", "entity_types", multiple=True, type=click.Choice(sorted(_TYPES)),
+                     help="kafka-configs form: users, clients or ips (repeatable; paired with the names in order)."),
+        click.option("--entity-name", "entity_names", multiple=True, metavar="NAME",
+                     help="kafka-configs form: the name for an --entity-type (repeatable)."),
+        click.option("--entity-default", "entity_defaults", count=True,
+                     help="kafka-configs form: the default entity for an --entity-type (repeatable)."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+_TYPES = {"users": EntityType.USER, "clients": EntityType.CLIENT_ID, "ips": EntityType.IP}
 
 
 def _component_value(name: str | None, is_default: bool, flag: str):
@@ -87,21 +99,70 @@ def _component_value(name: str | None, is_default: bool, flag: str):
 
 
 def entity_components(kwargs: dict) -> dict[EntityType, object]:
-    """Pop the entity options: {type: name or DEFAULT} for those given. :raises UsageError:"""
+    """Pop the entity options: {type: name, DEFAULT, or None for "any of that type" (only from a
+    bare --entity-type)} for the types given. :raises UsageError:"""
+    generic = _generic_components(kwargs.pop("entity_types"), kwargs.pop("entity_names"),
+                                  kwargs.pop("entity_defaults"))
     values = {
         EntityType.USER: _component_value(kwargs.pop("user"), kwargs.pop("user_default"), "user"),
         EntityType.CLIENT_ID: _component_value(kwargs.pop("client_id"), kwargs.pop("client_default"), "client"),
         EntityType.IP: _component_value(kwargs.pop("ip"), kwargs.pop("ip_default"), "ip"),
     }
-    return {t: v for t, v in values.items() if v is not None}
+    specific = {t: v for t, v in values.items() if v is not None}
+    if generic is not None and specific:
+        raise UsageError("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
+    return specific if generic is None else generic
+
+
+def _generic_components(types: tuple[str, ...], names: tuple[str, ...], defaults: int) -> dict | None:
+    """kafka-configs' pairing (ZooKeeper mode: a single name binds to the user). :raises UsageError:"""
+    from kconfigs.targets import zk_pairs
+
+    if not types:
+        if names or defaults:
+            raise UsageError("--entity-name and --entity-default need an --entity-type")
+        return None
+    duplicates = sorted({t for t in types if types.count(t) > 1})
+    if duplicates:
+        raise UsageError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
+    if len(types) > 1 and set(types) != {"users", "clients"}:
+        raise UsageError("Only 'users' and 'clients' entity types may be specified together")
+    ordered = _names_in_command_line_order(names, defaults)
+    if len(ordered) > len(types):
+        raise UsageError("More entity names specified than entity types")
+    return {_TYPES[t]: n for t, n in zk_pairs(list(types), ordered, alter=False)}
+
+
+def _names_in_command_line_order(names: tuple[str, ...], defaults: int) -> list[str]:
+    """--entity-name values and "" per --entity-default, in the order typed. Click keeps the
+    order within one option only, so a mix is read back from the raw command line."""
+    if not defaults or not names:
+        return list(names) + [""] * defaults
+    ctx = click.get_current_context(silent=True)
+    argv = (ctx.find_root().obj or {}).get("argv") if ctx is not None else None
+    ordered: list[str] = []
+    tokens = iter(argv or ())
+    for token in tokens:
+        if token == "--entity-default":
+            ordered.append("")
+        elif token == "--entity-name":
+            ordered.append(next(tokens, ""))
+        elif token.startswith("--entity-name="):
+            ordered.append(token.partition("=")[2])
+    if sorted(ordered) != sorted(list(names) + [""] * defaults):
+        raise UsageError("Cannot tell the order of --entity-name and --entity-default: give them as separate words")
+    return ordered
 
 
 def entity_from(components: dict[EntityType, object]) -> QuotaEntity:
-    """:raises UsageError: when no entity is named or ips are mixed with users/clients."""
+    """:raises UsageError: when no entity is named, a type has no name, or ips are mixed with
+    users/clients."""
     from kconfigs.errors import ValidationError
 
     if not components:
         raise UsageError("Name an entity: --user/--user-default, --client-id/--client-default or --ip/--ip-default")
+    if any(v is None for v in components.values()):
+        raise UsageError("--entity-name or --entity-default must be specified with each --entity-type for --alter")
     try:
         return QuotaEntity(user=components.get(EntityType.USER), client_id=components.get(EntityType.CLIENT_ID),
                            ip=components.get(EntityType.IP))
@@ -110,12 +171,35 @@ def entity_from(components: dict[EntityType, object]) -> QuotaEntity:
 
 
 def filter_from(components: dict[EntityType, object]) -> EntityFilter:
-    """Named components must match exactly; with none, everything matches."""
+    """Named components must match exactly; a bare --entity-type matches any of that type; with
+    none, everything matches."""
     if not components:
         return EntityFilter(components=(), strict=False)
-    parts = tuple(FilterComponent(t, Match.DEFAULT) if v is DEFAULT else FilterComponent(t, Match.EXACT, v)
+    parts = tuple(FilterComponent(t, Match.ANY) if v is None else
+                  FilterComponent(t, Match.DEFAULT) if v is DEFAULT else FilterComponent(t, Match.EXACT, v)
                   for t, v in components.items())
     return EntityFilter(parts, strict=True)
+
+
+def check_known_keys(entity: QuotaEntity, keys) -> None:
+    """Subcommands' own message for a key the entity cannot hold: the closest valid key and the
+    whole list (kafka-configs' ``Unknown Dynamic Configuration`` Scala text is for compat mode).
+
+    :raises ValidationError:
+    """
+    import difflib
+
+    from kconfigs.errors import ValidationError
+    from kconfigs.keys import SCRAM_KEYS, keys_for, scram_allowed
+    from kconfigs.render import zk_entity_text
+
+    valid = list(keys_for(entity)) + (list(SCRAM_KEYS) if scram_allowed(entity) else [])
+    for key in keys:
+        if key not in valid:
+            close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]}?" if close else ""
+            raise ValidationError(f"Unknown quota key {key!r} for {zk_entity_text(entity)}.{hint} "
+                                  f"Valid keys: {', '.join(valid)}")
 
 
 def check_ip(entity: QuotaEntity) -> None:
