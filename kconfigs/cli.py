@@ -84,6 +84,11 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
+    except click.UsageError as err:  # a mistyped option: one line naming the command, not a usage screen
+        command = err.ctx.command_path if err.ctx is not None else "kconfigs"
+        message = " ".join(err.format_message().split())
+        click.echo(f"{command}: {message} (see {command} --help)", err=True)
+        sys.exit(err.exit_code)
     except click.ClickException as err:
         err.show()
         sys.exit(err.exit_code)

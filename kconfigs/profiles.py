@@ -157,9 +157,8 @@ def resolve_store_options(flags: Mapping[str, str | None], profile: str | None,
     env = os.environ if environ is None else environ
     flag_level = _given(flags, FLAGS)
     env_level = _given({f: env.get(v) for f, v in ENV_VARS.items()}, ENV_VARS)
-    profile_name = _nonblank(profile, "--profile")
-    if profile_name is None:
-        profile_name = _nonblank(env.get(PROFILE_ENV), PROFILE_ENV)
+    env_profile = _nonblank(env.get(PROFILE_ENV), PROFILE_ENV)  # blank is an error even when a flag wins
+    profile_name = _nonblank(profile, "--profile") or env_profile
     levels = [(flag_level, FLAGS), (env_level, ENV_VARS)]
     explicit_store = any(k in level for level, _ in levels for k in STORE_SELECTORS)
     if profile_name is not None or not explicit_store:
