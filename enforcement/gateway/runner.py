@@ -100,10 +100,25 @@ def _bind_errors(address) -> Iterator[None]:
         raise UsageError(f"Cannot listen on {host}:{port}: {_reason(err)}") from None
 
 
+def _check_bindable(address) -> None:
+    """Fail before loading quotas when a listen address is taken: one line, no start-up logs.
+    (The real bind later is still checked: the port can be taken in between.)"""
+    import socket
+
+    host, port = address
+    with _bind_errors(address):
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+
+
 def _reason(err: BaseException) -> str:
     """``Address already in use`` rather than asyncio's long wording around it."""
     errno = getattr(err, "errno", None)
-    return os.strerror(errno) if errno else (str(err) or type(err).__name__)
+    if errno and errno > 0:
+        return os.strerror(errno)
+    return getattr(err, "strerror", None) or str(err) or type(err).__name__  # e.g. a name that does not resolve
 
 
 async def check_upstreams(upstreams, timeout_s: float, recheck_s: float = UPSTREAM_RECHECK_S) -> None:
@@ -142,6 +157,9 @@ async def _first_reachable(upstreams, timeout_s: float) -> str | None:
 def run(config: GatewayConfig) -> None:
     """Blocking entry point. :raises KconfigsError: for store/config problems (before serving)."""
     configure_logging(config.log_format)
+    for address in (config.listen, config.metrics_listen):
+        if address:
+            _check_bindable(address)
     store = open_gateway_store(config)
     try:
         asyncio.run(serve(config, store))
