@@ -65,7 +65,7 @@ class SqliteStore:
             self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                                       check_same_thread=False)
             self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.executescript(_SCHEMA)
+            self.db.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nCOMMIT;")  # readers see no tables or all
 
     def _connect_existing(self, missing_ok: bool) -> sqlite3.Connection:
         """The file opened without creating it (``mode=rw``: WAL readers need to write the
@@ -73,18 +73,25 @@ class SqliteStore:
         if not self.path.exists():
             if not missing_ok:
                 raise UsageError(f"Embedded store {self.path} does not exist (nothing has been written there; "
-                                       f"is the path right?)")
-            db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-            db.executescript(_SCHEMA)
-            return db
+                                 f"is the path right?)")
+            return self._empty_store()
         if self.path.is_dir():
             raise UsageError(f"Embedded store {self.path} is a directory, not a store file")
         uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=rw"
         db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables - {"sqlite_sequence"}:  # a writer has just created the file: nothing in it yet
+            db.close()
+            return self._empty_store()
         if not {"znode", "config_change"} <= tables:
             db.close()
             raise CorruptData(f"Embedded store {self.path} is not a kconfigs database (no quota tables)")
+        return db
+
+    @staticmethod
+    def _empty_store() -> sqlite3.Connection:
+        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        db.executescript(_SCHEMA)
         return db
 
     @contextlib.contextmanager
