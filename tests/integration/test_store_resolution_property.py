@@ -39,17 +39,22 @@ class Case:
     default_profile: str | None
     blank_server: tuple[str, str] | None
     blank_server_env: bool
+    typo_flag: tuple[str, str] | None
 
 
+typo_flag = st.one_of(st.none(), st.tuples(st.sampled_from(("--stor", "--zookeper", "--profil", "--bootstrap-servers")),
+                                           st.sampled_from(("flag.db", "127.0.0.1:1", "p"))))
 cases = st.builds(Case, st.sampled_from(("kafka-configs", "subcommand")), flag_store, env_store, profile_name,
                   profile_name, st.one_of(st.none(), st.sampled_from(PROFILES), st.just("typo")), server_flag,
-                  st.booleans())
+                  st.booleans(), typo_flag)
 
 
 def expected_store(case: Case) -> str | None:
     """The store the rules name, or None when the command line must be refused."""
     given = [case.flag_store, case.env_store, case.flag_profile, case.env_profile]
     if case.blank_server is not None or case.blank_server_env or any(v is not None and not v.strip() for v in given):
+        return None
+    if case.typo_flag is not None:  # a misspelt option is never taken for another, nor ignored
         return None
     explicit_profile = case.flag_profile or case.env_profile
     if explicit_profile is not None and explicit_profile not in PROFILES:
@@ -66,6 +71,7 @@ def _argv(case: Case) -> list[str]:
     store = [] if case.flag_store is None else ["--store", case.flag_store]
     profile = [] if case.flag_profile is None else ["--profile", case.flag_profile]
     server = [] if case.blank_server is None else list(case.blank_server)
+    server += [] if case.typo_flag is None else list(case.typo_flag)
     if case.grammar == "kafka-configs":
         return [*server, *store, *profile, "--alter", "--user", "u", "--add-config", "producer_byte_rate=7"]
     return ["alter", "--user", "u", "--set", "producer_byte_rate=7", *server, *store, *profile]
