@@ -36,10 +36,11 @@ def open_resolved_store(flags: dict[str, str | None], profile: str | None, *, ac
 def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Callable[[str], None] = _print_warning):
     """ZooKeeper if named, else a Kafka cluster's admin API, else the embedded SQLite store.
 
-    ``access`` READ: nothing may be created; a named embedded store or ZooKeeper chroot that does
-    not exist is an error, and the default embedded store not written yet reads as empty. PREVIEW
-    (dry runs): nothing is created, and a store not there yet reads as empty. A write (or
-    preview) to a ZooKeeper chroot that does not look like Kafka's gets a ``warn``ing.
+    ``access`` READ: nothing may be created; a named embedded store that does not exist is an
+    error, and the default embedded store not written yet reads as empty. PREVIEW (dry runs):
+    nothing is created, and a store not there yet reads as empty. A ZooKeeper chroot that does not
+    exist is an error whatever the access; a write (or preview) to one that does not look like
+    Kafka's gets a ``warn``ing.
 
     :raises UsageError, StoreUnavailable, CorruptData:
     """
@@ -71,12 +72,12 @@ def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str],
     store = ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls, sasl_digest=_zk_sasl(),
                                       connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0)))
     try:
-        problem = check_chroot(store, chroot, must_exist=access is Access.READ)
+        problem = check_chroot(store, chroot)
     except BaseException:
         store.close()
         raise
-    if problem is not None:
-        warn(problem)
+    if problem is not None and access is not Access.READ:
+        warn(problem + " (writing there anyway)" if access is Access.WRITE else problem)
     return store
 
 

@@ -264,10 +264,11 @@ def chroot_of(hosts: str) -> str | None:
     return chroot
 
 
-def check_chroot(store: ZooKeeperStore, chroot: str | None, must_exist: bool) -> str | None:
-    """Catch a mistyped chroot before it is used: reading one that does not exist is an error;
-    writing to one that holds neither ``/config`` nor ``/brokers`` (so no Kafka uses it) returns
-    a warning, and the write goes ahead as with kafka-configs, which creates the path.
+def check_chroot(store: ZooKeeperStore, chroot: str | None) -> str | None:
+    """Catch a mistyped chroot before it is used: one that does not exist is an error for reads
+    and writes alike (kafka-configs 2.8 cannot write there either: ``Path length must be > 0``);
+    one that holds neither ``/config`` nor ``/brokers`` (so no Kafka uses it) returns a warning,
+    and a write goes ahead, as with kafka-configs.
 
     :raises UsageError, StoreUnavailable:
     """
@@ -275,13 +276,11 @@ def check_chroot(store: ZooKeeperStore, chroot: str | None, must_exist: bool) ->
         return None
     hosts = store.settings.hosts.partition("/")[0]
     with zk_errors(store.settings.hosts):
-        exists = store.client.exists("/") is not None
-        if not exists and must_exist:
+        if store.client.exists("/") is None:
             raise UsageError(f"ZooKeeper chroot {chroot} does not exist on {hosts} (is the path right?)")
-        if exists and (store.client.exists(CONFIG_ROOT) or store.client.exists("/brokers")):
+        if store.client.exists(CONFIG_ROOT) or store.client.exists("/brokers"):
             return None
-    state = "does not exist yet" if not exists else "holds neither /config nor /brokers"
-    return f"Warning: ZooKeeper chroot {chroot} on {hosts} {state}: no Kafka cluster uses it (writing there anyway)"
+    return f"Warning: ZooKeeper chroot {chroot} on {hosts} holds neither /config nor /brokers: no Kafka cluster uses it"
 
 
 def _component(name) -> str:

@@ -39,19 +39,32 @@ def test_reading_a_chroot_that_does_not_exist_is_one_line_naming_it(env, zk_conn
     assert not (env / "home").exists()
 
 
-def test_writing_to_a_chroot_no_kafka_uses_warns_in_one_line_and_writes(env, zk_connect, zk_client):
+def test_writing_to_a_chroot_that_does_not_exist_is_refused_as_by_kafka_configs(env, zk_connect, zk_client):
+    """kafka-configs 2.8.2 cannot write there either (it fails with "Path length must be > 0")."""
     typo = f"{zk_connect}/kafak"
-    result = run_kconfigs(["--zookeeper", typo, *ALTER])
     chroot = "/" + typo.split("/", 1)[1]
-    assert (result.rc, result.stdout) == (0, ["Completed updating config for entity: user-principal 'u1'."])
-    assert result.stderr == (f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} does not exist yet: "
-                             "no Kafka cluster uses it (writing there anyway)\n")
-    assert zk_client.exists("/kafak/config/users/u1") is not None  # as kafka-configs, which creates the path
+    for argv in (["--zookeeper", typo, *ALTER], ["alter", "--user", "u1", "--set", "producer_byte_rate=1", "--zookeeper", typo],
+                 ["--zookeeper", typo, *ALTER, "--dry-run"]):
+        result = run_kconfigs(argv)
+        assert (result.rc, result.stdout, result.stderr) == \
+            (1, [], f"ZooKeeper chroot {chroot} does not exist on {_host(zk_connect)} (is the path right?)\n")
+    assert zk_client.exists("/kafak") is None
+    assert run_kafka_configs(["--zookeeper", typo, *ALTER]).rc == 1 and zk_client.exists("/kafak") is None
+
+
+def test_writing_to_a_chroot_no_kafka_uses_warns_in_one_line_and_writes(env, zk_connect, zk_client):
     zk_client.ensure_path("/empty")
+    chroot = f"/{zk_connect.split('/', 1)[1]}/empty"
     result = run_kconfigs(["alter", "--user", "u2", "--set", "producer_byte_rate=2", "--zookeeper", f"{zk_connect}/empty"])
-    assert result.rc == 0 and result.stderr == (f"Warning: ZooKeeper chroot /{zk_connect.split('/', 1)[1]}/empty on "
-                                                f"{_host(zk_connect)} holds neither /config nor /brokers: no Kafka "
-                                                "cluster uses it (writing there anyway)\n")
+    assert (result.rc, result.stdout) == (0, ["Completed updating config for entity: user-principal 'u2'."])
+    assert result.stderr == (f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds neither /config nor "
+                             "/brokers: no Kafka cluster uses it (writing there anyway)\n")
+    assert zk_client.exists("/empty/config/users/u2") is not None  # as kafka-configs, which writes there too
+    result = run_kconfigs(["--zookeeper", f"{zk_connect}/empty", "--describe", "--user", "u2"])  # now it holds /config
+    assert (result.rc, result.stderr) == (0, "")
+    zk_client.ensure_path("/empty2")
+    result = run_kconfigs(["--zookeeper", f"{zk_connect}/empty2", "--describe", "--user", "u2"])  # a read: no warning
+    assert (result.rc, result.stdout, result.stderr) == (0, ["Configs for user-principal 'u2' are "], "")
     result = run_kconfigs(["--zookeeper", zk_connect, *ALTER])  # a Kafka chroot (it holds /brokers): silent
     assert (result.rc, result.stderr) == (0, "")
 
