@@ -74,8 +74,8 @@ PROFILE_ENV = "KCONFIGS_PROFILE"
 @dataclass(frozen=True)
 class StoreOptions:
     """Where a command's quotas live. ``store_path`` None (and no server) = the embedded default
-    store; ``origin`` says which level named the store ("--zookeeper", "KCONFIGS_STORE", "profile
-    'prod'", or "default"), for messages."""
+    store; ``origin`` says which level named the store ("--zookeeper", "KCONFIGS_STORE",
+    "profile 'prod' key zookeeper", or "default")."""
 
     zookeeper: str | None = None
     bootstrap_server: str | None = None
@@ -166,7 +166,7 @@ def resolve_store_options(flags: Mapping[str, str | None], profile: str | None,
         config = load_config(path)
         chosen = select_profile(config, profile_name, str(path))
         name = profile_name or config.get("default_profile")
-        labels = {f: f"profile {name!r} ({f})" for f in PROFILE_KEYS.values()}
+        labels = {field: f"profile {name!r} key {key}" for key, field in PROFILE_KEYS.items()}
         levels.append((_given(chosen, labels), labels))
     return _merge_levels(levels)
 

@@ -41,16 +41,17 @@ def test_unknown_profile_and_unknown_key_are_usage_errors():
 
 @pytest.fixture
 def config_env(tmp_path):
-    """An environment whose config file is CONFIG (default_profile = dev)."""
+    """An environment whose config file has the profiles of CONFIG, plus one with a blank value."""
     path = tmp_path / "config.toml"
     path.write_text('default_profile = "dev"\n[profiles.prod]\nzookeeper = "zk1:2181/kafka"\nzk_auth = "u:p"\n'
-                    '[profiles.kraft]\nbootstrap_server = "b:9092"\n[profiles.dev]\nstore = "/tmp/dev.db"\n')
+                    '[profiles.kraft]\nbootstrap_server = "b:9092"\n[profiles.dev]\nstore = "/tmp/dev.db"\n'
+                    '[profiles.blank]\nzookeeper = " "\n')
     return {"KCONFIGS_CONFIG": str(path)}
 
 
 def test_flags_or_env_win_over_the_profile_per_option(config_env):
     options = resolve_store_options({"zk_auth": "flag:pw"}, "prod", config_env)
-    assert (options.zookeeper, options.zk_auth, options.origin) == ("zk1:2181/kafka", "flag:pw", "profile 'prod' (zookeeper)")
+    assert (options.zookeeper, options.zk_auth, options.origin) == ("zk1:2181/kafka", "flag:pw", "profile 'prod' key zookeeper")
     options = resolve_store_options({}, "prod", {**config_env, "KCONFIGS_ZK_AUTH": "env:pw"})
     assert options.zk_auth == "env:pw"
 
@@ -81,8 +82,9 @@ def test_nothing_named_is_the_embedded_default(tmp_path):
     ({}, None, {"KCONFIGS_ZOOKEEPER": ""}, "^KCONFIGS_ZOOKEEPER is empty"),
     ({}, "", {}, "^--profile is empty"),
     ({}, None, {"KCONFIGS_PROFILE": " "}, "^KCONFIGS_PROFILE is empty"),
-    ({}, "nosuch", {}, r"^No profile 'nosuch' in .*config.toml \(profiles: dev, kraft, prod\)$"),
+    ({}, "nosuch", {}, r"^No profile 'nosuch' in .*config.toml \(profiles: blank, dev, kraft, prod\)$"),
     ({"zookeeper": "z:1", "store_path": "/q.db"}, None, {}, "^Name only one store: --zookeeper and --store both name one$"),
+    ({}, "blank", {}, "^profile 'blank' key zookeeper is empty: give a value or leave it out$"),
 ])
 def test_blank_values_unknown_profiles_and_two_stores_are_errors(config_env, flags, profile, env, message):
     with pytest.raises(UsageError, match=message):
