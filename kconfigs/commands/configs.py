@@ -6,9 +6,9 @@ import sys
 
 import click
 
-from kconfigs.stores.factory import Access
 from kconfigs.commands.options import (check_ip, check_known_keys, entity_components, entity_from, entity_options,
                                        filter_from, lazy_completer, open_from_kwargs, output_option, store_options)
+from kconfigs.stores.factory import Access
 
 
 def _emit(records, output: str | None) -> None:

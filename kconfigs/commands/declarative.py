@@ -11,11 +11,11 @@ import sys
 
 import click
 
-from kconfigs.stores.factory import Access
 from kconfigs.commands.confirm import (allow_empty_source_option, check_prune_source, confirm_destruction,
                                        yes_option)
 from kconfigs.commands.options import open_from_kwargs, store_options
 from kconfigs.errors import KconfigsError
+from kconfigs.stores.factory import Access
 
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["toml", "json", "yaml"]), default=None,
                        help="File format (default: from the file name, else toml). yaml needs PyYAML.")
