@@ -44,6 +44,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("help", False, "Print usage information."),
     OptionSpec("ip", True, "The IP address."),
     OptionSpec("ip-defaults", False, "The config defaults for all IPs."),
+    OptionSpec("profile", True, "Named connection profile from $XDG_CONFIG_HOME/kconfigs/config.toml (or env KCONFIGS_PROFILE).", kconfigs_only=True),
     OptionSpec("resolve-hostnames", False, "Accept DNS-resolvable host names as ip entities (as Kafka does).", kconfigs_only=True),
     OptionSpec("store", True, "Path of the embedded quota store (default: $KCONFIGS_HOME or the XDG data dir).", kconfigs_only=True),
     OptionSpec("topic", True, "The topic's name."),

@@ -54,8 +54,19 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """Manage and enforce Apache Kafka client quotas.
 
-    kafka-configs.sh arguments (--zookeeper/--bootstrap-server, --describe/--alter, ...) are
-    accepted as they are; the subcommands below are kconfigs' own.
+    \b
+    kafka-configs.sh command lines work unchanged (no subcommand):
+      kconfigs --zookeeper HOST:PORT/CHROOT --alter --user alice --add-config producer_byte_rate=1024
+      kconfigs --bootstrap-server HOST:PORT --describe --entity-type users
+    with --zookeeper, --bootstrap-server, --bootstrap-controller, --command-config,
+    --zk-tls-config-file, --describe, --alter, --entity-type, --entity-name, --entity-default,
+    --user, --client, --ip, --user-defaults, --client-defaults, --ip-defaults, --add-config,
+    --add-config-file, --delete-config ("kconfigs --alter --help" lists them), plus
+    kconfigs' --store, --profile, --zk-auth and --dry-run. With no server named, the embedded
+    store is used.
+
+    The subcommands below are kconfigs' own; they take the same store options and
+    KCONFIGS_* variables, and the kafka-configs entity options too.
     """
 
 
@@ -65,13 +76,19 @@ def main(argv: list[str] | None = None) -> None:
 
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        cli.main(args=args, prog_name="kconfigs", standalone_mode=False)
+        # the raw words travel along: Click loses the order between --entity-name and --entity-default
+        cli.main(args=args, prog_name="kconfigs", standalone_mode=False, obj={"argv": tuple(args)})
     except KconfigsError as err:
         click.echo(str(err), err=True)
         sys.exit(err.exit_code)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
+    except click.UsageError as err:  # a mistyped option: one line naming the command, not a usage screen
+        command = err.ctx.command_path if err.ctx is not None else "kconfigs"
+        message = " ".join(err.format_message().split())
+        click.echo(f"{command}: {message} (see {command} --help)", err=True)
+        sys.exit(err.exit_code)
     except click.ClickException as err:
         err.show()
         sys.exit(err.exit_code)

@@ -17,15 +17,20 @@
     store = "~/kconfigs-dev.db"
 
 Precedence, per option: an explicit flag, then its ``KCONFIGS_*`` environment variable, then the
-profile. If a flag or variable names a store (``--zookeeper``, ``--bootstrap-server``,
-``--bootstrap-controller``, ``--store``), the profile's store is not used at all, so a profile
-never mixes with an explicit store. Reading the file is I/O; :func:`merge_profile` is pure.
+profile (``--profile``, else ``KCONFIGS_PROFILE``, else ``default_profile``), then the embedded
+default store. The store itself comes whole from the first of those levels that names one
+(``--zookeeper``, ``--bootstrap-server``, ``--bootstrap-controller``, ``--store``), so levels never
+mix: ``--store x`` with ``KCONFIGS_ZOOKEEPER`` set uses x. :func:`resolve_store_options` is the one
+place every command (both grammars, ``serve``, ``analyze``, ``migrate``, completion) resolves its
+store; an empty or blank value anywhere is an error, never "not given".
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Mapping
 
@@ -43,6 +48,48 @@ PROFILE_KEYS = {
 }
 STORE_SELECTORS = ("zookeeper", "bootstrap_server", "bootstrap_controller", "store_path")
 _PATH_FIELDS = ("command_config", "store_path", "zk_tls_config_file")
+#: StoreOptions field -> the command-line flag that sets it (both grammars spell them alike)
+FLAGS = {
+    "zookeeper": "--zookeeper",
+    "bootstrap_server": "--bootstrap-server",
+    "bootstrap_controller": "--bootstrap-controller",
+    "command_config": "--command-config",
+    "store_path": "--store",
+    "zk_auth": "--zk-auth",
+    "zk_tls_config_file": "--zk-tls-config-file",
+}
+#: StoreOptions field -> its environment variable
+ENV_VARS = {
+    "zookeeper": "KCONFIGS_ZOOKEEPER",
+    "bootstrap_server": "KCONFIGS_BOOTSTRAP_SERVER",
+    "bootstrap_controller": "KCONFIGS_BOOTSTRAP_CONTROLLER",
+    "command_config": "KCONFIGS_COMMAND_CONFIG",
+    "store_path": "KCONFIGS_STORE",
+    "zk_auth": "KCONFIGS_ZK_AUTH",
+    "zk_tls_config_file": "KCONFIGS_ZK_TLS_CONFIG_FILE",
+}
+PROFILE_ENV = "KCONFIGS_PROFILE"
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """Where a command's quotas live. ``store_path`` None (and no server) = the embedded default
+    store; ``origin`` says which level named the store ("--zookeeper", "KCONFIGS_STORE",
+    "profile 'prod' key zookeeper", or "default")."""
+
+    zookeeper: str | None = None
+    bootstrap_server: str | None = None
+    bootstrap_controller: str | None = None
+    command_config: str | None = None
+    store_path: str | None = None
+    zk_auth: str | None = None
+    zk_tls_config_file: str | None = None
+    origin: str = "default"
+
+    @property
+    def is_embedded_default(self) -> bool:
+        """No level named a store: the embedded store at its default path."""
+        return not any(getattr(self, f) for f in STORE_SELECTORS)
 
 
 def config_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -96,28 +143,83 @@ def select_profile(config: Mapping, name: str | None, origin: str) -> dict[str, 
     return fields
 
 
-def merge_profile(given: Mapping[str, str | None], profile: Mapping[str, str]) -> dict[str, str | None]:
-    """Store options: ``given`` (flags, else environment) win; the profile fills the rest,
-    except its store when ``given`` already names one."""
-    explicit_store = any(given.get(k) for k in STORE_SELECTORS)
-    merged = dict(given)
-    for field, value in profile.items():
-        if merged.get(field) is None and not (explicit_store and field in STORE_SELECTORS):
-            merged[field] = value
-    return merged
+def resolve_store_options(flags: Mapping[str, str | None], profile: str | None,
+                          environ: Mapping[str, str] | None = None) -> StoreOptions:
+    """THE store resolution: flags > ``KCONFIGS_*`` environment > profile > embedded default.
+
+    ``flags`` maps StoreOptions fields to the command line's values (None = not given).
+    ``default_profile`` is not consulted when a flag or variable already names a store and no
+    profile was asked for (an explicit ``--profile`` still lends its credentials).
+
+    :raises UsageError: an empty or blank value, two stores named at one level, an unknown
+        profile, or a bad config file.
+    """
+    env = os.environ if environ is None else environ
+    flag_level = _given(flags, FLAGS)
+    env_level = _given({f: env.get(v) for f, v in ENV_VARS.items()}, ENV_VARS)
+    env_profile = _nonblank(env.get(PROFILE_ENV), PROFILE_ENV)  # blank is an error even when a flag wins
+    profile_name = _nonblank(profile, "--profile") or env_profile
+    levels = [(flag_level, FLAGS), (env_level, ENV_VARS)]
+    explicit_store = any(k in level for level, _ in levels for k in STORE_SELECTORS)
+    if profile_name is not None or not explicit_store:
+        path = config_path(env)
+        config = load_config(path)
+        chosen = select_profile(config, profile_name, str(path))
+        name = profile_name or config.get("default_profile")
+        labels = {field: f"profile {name!r} key {key}" for key, field in PROFILE_KEYS.items()}
+        levels.append((_given(chosen, labels), labels))
+    return _merge_levels(levels)
 
 
-def resolve_store_options(given: Mapping[str, str | None], profile_name: str | None) -> dict[str, str | None]:
-    """Flags/env values merged with the chosen profile from the config file."""
-    if profile_name is None and any(given.get(k) for k in STORE_SELECTORS):
-        return dict(given)  # an explicit store and no explicit profile: default_profile is not for it
-    path = config_path()
-    config = load_config(path)
-    return merge_profile(given, select_profile(config, profile_name, str(path)))
+def _nonblank(value: str | None, name: str) -> str | None:
+    if value is not None and not value.strip():
+        raise UsageError(f"{name} is empty: give a value or leave it out")
+    return value
+
+
+def _given(values: Mapping[str, str | None], names: Mapping[str, str]) -> dict[str, str]:
+    """The values that were given; a blank one (an unset shell variable) is an error, so that
+    ``--zookeeper "$ZK"`` never falls through to another store."""
+    return {f: v for f, v in values.items() if _nonblank(v, names[f]) is not None}
+
+
+def _merge_levels(levels: list[tuple[dict[str, str], Mapping[str, str]]]) -> StoreOptions:
+    merged: dict[str, str] = {}
+    origin = "default"
+    for level, names in levels:
+        selectors = [f for f in STORE_SELECTORS if f in level]
+        if selectors and origin == "default":
+            if len(selectors) > 1:
+                raise UsageError(f"Name only one store: {names[selectors[0]]} and {names[selectors[1]]} both name one")
+            merged[selectors[0]] = level[selectors[0]]
+            origin = names[selectors[0]]
+        for field, value in level.items():
+            if field not in STORE_SELECTORS:
+                merged.setdefault(field, value)
+    return StoreOptions(**merged, origin=origin)
+
+
+def store_option_fields() -> tuple[str, ...]:
+    """The StoreOptions fields a command line can set."""
+    return tuple(f.name for f in dataclass_fields(StoreOptions) if f.name != "origin")
 
 
 _SCHEMES = {"zk": "zookeeper", "zookeeper": "zookeeper", "kafka": "bootstrap_server",
             "kafka-controller": "bootstrap_controller", "sqlite": "store_path"}
+
+
+def resolve_store_spec(spec: str, command_config: str | None, environ: Mapping[str, str] | None = None) -> StoreOptions:
+    """The StoreOptions of a ``migrate --from/--to`` spec (see :func:`parse_store_spec`).
+
+    :raises UsageError: a blank spec or value, an unknown profile.
+    """
+    env = os.environ if environ is None else environ
+    if not spec.strip():
+        raise UsageError("Store is empty: give zk://, kafka://, kafka-controller://, sqlite:/// or a profile name")
+    path = config_path(env)
+    config = load_config(path) if "://" not in spec else {}
+    fields = parse_store_spec(spec, command_config, config, str(path))
+    return StoreOptions(**_given(fields, {f: f"{spec} ({f})" for f in fields}), origin=spec)
 
 
 def parse_store_spec(spec: str, command_config: str | None, config: Mapping, origin: str) -> dict[str, str | None]:

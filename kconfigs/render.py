@@ -38,20 +38,20 @@ def records_json(records: Iterable[QuotaRecord]) -> str:
 
 
 def records_table(records: list[QuotaRecord], console) -> None:
-    """A rich table: one row per entity and key."""
+    """A rich table readable at 80 columns: one block of rows per entity (named once, in the
+    text style of the describe lines), one row per key. Keys and values never wrap; a long
+    principal folds onto more lines instead of being cut short with an ellipsis (a cut name
+    could be mistaken for another)."""
     from rich.table import Table
 
     table = Table(show_header=True, header_style="bold")
-    for column in ("user", "client-id", "ip", "key", "value"):
-        table.add_column(column, justify="right" if column == "value" else "left")
+    table.add_column("entity", overflow="fold", ratio=1)
+    table.add_column("key", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
     for record in records:
-        names = [_display(getattr(record.entity, a)) for a in ("user", "client_id", "ip")]
-        for key, value in numeric_quotas(record.configs).items():
-            table.add_row(*names, key, f"{value:,}" if isinstance(value, int) else f"{value:g}")
+        quotas = numeric_quotas(record.configs)
+        for index, (key, value) in enumerate(quotas.items()):
+            table.add_row(zk_entity_text(record.entity) if index == 0 else "", key,
+                          f"{value:,}" if isinstance(value, int) else f"{value:g}",
+                          end_section=index == len(quotas) - 1)
     console.print(table)
-
-
-def _display(name) -> str:
-    if name is None:
-        return ""
-    return "<default>" if name is DEFAULT else str(name)

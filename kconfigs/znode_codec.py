@@ -18,17 +18,42 @@ CHANGE_PREFIX = "config_change_"
 
 
 def config_znode(entity_path: str) -> str:
-    """``/config/<entity_path>``. ZooKeeper refuses ``.`` and ``..`` as path components (a user or
-    client-id named ``.`` sanitizes to itself); fail as kafka-configs does, with ZooKeeper's
-    PathUtils message. :raises ValidationError:"""
+    """``/config/<entity_path>``, checked as ZooKeeper checks a path: every store builds entity
+    paths here, so a user or client-id named ``.`` (it sanitizes to itself) fails alike in all of
+    them, as kafka-configs does, with ZooKeeper's PathUtils message. :raises ValidationError:"""
     path = f"{CONFIG_ROOT}/{entity_path}"
-    offset = len(CONFIG_ROOT) + 1
-    for part in entity_path.split("/"):
-        if part in (".", ".."):
-            at = offset + len(part) - 1  # PathUtils reports the index of the last dot
-            raise ValidationError(f'Invalid path string "{path}" caused by relative paths not allowed @{at}')
-        offset += len(part) + 1
+    problem = zk_path_problem(path)
+    if problem is not None:
+        raise ValidationError(problem)
     return path
+
+
+def zk_path_problem(path: str) -> str | None:
+    """ZooKeeper's ``PathUtils.validatePath`` message for ``path``, or None when it is valid.
+    (kafka-configs 2.8.2 prints these verbatim, e.g. for a chroot ``--zookeeper h:2181/kafka/``.)"""
+    if not path:
+        return "Path length must be > 0"
+    if not path.startswith("/"):
+        return "Path must start with / character"
+    if path == "/":
+        return None
+    if path.endswith("/"):
+        return "Path must not end with / character"
+    reason = _path_char_problem(path)
+    return None if reason is None else f'Invalid path string "{path}" caused by {reason}'
+
+
+def _path_char_problem(path: str) -> str | None:
+    for index in range(1, len(path)):
+        char, last = path[index], path[index - 1]
+        ends_part = index + 1 == len(path) or path[index + 1] == "/"
+        if char == "\0":
+            return f"null character not allowed @{index}"
+        if char == "/" and last == "/":
+            return f"empty node name specified @{index}"
+        if char == "." and ends_part and (last == "/" or (last == "." and path[index - 2] == "/")):
+            return f"relative paths not allowed @{index}"
+    return None
 
 
 def encode_config(configs: Mapping[str, str]) -> bytes:

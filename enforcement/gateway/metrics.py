@@ -99,8 +99,32 @@ class _QuotaCollector:
 
 
 def start_http_endpoint(stats: GatewayStats, host: str, port: int) -> Any:
-    """Serve /metrics on ``host:port`` (127.0.0.1 by default). Returns the server (``.shutdown()``)."""
-    from prometheus_client import start_http_server
+    """Serve the metrics on ``http://host:port/metrics`` only (any other path is a 404, so a
+    mistyped scrape path fails visibly instead of scraping the same page). Returns the server
+    (``.shutdown()``). :raises OSError: the address cannot be bound (e.g. in use)."""
+    import socket
+    import threading
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-    server, _thread = start_http_server(port, addr=host, registry=stats.registry)
+    from prometheus_client import make_wsgi_app
+
+    metrics_app = make_wsgi_app(stats.registry)
+
+    def app(environ, start_response):
+        if environ.get("PATH_INFO") != "/metrics":
+            start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
+            return [b"Not found: the metrics are at /metrics\n"]
+        return metrics_app(environ, start_response)
+
+    class QuietHandler(WSGIRequestHandler):
+        def log_message(self, *args) -> None:  # scrapes are not worth a log line each
+            pass
+
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+        address_family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+
+    server = make_server(host, port, app, Server, handler_class=QuietHandler)
+    threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
     return server

@@ -4,13 +4,17 @@ endpoint, structured logs, and SIGTERM/SIGINT draining. ``kconfigs serve`` calls
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import signal
 import sys
 import time
+from typing import Iterator
 
 from enforcement.gateway.config import GatewayConfig
+from kconfigs.errors import UsageError
 
 log = logging.getLogger("kconfigs.gateway")
 
@@ -35,16 +39,17 @@ def configure_logging(log_format: str) -> None:
 
 
 def open_gateway_store(config: GatewayConfig):
-    """:raises StoreUnavailable, UsageError:"""
-    from kconfigs.stores.factory import StoreOptions, open_store
+    """The store every other command would use for these options (same resolution: settings,
+    then KCONFIGS_* variables, then a profile). :raises StoreUnavailable, UsageError:"""
+    from kconfigs.stores.factory import Access, open_resolved_store
 
-    return open_store(StoreOptions(zookeeper=config.zookeeper, store_path=config.store_path))
+    return open_resolved_store({"zookeeper": config.zookeeper, "store_path": config.store_path}, None,
+                               access=Access.WRITE)
 
 
 async def serve(config: GatewayConfig, store) -> None:
     """Run until SIGTERM/SIGINT, then drain in-flight requests and stop."""
     from enforcement.gateway.admin import QuotaAdmin
-    from enforcement.gateway.metrics import start_http_endpoint
     from enforcement.gateway.reload import QuotaReloader
     from enforcement.gateway.server import Gateway
 
@@ -53,22 +58,108 @@ async def serve(config: GatewayConfig, store) -> None:
     loop = asyncio.get_running_loop()
     reloader = QuotaReloader(store, loop, gateway.quotas.load)
     await loop.run_in_executor(None, reloader.start)
-    await gateway.start()
-    metrics_server = start_http_endpoint(gateway.stats, *config.metrics_listen) if config.metrics_listen else None
+    try:
+        await _serve_until_signal(config, gateway, loop)
+    finally:
+        reloader.close()
+
+
+async def _serve_until_signal(config: GatewayConfig, gateway, loop) -> None:
+    from enforcement.gateway.metrics import start_http_endpoint
+
+    with _bind_errors(config.listen):
+        await gateway.start()
+    try:
+        with _bind_errors(config.metrics_listen):
+            metrics_server = start_http_endpoint(gateway.stats, *config.metrics_listen) if config.metrics_listen else None
+    except UsageError:
+        await gateway.stop()
+        raise
+    upstream_check = loop.create_task(check_upstreams(config.upstreams, config.upstream_connect_timeout_ms / 1000))
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
     log.info("signal received: draining in-flight requests (up to %d ms)", config.drain_timeout_ms)
+    upstream_check.cancel()
     await gateway.stop()
-    reloader.close()
     if metrics_server is not None:
         metrics_server.shutdown()
+
+
+UPSTREAM_RECHECK_S = 5.0
+
+
+@contextlib.contextmanager
+def _bind_errors(address) -> Iterator[None]:
+    """A listener that cannot be bound (port in use, no such address) is one line, not a trace."""
+    try:
+        yield
+    except OSError as err:
+        host, port = address
+        raise UsageError(f"Cannot listen on {host}:{port}: {_reason(err)}") from None
+
+
+def _check_bindable(address) -> None:
+    """Fail before loading quotas when a listen address is taken: one line, no start-up logs.
+    (The real bind later is still checked: the port can be taken in between.)"""
+    import socket
+
+    host, port = address
+    with _bind_errors(address):
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+
+
+def _reason(err: BaseException) -> str:
+    """``Address already in use`` rather than asyncio's long wording around it."""
+    errno = getattr(err, "errno", None)
+    if errno and errno > 0:
+        return os.strerror(errno)
+    return getattr(err, "strerror", None) or str(err) or type(err).__name__  # e.g. a name that does not resolve
+
+
+async def check_upstreams(upstreams, timeout_s: float, recheck_s: float = UPSTREAM_RECHECK_S) -> None:
+    """Dial the upstreams once at start: if none answers, say so (every client connection would
+    fail), then re-dial every ``recheck_s`` until one does and say that too. The gateway serves
+    throughout: each client connection dials the upstreams itself."""
+    names = ",".join(f"{h}:{p}" for h, p in upstreams)
+    warned = False
+    while True:
+        reason = await _first_reachable(upstreams, timeout_s)
+        if reason is None:
+            if warned:
+                log.info("upstream %s reachable now", names)
+            return
+        if not warned:
+            log.warning("upstream %s not reachable (%s): clients cannot be served until it is; re-checking every %g s",
+                        names, reason, recheck_s)
+            warned = True
+        await asyncio.sleep(recheck_s)
+
+
+async def _first_reachable(upstreams, timeout_s: float) -> str | None:
+    """None when one upstream accepts a TCP connection, else the last failure's reason."""
+    reason = "no upstream"
+    for host, port in upstreams:
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+        except (OSError, asyncio.TimeoutError) as err:
+            reason = _reason(err)
+            continue
+        writer.close()
+        return None
+    return reason
 
 
 def run(config: GatewayConfig) -> None:
     """Blocking entry point. :raises KconfigsError: for store/config problems (before serving)."""
     configure_logging(config.log_format)
+    for address in (config.listen, config.metrics_listen):
+        if address:
+            _check_bindable(address)
     store = open_gateway_store(config)
     try:
         asyncio.run(serve(config, store))

@@ -13,10 +13,6 @@ import click
 
 from kconfigs.commands.options import store_options
 
-_STORE_KEYS = ("zookeeper", "bootstrap_server", "bootstrap_controller", "command_config", "store_path",
-               "zk_auth", "zk_tls_config_file")
-
-
 def _check_timezone(ctx, param, value: str | None) -> str | None:
     """A zone name (tz database) or a UTC offset; checked before Spark starts."""
     import re
@@ -85,18 +81,22 @@ def _output_options(func: Callable) -> Callable:
 
 
 def _quota_records(kwargs: dict) -> list | None:
-    """From --quotas, else from a store if one was named, else None (no quotas known)."""
+    """From --quotas, else from the store the options, KCONFIGS_* variables or profile name,
+    else None (no quotas known: the embedded default store is not consulted)."""
+    from kconfigs.commands.options import pop_store_flags
+    from kconfigs.profiles import resolve_store_options
     from spark_analysis import quotas as quota_io
 
-    store_given = {k: kwargs.pop(k) for k in _STORE_KEYS}
+    flags, profile = pop_store_flags(kwargs)
+    options = resolve_store_options(flags, profile)  # even with --quotas: a bad --profile is an error
     quota_file = kwargs.pop("quota_file")
     if quota_file:
         return quota_io.load_quota_file(quota_file)
-    if not any(store_given.values()):
+    if options.is_embedded_default:
         return None
-    from kconfigs.stores.factory import StoreOptions, open_store
+    from kconfigs.stores.factory import Access, open_store
 
-    store = open_store(StoreOptions(**store_given))
+    store = open_store(options, access=Access.READ)
     try:
         return quota_io.records_from_store(store)
     finally:

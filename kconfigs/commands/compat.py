@@ -50,9 +50,18 @@ def run_compat(argv: list[str]) -> int:
         from kconfigs import __version__
         print(f"{__version__} (kconfigs)")
         return 0
+    # A store named on the command line decides the mode, so kafka-configs' checks (and their
+    # order) come first; otherwise the environment or a profile may name a server, which must
+    # decide the mode before the checks run.
+    options = None if _names_store(opts) else resolve_compat_store(opts)
+    if options is not None:
+        opts = with_resolved_connection(opts, options)
     A.check_args(opts, _ip_validator(opts))
+    options = options or resolve_compat_store(opts)
     types, names = A.entity_types(opts), A.entity_names(opts)
-    store = _open(opts)
+    from kconfigs.stores.factory import Access, open_store
+    access = Access.READ if opts.has("describe") else Access.PREVIEW if opts.has("dry-run") else Access.WRITE
+    store = open_store(options, access=access)
     try:
         if A.connect_mode(opts) == "bootstrap":
             from kconfigs.commands.compat_bootstrap import run_bootstrap
@@ -67,14 +76,26 @@ def run_compat(argv: list[str]) -> int:
     return 0
 
 
-def _open(opts: A.ParsedOptions):
-    from kconfigs.stores.factory import StoreOptions, open_store
+def resolve_compat_store(opts: A.ParsedOptions):
+    """The store of a kafka-configs command line, resolved exactly as for the subcommands
+    (flags > KCONFIGS_* > profile > embedded default). :raises UsageError:"""
+    from kconfigs.profiles import FLAGS, resolve_store_options
 
-    return open_store(StoreOptions(
-        zookeeper=opts.value("zookeeper"), bootstrap_server=opts.value("bootstrap-server"),
-        bootstrap_controller=opts.value("bootstrap-controller"), command_config=opts.value("command-config"),
-        store_path=opts.value("store"), zk_auth=opts.value("zk-auth"),
-        zk_tls_config_file=opts.value("zk-tls-config-file")))
+    flags = {field: opts.value(flag.lstrip("-")) for field, flag in FLAGS.items()}
+    return resolve_store_options(flags, opts.value("profile"))
+
+
+def _names_store(opts: A.ParsedOptions) -> bool:
+    return any(opts.has(o) for o in ("zookeeper", "bootstrap-server", "bootstrap-controller", "store"))
+
+
+def with_resolved_connection(opts: A.ParsedOptions, options) -> A.ParsedOptions:
+    """``opts`` plus the connect option the environment or a profile supplied, so that
+    kafka-configs' mode rules (ZooKeeper vs bootstrap texts and checks) follow the store used."""
+    supplied = [(name, getattr(options, field)) for name, field in
+                (("zookeeper", "zookeeper"), ("bootstrap-server", "bootstrap_server"),
+                 ("bootstrap-controller", "bootstrap_controller")) if getattr(options, field)]
+    return A.ParsedOptions(opts.occurrences + supplied, opts.rest)
 
 
 def configs_to_add(opts: A.ParsedOptions) -> dict[str, str]:

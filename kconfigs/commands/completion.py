@@ -10,7 +10,6 @@ The committed files in completions/ are regenerated with ``kconfigs completion -
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 
@@ -122,21 +121,15 @@ def complete_ip(ctx, param, incomplete):
 
 def _open_if_reachable(params: dict):
     """The store named by the options/env/profile, if it answers quickly; else None."""
-    from kconfigs.profiles import resolve_store_options
-    from kconfigs.stores.factory import StoreOptions, open_store
-    from kconfigs.stores.sqlite import default_store_path
+    from kconfigs.profiles import resolve_store_options, store_option_fields
+    from kconfigs.stores.factory import Access, open_store
 
-    keys = ("zookeeper", "bootstrap_server", "bootstrap_controller", "command_config", "store_path",
-            "zk_auth", "zk_tls_config_file")
-    given = {k: params.get(k) or os.environ.get(f"KCONFIGS_{k.upper()}" if k != "store_path" else "KCONFIGS_STORE")
-             for k in keys}
-    options = resolve_store_options(given, params.get("profile") or os.environ.get("KCONFIGS_PROFILE"))
-    address = options.get("zookeeper") or options.get("bootstrap_server") or options.get("bootstrap_controller")
+    flags = {k: params.get(k) for k in store_option_fields()}
+    options = resolve_store_options(flags, params.get("profile"))
+    address = options.zookeeper or options.bootstrap_server or options.bootstrap_controller
     if address and not _reachable(address):
         return None
-    if not address and not Path(options.get("store_path") or default_store_path()).is_file():
-        return None  # never create an embedded store from a TAB
-    return open_store(StoreOptions(**options))
+    return open_store(options, access=Access.READ)  # never creates an embedded store from a TAB
 
 
 def _reachable(address: str) -> bool:

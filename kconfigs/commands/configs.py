@@ -6,8 +6,9 @@ import sys
 
 import click
 
-from kconfigs.commands.options import (lazy_completer, check_ip, entity_components, entity_from, entity_options,
-                                       filter_from, open_from_kwargs, output_option, store_options)
+from kconfigs.commands.options import (check_ip, check_known_keys, entity_components, entity_from, entity_options,
+                                       filter_from, lazy_completer, open_from_kwargs, output_option, store_options)
+from kconfigs.stores.factory import Access
 
 
 def _emit(records, output: str | None) -> None:
@@ -31,7 +32,7 @@ def _emit(records, output: str | None) -> None:
 def describe(output: str | None, **kwargs) -> None:
     """Show quotas: of one entity if one is named, else of every entity."""
     components = entity_components(kwargs)
-    store = open_from_kwargs(kwargs)
+    store = open_from_kwargs(kwargs, access=Access.READ)
     try:
         records = [r for r in store.describe(filter_from(components)) if r.configs]
     finally:
@@ -46,12 +47,14 @@ def describe(output: str | None, **kwargs) -> None:
 @click.option("--add-config", metavar="K=V,K2=V2", help="kafka-configs syntax for several keys.")
 @click.option("--delete", "deletes", multiple=True, metavar="KEY", help="Remove a quota key (repeatable).",
               shell_complete=lazy_completer("complete_keys"))
+@click.option("--delete-config", "delete_configs", multiple=True, metavar="K1,K2",
+              help="kafka-configs syntax for removing several keys.")
 @click.option("--dry-run", is_flag=True, help="Validate against the store without writing.")
 @store_options
 @output_option
-def alter(settings, add_config, deletes, dry_run, output, **kwargs) -> None:
+def alter(settings, add_config, deletes, delete_configs, dry_run, output, **kwargs) -> None:
     """Set or remove quota keys of one entity, atomically."""
-    from kconfigs.config_grammar import parse_add_config
+    from kconfigs.config_grammar import parse_add_config, parse_delete_config
     from kconfigs.errors import UsageError
     from kconfigs.render import zk_alter_line
     from kconfigs.service import ConfigChange, alter as alter_entity
@@ -61,9 +64,11 @@ def alter(settings, add_config, deletes, dry_run, output, **kwargs) -> None:
     add = parse_add_config(add_config) if add_config else {}
     for setting in settings:
         add.update(parse_add_config(setting))
+    deletes = list(deletes) + parse_delete_config(list(delete_configs))
     if not add and not deletes:
-        raise UsageError("Nothing to change: give --set KEY=VALUE, --add-config or --delete KEY")
-    store = open_from_kwargs(kwargs)
+        raise UsageError("Nothing to change: give --set KEY=VALUE, --add-config, --delete KEY or --delete-config")
+    check_known_keys(entity, add)
+    store = open_from_kwargs(kwargs, access=Access.PREVIEW if dry_run else Access.WRITE)
     try:
         record = alter_entity(store, entity, ConfigChange(add=add, delete=list(deletes)), dry_run=dry_run)
     finally:
@@ -93,7 +98,7 @@ def delete(keys, **kwargs) -> None:
             raise ValidationError(f"Invalid config(s): {','.join(missing)}")
         return {k: v for k, v in current.items() if wanted and k not in wanted}
 
-    store = open_from_kwargs(kwargs)
+    store = open_from_kwargs(kwargs, access=Access.WRITE)
     try:
         store.alter(entity, update)
     finally:

@@ -11,8 +11,11 @@ import sys
 
 import click
 
+from kconfigs.commands.confirm import (allow_empty_source_option, check_prune_source, confirm_destruction,
+                                       yes_option)
 from kconfigs.commands.options import open_from_kwargs, store_options
 from kconfigs.errors import KconfigsError
+from kconfigs.stores.factory import Access
 
 _FORMAT = click.option("--format", "fmt", type=click.Choice(["toml", "json", "yaml"]), default=None,
                        help="File format (default: from the file name, else toml). yaml needs PyYAML.")
@@ -41,11 +44,11 @@ def read_quota_file(path: str, fmt: str | None):
     return parse_quota_text(text, format_for_path(path, fmt), path)
 
 
-def _read_store(kwargs: dict):
+def _read_store(kwargs: dict, *, access: Access):
     """(store, records) with the store left open for the caller to close."""
     from kconfigs.model import MATCH_ALL
 
-    store = open_from_kwargs(kwargs)
+    store = open_from_kwargs(kwargs, access=access)
     try:
         return store, store.describe(MATCH_ALL)
     except BaseException:
@@ -74,7 +77,7 @@ def export(fmt, out_path, entity_types, **kwargs) -> None:
     """Write every quota of the store as a quota file (round-trips through apply)."""
     from kconfigs.quotafile import desired_from_records, format_for_path, render_quota_text
 
-    store, records = _read_store(kwargs)
+    store, records = _read_store(kwargs, access=Access.READ)
     store.close()
     desired = desired_from_records(records)
     if entity_types:
@@ -98,7 +101,7 @@ def diff(file, fmt, output, **kwargs) -> None:
     from kconfigs.plan import build_plan
 
     desired = read_quota_file(file, fmt)
-    store, records = _read_store(kwargs)
+    store, records = _read_store(kwargs, access=Access.READ)
     store.close()
     plan = build_plan(desired, records, prune=True)
     if output == "json":
@@ -115,20 +118,27 @@ def diff(file, fmt, output, **kwargs) -> None:
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-@click.option("--prune", is_flag=True, help="Also remove quotas (keys and entities) that are not in FILE.")
+@click.option("--prune", is_flag=True, help="Also remove quotas (keys and entities) that are not in FILE "
+                                            "(asks first on a terminal; scripts add --yes).")
+@yes_option
+@allow_empty_source_option
 @_FORMAT
 @_OUTPUT
 @store_options
-def apply(file, dry_run, prune, fmt, output, **kwargs) -> None:
+def apply(file, dry_run, prune, assume_yes, allow_empty_source, fmt, output, **kwargs) -> None:
     """Make the store hold FILE's quotas: each entity atomically, re-checked (compare-and-set)."""
     from kconfigs.plan import build_plan
 
     desired = read_quota_file(file, fmt)  # every value checked before anything is written
-    store, records = _read_store(kwargs)
+    if not dry_run:
+        check_prune_source(prune, not desired, file, allow_empty_source)
+    store, records = _read_store(kwargs, access=Access.PREVIEW if dry_run else Access.WRITE)
     try:
         plan = build_plan(desired, records, prune=prune)
         if dry_run and not plan.in_sync:
             _validate_on_broker(store, plan)
+        if not dry_run:
+            confirm_destruction(plan, f"apply {file} --prune", assume_yes)
         report = None if dry_run or plan.in_sync else _run_with_progress(store, plan)
     finally:
         store.close()
@@ -193,10 +203,20 @@ def _finish(plan, prune: bool, report, output: str, prefix: str = "") -> None:
               help="Admin client properties for a kafka:// store.")
 @click.option("--dry-run", is_flag=True, help="Show what would be copied; write nothing.")
 @click.option("--prune", is_flag=True, help="Also remove target quotas that the source does not have.")
+@yes_option
+@allow_empty_source_option
 @_OUTPUT
-def migrate(source, target, command_config, dry_run, prune, output) -> None:
-    """Copy every quota from one store to another, then verify by re-reading the target."""
+def migrate(source, target, command_config, dry_run, prune, assume_yes, allow_empty_source, output) -> None:
+    """Copy every quota from one store to another, then verify by re-reading the target.
+
+    Onto a target that already has quotas, what would be overwritten or removed is shown and
+    confirmed first (--yes in scripts)."""
     from kconfigs.commands.migration import migrate_quotas
 
-    plan, report = migrate_quotas(source, target, command_config, dry_run=dry_run, prune=prune)
+    def confirm(plan, source_is_empty: bool, target_has_quotas: bool) -> None:
+        check_prune_source(prune, source_is_empty, source, allow_empty_source)
+        if target_has_quotas:
+            confirm_destruction(plan, f"migrate to {target}", assume_yes, overwrites=True)
+
+    plan, report = migrate_quotas(source, target, command_config, dry_run=dry_run, prune=prune, confirm=confirm)
     _finish(plan, prune, report, output, "Dry run, nothing written: " if dry_run else "")

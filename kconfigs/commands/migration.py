@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from kconfigs.errors import KconfigsError
 
 
@@ -12,14 +14,12 @@ class VerificationFailed(KconfigsError):
     """The target, re-read after the copy, does not hold the source's quotas."""
 
 
-def open_spec(spec: str, command_config: str | None):
+def open_spec(spec: str, command_config: str | None, access):
     """Open a store named by a ``migrate`` spec (URL-ish or profile). :raises UsageError:"""
-    from kconfigs.profiles import config_path, load_config, parse_store_spec
-    from kconfigs.stores.factory import StoreOptions, open_store
+    from kconfigs.profiles import resolve_store_spec
+    from kconfigs.stores.factory import open_store
 
-    path = config_path()
-    config = load_config(path) if "://" not in spec else {}
-    return open_store(StoreOptions(**parse_store_spec(spec, command_config, config, str(path))))
+    return open_store(resolve_store_spec(spec, command_config), access=access)
 
 
 def _records(store):
@@ -28,25 +28,31 @@ def _records(store):
     return store.describe(MATCH_ALL)
 
 
-def migrate_quotas(source_spec: str, target_spec: str, command_config: str | None, *, dry_run: bool, prune: bool):
-    """(plan, report): report None on a dry run or when already in sync.
+def migrate_quotas(source_spec: str, target_spec: str, command_config: str | None, *, dry_run: bool, prune: bool,
+                   confirm: Callable[[object, bool, bool], None]):
+    """(plan, report): report None on a dry run or when already in sync. The source is only
+    read, so a mistyped one is an error, never an empty store. ``confirm(plan, source_is_empty,
+    target_has_quotas)`` runs before anything is written and may raise to stop.
 
     :raises VerificationFailed: the copy completed but the target reads back differently.
     """
     from kconfigs.applier import apply_plan
     from kconfigs.plan import build_plan
     from kconfigs.quotafile import desired_from_records
+    from kconfigs.stores.factory import Access
 
-    source = open_spec(source_spec, command_config)
+    source = open_spec(source_spec, command_config, Access.READ)
     try:
         desired = desired_from_records(_records(source))
     finally:
         source.close()
-    target = open_spec(target_spec, command_config)
+    target = open_spec(target_spec, command_config, Access.PREVIEW if dry_run else Access.WRITE)
     try:
-        plan = build_plan(desired, _records(target), prune=prune)
+        actual = _records(target)
+        plan = build_plan(desired, actual, prune=prune)
         if dry_run or plan.in_sync:
             return plan, None
+        confirm(plan, not desired, any(r.configs for r in actual))
         report = apply_plan(target, plan)
         if report.complete:
             _verify(target, target_spec, desired, prune)

@@ -10,43 +10,6 @@ from kconfigs.errors import UsageError
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity
 
 
-def store_options(func: Callable) -> Callable:
-    """--zookeeper / --bootstrap-server / --store ...; each also read from a KCONFIGS_* variable."""
-    options = [
-        click.option("--zookeeper", envvar="KCONFIGS_ZOOKEEPER", metavar="HOST:PORT[/CHROOT]",
-                     help="ZooKeeper of a ZooKeeper-mode Kafka cluster."),
-        click.option("--bootstrap-server", envvar="KCONFIGS_BOOTSTRAP_SERVER", metavar="HOST:PORT",
-                     help="Kafka brokers (KRaft or ZooKeeper-backed) reached through the admin API."),
-        click.option("--bootstrap-controller", envvar="KCONFIGS_BOOTSTRAP_CONTROLLER", metavar="HOST:PORT",
-                     help="KRaft controllers reached through the admin API."),
-        click.option("--command-config", envvar="KCONFIGS_COMMAND_CONFIG", type=click.Path(dir_okay=False),
-                     help="Admin client properties (security.protocol, sasl.*, ssl.*)."),
-        click.option("--store", "store_path", envvar="KCONFIGS_STORE", type=click.Path(dir_okay=False),
-                     help="Embedded store file (default: $KCONFIGS_HOME/quotas.db or the XDG data dir)."),
-        click.option("--zk-auth", envvar="KCONFIGS_ZK_AUTH", metavar="USER:PASSWORD",
-                     help="ZooKeeper digest credentials."),
-        click.option("--zk-tls-config-file", envvar="KCONFIGS_ZK_TLS_CONFIG_FILE", type=click.Path(dir_okay=False),
-                     help="Properties file with Kafka's zookeeper.ssl.* keys."),
-        click.option("--profile", envvar="KCONFIGS_PROFILE", metavar="NAME", shell_complete=_complete_profile,
-                     help="Named profile from $XDG_CONFIG_HOME/kconfigs/config.toml (flags and env win)."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def open_from_kwargs(kwargs: dict):
-    """Pop the store options out of a command's kwargs and open the store."""
-    from kconfigs.stores.factory import StoreOptions, open_store
-
-    from kconfigs.profiles import resolve_store_options
-
-    keys = ("zookeeper", "bootstrap_server", "bootstrap_controller", "command_config", "store_path",
-            "zk_auth", "zk_tls_config_file")
-    given = {k: kwargs.pop(k) for k in keys}
-    return open_store(StoreOptions(**resolve_store_options(given, kwargs.pop("profile", None))))
-
-
 def lazy_completer(name: str) -> Callable:
     """A shell_complete callback from kconfigs.commands.completion, imported only on TAB."""
     def complete(ctx, param, incomplete: str):
@@ -58,19 +21,75 @@ def lazy_completer(name: str) -> Callable:
 _complete_profile = lazy_completer("complete_profile")
 
 
-def entity_options(func: Callable) -> Callable:
-    """--user/--user-default, --client-id/--client-default, --ip/--ip-default."""
+def store_options(func: Callable) -> Callable:
+    """--zookeeper / --bootstrap-server / --store ...; the KCONFIGS_* variables and profiles are
+    read by :func:`kconfigs.profiles.resolve_store_options`, the same for every command."""
     options = [
-        click.option("--user", help="User principal name.", shell_complete=lazy_completer("complete_user")),
-        click.option("--user-default", is_flag=True, help="The default user."),
-        click.option("--client-id", "client_id", help="Client id.", shell_complete=lazy_completer("complete_client")),
-        click.option("--client-default", is_flag=True, help="The default client-id."),
-        click.option("--ip", help="Client IP address (literal IPv4/IPv6).", shell_complete=lazy_completer("complete_ip")),
-        click.option("--ip-default", is_flag=True, help="The default IP."),
+        click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
+                     help="ZooKeeper of a ZooKeeper-mode Kafka cluster [env KCONFIGS_ZOOKEEPER]."),
+        click.option("--bootstrap-server", metavar="HOST:PORT",
+                     help="Kafka brokers (KRaft or ZooKeeper-backed) reached through the admin API "
+                          "[env KCONFIGS_BOOTSTRAP_SERVER]."),
+        click.option("--bootstrap-controller", metavar="HOST:PORT",
+                     help="KRaft controllers reached through the admin API [env KCONFIGS_BOOTSTRAP_CONTROLLER]."),
+        click.option("--command-config", type=click.Path(dir_okay=False),
+                     help="Admin client properties (security.protocol, sasl.*, ssl.*) [env KCONFIGS_COMMAND_CONFIG]."),
+        click.option("--store", "store_path", type=click.Path(dir_okay=False),
+                     help="Embedded store file (default: $KCONFIGS_HOME/quotas.db or the XDG data dir) "
+                          "[env KCONFIGS_STORE]."),
+        click.option("--zk-auth", metavar="USER:PASSWORD", help="ZooKeeper digest credentials [env KCONFIGS_ZK_AUTH]."),
+        click.option("--zk-tls-config-file", type=click.Path(dir_okay=False),
+                     help="Properties file with Kafka's zookeeper.ssl.* keys [env KCONFIGS_ZK_TLS_CONFIG_FILE]."),
+        click.option("--profile", metavar="NAME", shell_complete=_complete_profile,
+                     help="Named profile from $XDG_CONFIG_HOME/kconfigs/config.toml (flags and env win) "
+                          "[env KCONFIGS_PROFILE]."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def pop_store_flags(kwargs: dict) -> tuple[dict[str, str | None], str | None]:
+    """Take the store options out of a command's kwargs: (flags by StoreOptions field, --profile)."""
+    from kconfigs.profiles import store_option_fields
+
+    return {k: kwargs.pop(k) for k in store_option_fields()}, kwargs.pop("profile")
+
+
+def open_from_kwargs(kwargs: dict, *, access):
+    """Pop the store options out of a command's kwargs and open the store they resolve to
+    (``access``: a :class:`kconfigs.stores.factory.Access`)."""
+    from kconfigs.stores.factory import open_resolved_store
+
+    flags, profile = pop_store_flags(kwargs)
+    return open_resolved_store(flags, profile, access=access)
+
+
+def entity_options(func: Callable) -> Callable:
+    """--user/--user-default, --client-id/--client-default, --ip/--ip-default, and kafka-configs'
+    spellings of them (--client, --*-defaults, --entity-type/--entity-name/--entity-default)."""
+    options = [
+        click.option("--user", help="User principal name.", shell_complete=lazy_completer("complete_user")),
+        click.option("--user-default", "--user-defaults", "user_default", is_flag=True, help="The default user."),
+        click.option("--client-id", "--client", "client_id", help="Client id.",
+                     shell_complete=lazy_completer("complete_client")),
+        click.option("--client-default", "--client-defaults", "client_default", is_flag=True,
+                     help="The default client-id."),
+        click.option("--ip", help="Client IP address (literal IPv4/IPv6).", shell_complete=lazy_completer("complete_ip")),
+        click.option("--ip-default", "--ip-defaults", "ip_default", is_flag=True, help="The default IP."),
+        click.option("--entity-type", "entity_types", multiple=True, type=click.Choice(sorted(_TYPES)),
+                     help="kafka-configs form: users, clients or ips (repeatable; paired with the names in order)."),
+        click.option("--entity-name", "entity_names", multiple=True, metavar="NAME",
+                     help="kafka-configs form: the name for an --entity-type (repeatable)."),
+        click.option("--entity-default", "entity_defaults", count=True,
+                     help="kafka-configs form: the default entity for an --entity-type (repeatable)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+_TYPES = {"users": EntityType.USER, "clients": EntityType.CLIENT_ID, "ips": EntityType.IP}
 
 
 def _component_value(name: str | None, is_default: bool, flag: str):
@@ -80,21 +99,70 @@ def _component_value(name: str | None, is_default: bool, flag: str):
 
 
 def entity_components(kwargs: dict) -> dict[EntityType, object]:
-    """Pop the entity options: {type: name or DEFAULT} for those given. :raises UsageError:"""
+    """Pop the entity options: {type: name, DEFAULT, or None for "any of that type" (only from a
+    bare --entity-type)} for the types given. :raises UsageError:"""
+    generic = _generic_components(kwargs.pop("entity_types"), kwargs.pop("entity_names"),
+                                  kwargs.pop("entity_defaults"))
     values = {
         EntityType.USER: _component_value(kwargs.pop("user"), kwargs.pop("user_default"), "user"),
         EntityType.CLIENT_ID: _component_value(kwargs.pop("client_id"), kwargs.pop("client_default"), "client"),
         EntityType.IP: _component_value(kwargs.pop("ip"), kwargs.pop("ip_default"), "ip"),
     }
-    return {t: v for t, v in values.items() if v is not None}
+    specific = {t: v for t, v in values.items() if v is not None}
+    if generic is not None and specific:
+        raise UsageError("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
+    return specific if generic is None else generic
+
+
+def _generic_components(types: tuple[str, ...], names: tuple[str, ...], defaults: int) -> dict | None:
+    """kafka-configs' pairing (ZooKeeper mode: a single name binds to the user). :raises UsageError:"""
+    from kconfigs.targets import zk_pairs
+
+    if not types:
+        if names or defaults:
+            raise UsageError("--entity-name and --entity-default need an --entity-type")
+        return None
+    duplicates = sorted({t for t in types if types.count(t) > 1})
+    if duplicates:
+        raise UsageError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
+    if len(types) > 1 and set(types) != {"users", "clients"}:
+        raise UsageError("Only 'users' and 'clients' entity types may be specified together")
+    ordered = _names_in_command_line_order(names, defaults)
+    if len(ordered) > len(types):
+        raise UsageError("More entity names specified than entity types")
+    return {_TYPES[t]: n for t, n in zk_pairs(list(types), ordered, alter=False)}
+
+
+def _names_in_command_line_order(names: tuple[str, ...], defaults: int) -> list[str]:
+    """--entity-name values and "" per --entity-default, in the order typed. Click keeps the
+    order within one option only, so a mix is read back from the raw command line."""
+    if not defaults or not names:
+        return list(names) + [""] * defaults
+    ctx = click.get_current_context(silent=True)
+    argv = (ctx.find_root().obj or {}).get("argv") if ctx is not None else None
+    ordered: list[str] = []
+    tokens = iter(argv or ())
+    for token in tokens:
+        if token == "--entity-default":
+            ordered.append("")
+        elif token == "--entity-name":
+            ordered.append(next(tokens, ""))
+        elif token.startswith("--entity-name="):
+            ordered.append(token.partition("=")[2])
+    if sorted(ordered) != sorted(list(names) + [""] * defaults):
+        raise UsageError("Cannot tell the order of --entity-name and --entity-default: give them as separate words")
+    return ordered
 
 
 def entity_from(components: dict[EntityType, object]) -> QuotaEntity:
-    """:raises UsageError: when no entity is named or ips are mixed with users/clients."""
+    """:raises UsageError: when no entity is named, a type has no name, or ips are mixed with
+    users/clients."""
     from kconfigs.errors import ValidationError
 
     if not components:
         raise UsageError("Name an entity: --user/--user-default, --client-id/--client-default or --ip/--ip-default")
+    if any(v is None for v in components.values()):
+        raise UsageError("--entity-name or --entity-default must be specified with each --entity-type for --alter")
     try:
         return QuotaEntity(user=components.get(EntityType.USER), client_id=components.get(EntityType.CLIENT_ID),
                            ip=components.get(EntityType.IP))
@@ -103,12 +171,35 @@ def entity_from(components: dict[EntityType, object]) -> QuotaEntity:
 
 
 def filter_from(components: dict[EntityType, object]) -> EntityFilter:
-    """Named components must match exactly; with none, everything matches."""
+    """Named components must match exactly; a bare --entity-type matches any of that type; with
+    none, everything matches."""
     if not components:
         return EntityFilter(components=(), strict=False)
-    parts = tuple(FilterComponent(t, Match.DEFAULT) if v is DEFAULT else FilterComponent(t, Match.EXACT, v)
+    parts = tuple(FilterComponent(t, Match.ANY) if v is None else
+                  FilterComponent(t, Match.DEFAULT) if v is DEFAULT else FilterComponent(t, Match.EXACT, v)
                   for t, v in components.items())
     return EntityFilter(parts, strict=True)
+
+
+def check_known_keys(entity: QuotaEntity, keys) -> None:
+    """Subcommands' own message for a key the entity cannot hold: the closest valid key and the
+    whole list (kafka-configs' ``Unknown Dynamic Configuration`` Scala text is for compat mode).
+
+    :raises ValidationError:
+    """
+    import difflib
+
+    from kconfigs.errors import ValidationError
+    from kconfigs.keys import SCRAM_KEYS, keys_for, scram_allowed
+    from kconfigs.render import zk_entity_text
+
+    valid = list(keys_for(entity)) + (list(SCRAM_KEYS) if scram_allowed(entity) else [])
+    for key in keys:
+        if key not in valid:
+            close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]}?" if close else ""
+            raise ValidationError(f"Unknown quota key {key!r} for {zk_entity_text(entity)}.{hint} "
+                                  f"Valid keys: {', '.join(valid)}")
 
 
 def check_ip(entity: QuotaEntity) -> None:

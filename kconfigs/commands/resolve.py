@@ -44,24 +44,29 @@ def load_quota_file(path: str) -> list[tuple[dict, dict]]:
 
 
 def load_snapshot(quotas_path: str | None, store_kwargs: dict):
-    """A ``QuotaSnapshot`` from ``--quotas FILE`` or else from the store named by the options."""
+    """A ``QuotaSnapshot`` from ``--quotas FILE`` or else from the store named by the options
+    (resolved either way, so a bad ``--profile`` or an empty ``--zookeeper`` is never ignored)."""
     from enforcement import QuotaSnapshot
+    from kconfigs.commands.options import pop_store_flags
+    from kconfigs.profiles import resolve_store_options
 
+    flags, profile = pop_store_flags(store_kwargs)
+    options = resolve_store_options(flags, profile)
     if quotas_path is not None:
         records: Iterable = load_quota_file(quotas_path)
     else:
-        records = _store_records(store_kwargs)
+        records = _store_records(options)
     try:
         return QuotaSnapshot.from_records(records)
     except ValueError as err:
         raise ValidationError(f"Invalid quota in store: {err}") from None
 
 
-def _store_records(store_kwargs: dict) -> list:
-    from kconfigs.commands.options import open_from_kwargs
+def _store_records(options) -> list:
     from kconfigs.model import MATCH_ALL
+    from kconfigs.stores.factory import Access, open_store
 
-    store = open_from_kwargs(store_kwargs)
+    store = open_store(options, access=Access.READ)
     try:
         return store.describe(MATCH_ALL)
     finally:

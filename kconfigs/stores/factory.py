@@ -3,24 +3,44 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import sys
+from enum import Enum
+from typing import Callable
 
 from kconfigs.errors import UsageError
+from kconfigs.profiles import StoreOptions, resolve_store_options
+
+__all__ = ["Access", "StoreOptions", "open_store", "open_resolved_store", "resolve_store_options"]
 
 
-@dataclass(frozen=True)
-class StoreOptions:
-    zookeeper: str | None = None
-    bootstrap_server: str | None = None
-    bootstrap_controller: str | None = None
-    command_config: str | None = None
-    store_path: str | None = None
-    zk_auth: str | None = None
-    zk_tls_config_file: str | None = None
+class Access(Enum):
+    """What a command will do with its store, which decides what opening it may do."""
+
+    READ = "read"        # describe, export, resolve...: creates nothing; a named store must exist
+    PREVIEW = "preview"  # a dry run: creates nothing; a store not there yet reads as empty
+    WRITE = "write"      # may create the embedded store file or the ZooKeeper path
 
 
-def open_store(options: StoreOptions):
+def _print_warning(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def open_resolved_store(flags: dict[str, str | None], profile: str | None, *, access: Access):
+    """Resolve the store (:func:`kconfigs.profiles.resolve_store_options`) and open it.
+
+    :raises UsageError, StoreUnavailable, CorruptData:
+    """
+    return open_store(resolve_store_options(flags, profile), access=access)
+
+
+def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Callable[[str], None] = _print_warning):
     """ZooKeeper if named, else a Kafka cluster's admin API, else the embedded SQLite store.
+
+    ``access`` READ: nothing may be created; a named embedded store that does not exist is an
+    error, and the default embedded store not written yet reads as empty. PREVIEW (dry runs):
+    nothing is created, and a store not there yet reads as empty. A ZooKeeper chroot that does not
+    exist is an error whatever the access; a write (or preview) to one that does not look like
+    Kafka's gets a ``warn``ing.
 
     :raises UsageError, StoreUnavailable, CorruptData:
     """
@@ -28,27 +48,37 @@ def open_store(options: StoreOptions):
     if len(named) > 1:
         raise UsageError("Name only one of --zookeeper, --bootstrap-server or --bootstrap-controller")
     if options.zookeeper:
-        return _open_zookeeper(options)
+        return _open_zookeeper(options, access, warn)
     if options.bootstrap_server or options.bootstrap_controller:
         from kconfigs.stores.admin_api import open_admin_store
         return open_admin_store(options.bootstrap_server or options.bootstrap_controller,
                                 options.command_config, controller=bool(options.bootstrap_controller))
     from kconfigs.stores.sqlite import SqliteStore
-    return SqliteStore(options.store_path)
+    return SqliteStore(options.store_path, read_only=access is not Access.WRITE,
+                       missing_ok=options.store_path is None or access is Access.PREVIEW)
 
 
-def _open_zookeeper(options: StoreOptions):
+def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str], None]):
     from kconfigs.stores.zk_tls import ZkTlsOptions, tls_options
-    from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore
+    from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore, check_chroot, chroot_of
 
+    chroot = chroot_of(options.zookeeper)  # a malformed chroot fails before any connection
     tls = ZkTlsOptions(use_ssl=False)
     if options.zk_tls_config_file:
         tls = tls_options(_read_properties(options.zk_tls_config_file))
-    auth = options.zk_auth or os.environ.get("KCONFIGS_ZK_AUTH") or None
+    auth = options.zk_auth
     if auth is not None and ":" not in auth:
         raise UsageError("--zk-auth must be 'user:password' (ZooKeeper digest scheme)")
-    return ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls, sasl_digest=_zk_sasl(),
-                                     connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0)))
+    store = ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls, sasl_digest=_zk_sasl(),
+                                      connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0)))
+    try:
+        problem = check_chroot(store, chroot)
+    except BaseException:
+        store.close()
+        raise
+    if problem is not None and access is not Access.READ:
+        warn(problem + " (writing there anyway)" if access is Access.WRITE else problem)
+    return store
 
 
 def _zk_sasl() -> tuple[str, str] | None:

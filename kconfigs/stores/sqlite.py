@@ -12,10 +12,11 @@ import contextlib
 import os
 import sqlite3
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from kconfigs.errors import CorruptData, KconfigsError, StoreUnavailable
+from kconfigs.errors import CorruptData, KconfigsError, StoreUnavailable, UsageError
 from kconfigs.model import MATCH_ALL, EntityFilter, QuotaEntity, QuotaRecord
 from kconfigs.stores.base import AlterManyFailed, ConfigUpdate, StoreChange
 from kconfigs.znode_codec import CONFIG_ROOT, config_znode, decode_config, encode_config, encode_notification
@@ -48,16 +49,50 @@ def default_store_path() -> Path:
 
 
 class SqliteStore:
+    """``SqliteStore(path)`` opens for writing (creating the file and its directory);
+    ``SqliteStore(path, read_only=True)`` never creates anything: a missing file is an error, or,
+    with ``missing_ok`` (the default store before its first write), an empty store."""
+
     kind = "sqlite"
 
-    def __init__(self, path: str | os.PathLike | None = None):
+    def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False, missing_ok: bool = False):
         self.path = Path(path) if path else default_store_path()
         with self._errors():
+            if read_only:
+                self.db = self._connect_existing(missing_ok)
+                return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                                       check_same_thread=False)
             self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.executescript(_SCHEMA)
+            self.db.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nCOMMIT;")  # readers see no tables or all
+
+    def _connect_existing(self, missing_ok: bool) -> sqlite3.Connection:
+        """The file opened without creating it (``mode=rw``: WAL readers need to write the
+        shared-memory index); an absent file is an in-memory empty store or an error."""
+        if not self.path.exists():
+            if not missing_ok:
+                raise UsageError(f"Embedded store {self.path} does not exist (nothing has been written there; "
+                                 f"is the path right?)")
+            return self._empty_store()
+        if self.path.is_dir():
+            raise UsageError(f"Embedded store {self.path} is a directory, not a store file")
+        uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=rw"
+        db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables - {"sqlite_sequence"}:  # a writer has just created the file: nothing in it yet
+            db.close()
+            return self._empty_store()
+        if not {"znode", "config_change"} <= tables:
+            db.close()
+            raise CorruptData(f"Embedded store {self.path} is not a kconfigs database (no quota tables)")
+        return db
+
+    @staticmethod
+    def _empty_store() -> sqlite3.Connection:
+        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        db.executescript(_SCHEMA)
+        return db
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
@@ -98,14 +133,14 @@ class SqliteStore:
             return record
 
     def _current(self, db: sqlite3.Connection, entity: QuotaEntity) -> dict[str, str]:
-        path = f"{CONFIG_ROOT}/{entity.path}"
+        path = config_znode(entity.path)
         row = db.execute("SELECT data FROM znode WHERE path = ?", (path,)).fetchone()
         return decode_config(row[0] if row else None, path)
 
     def _write_entity(self, db: sqlite3.Connection, entity: QuotaEntity, update: ConfigUpdate,
                       skip_unchanged: bool) -> QuotaRecord:
         """Read-merge-write one entity inside the caller's write transaction."""
-        path = f"{CONFIG_ROOT}/{entity.path}"
+        path = config_znode(entity.path)
         current = self._current(db, entity)
         new_configs = dict(update(current))
         if skip_unchanged and new_configs == current:

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from kconfigs.errors import KconfigsError, StoreUnavailable, VersionConflict
+from kconfigs.errors import KconfigsError, StoreUnavailable, UsageError, VersionConflict
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, Match, QuotaEntity, QuotaRecord
 from kconfigs.retry import RetryNeeded, retry_until
 from kconfigs.sanitize import DEFAULT_NAME, desanitize, sanitize
 from kconfigs.stores.base import ConfigUpdate, StoreChange
 from kconfigs.stores.zk_tls import ZkTlsOptions
 from kconfigs.znode_codec import (CHANGE_PREFIX, CHANGES_PATH, CONFIG_ROOT, config_znode, decode_config,
-                                  encode_config, encode_notification)
+                                  encode_config, encode_notification, zk_path_problem)
 
 from kazoo import exceptions as kz
 from kazoo.client import KazooClient
@@ -85,7 +86,9 @@ class ZooKeeperStore:
 
     def _start(self) -> None:
         try:
-            self.client.start(timeout=self.settings.connect_timeout_s)
+            with warnings.catch_warnings():  # kazoo warns of a missing chroot; check_chroot says it in one line
+                warnings.simplefilter("ignore")
+                self.client.start(timeout=self.settings.connect_timeout_s)
         except Exception:  # kazoo raises its own timeout type or an auth failure from start()
             self.client.stop()
             self.client.close()
@@ -245,6 +248,39 @@ class ZooKeeperStore:
     def close(self) -> None:
         self.client.stop()
         self.client.close()
+
+
+def chroot_of(hosts: str) -> str | None:
+    """The chroot of ``host:port[,host:port][/chroot]``, None for none (or ``/``, which ZooKeeper
+    ignores too). :raises UsageError: ZooKeeper's own message for a malformed chroot, as
+    kafka-configs prints it (``Path must not end with / character``)."""
+    _, slash, rest = hosts.partition("/")
+    if not slash or not rest:
+        return None
+    chroot = "/" + rest
+    problem = zk_path_problem(chroot)
+    if problem is not None:
+        raise UsageError(problem)
+    return chroot
+
+
+def check_chroot(store: ZooKeeperStore, chroot: str | None) -> str | None:
+    """Catch a mistyped chroot before it is used: one that does not exist is an error for reads
+    and writes alike (kafka-configs 2.8 cannot write there either: ``Path length must be > 0``);
+    one that holds neither ``/config`` nor ``/brokers`` (so no Kafka uses it) returns a warning,
+    and a write goes ahead, as with kafka-configs.
+
+    :raises UsageError, StoreUnavailable:
+    """
+    if chroot is None:
+        return None
+    hosts = store.settings.hosts.partition("/")[0]
+    with zk_errors(store.settings.hosts):
+        if store.client.exists("/") is None:
+            raise UsageError(f"ZooKeeper chroot {chroot} does not exist on {hosts} (is the path right?)")
+        if store.client.exists(CONFIG_ROOT) or store.client.exists("/brokers"):
+            return None
+    return f"Warning: ZooKeeper chroot {chroot} on {hosts} holds neither /config nor /brokers: no Kafka cluster uses it"
 
 
 def _component(name) -> str:

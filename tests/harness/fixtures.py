@@ -46,11 +46,13 @@ def zk_server(tmp_path_factory) -> Iterator[ZooKeeperServer]:
 
 @pytest.fixture
 def zk_connect(zk_server: ZooKeeperServer) -> Iterator[str]:
-    """"127.0.0.1:PORT/kc-<random>": a fresh, existing chroot for this test only."""
+    """"127.0.0.1:PORT/kc-<random>": a fresh chroot for this test only, holding an empty
+    ``/brokers`` as a Kafka cluster's chroot does (kconfigs warns before writing to a chroot
+    that holds neither ``/config`` nor ``/brokers``)."""
     zk_server.start()  # no-op unless an earlier test left it stopped
     chroot = f"/kc-{uuid.uuid4().hex[:12]}"
     admin = zk_server.admin_client()
-    admin.retry(admin.ensure_path, chroot)
+    admin.retry(admin.ensure_path, f"{chroot}/brokers")
     yield zk_server.hosts + chroot
     zk_server.start()
     admin.retry(admin.delete, chroot, recursive=True)

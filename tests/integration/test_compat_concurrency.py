@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from kconfigs.stores.sqlite import SqliteStore
+
 from compat_support import notifications
 
 ROUNDS = 4
@@ -76,6 +78,7 @@ def test_concurrent_alters_on_zookeeper_lose_no_key_and_notify_once_each(zk_conn
 def test_concurrent_alters_on_the_embedded_store_lose_no_key(tmp_path):
     db = tmp_path / "quotas.db"
     connect = ["--store", str(db)]
+    SqliteStore(db).close()  # the readers start at once: a named store that does not exist yet is an error
     _run_concurrently(connect)
     _assert_every_last_value_present(_final_line(connect))
     with sqlite3.connect(db) as conn:

@@ -32,7 +32,7 @@ def chroots(zk_client, zk_connect):
     clients = {}
     try:
         for tool in TOOLS:
-            zk_client.ensure_path(f"/{tool}")
+            zk_client.ensure_path(f"/{tool}/brokers")  # a Kafka-like chroot: no kconfigs warning
             client = KazooClient(hosts=f"{zk_connect}/{tool}", timeout=10)
             client.start(timeout=30)
             clients[tool] = client

@@ -122,7 +122,7 @@ def test_apply_removes_absent_quotas_only_with_prune(env):
     code, out, _ = run_main("apply", str(env / "f.toml"), "--prune", "--dry-run")
     assert code == 0 and "- consumer_byte_rate = 6" in out
     assert len(stored(env / "home" / "quotas.db")[QuotaEntity(user="bob")]) == 2  # dry run wrote nothing
-    assert run_main("apply", str(env / "f.toml"), "--prune")[0] == 0
+    assert run_main("apply", str(env / "f.toml"), "--prune", "--yes")[0] == 0
     assert stored(env / "home" / "quotas.db") == {QuotaEntity(user="bob"): {"producer_byte_rate": "5"}}
 
 
@@ -150,7 +150,12 @@ def test_profile_selects_the_store_and_flags_win(env, monkeypatch):
     assert len(stored(env / "p.db")) == 7
     monkeypatch.setenv("KCONFIGS_PROFILE", "p")
     assert run_main("diff", str(env / "quotas.toml")) == (0, "In sync: no changes.\n", "")
-    assert run_main("diff", str(env / "quotas.toml"), "--store", str(env / "other.db"))[0] == 2  # flag wins
+    other = env / "other.db"
+    assert run_main("diff", str(env / "quotas.toml"), "--store", str(other)) == \
+        (1, "", f"Embedded store {other} does not exist (nothing has been written there; is the path right?)\n")
+    assert not other.exists()  # a read never creates the store it was pointed at
+    SqliteStore(other).close()
+    assert run_main("diff", str(env / "quotas.toml"), "--store", str(other))[0] == 2  # flag wins
 
 
 def test_migrate_copies_and_verifies_between_embedded_stores(env):

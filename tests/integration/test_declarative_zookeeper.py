@@ -48,7 +48,7 @@ def test_prune_removes_quota_keys_but_keeps_scram_credentials(env, zk_connect, z
     (env / "only-alice.toml").write_text('[[quota]]\nentity = { user = "alice" }\nproducer_byte_rate = 9\n')
     assert run_main("apply", str(env / "only-alice.toml"), "--zookeeper", zk_connect)[0] == 0
     assert _config(zk_client, "/config/users/bob")["producer_byte_rate"] == "5"  # no --prune: kept
-    code, out, _ = run_main("apply", str(env / "only-alice.toml"), "--zookeeper", zk_connect, "--prune")
+    code, out, _ = run_main("apply", str(env / "only-alice.toml"), "--zookeeper", zk_connect, "--prune", "--yes")
     assert code == 0 and "- user-principal 'bob'\n    - producer_byte_rate = 5\n" in out
     assert list(_config(zk_client, "/config/users/bob")) == ["SCRAM-SHA-256"]
     assert run_main("diff", str(env / "only-alice.toml"), "--zookeeper", zk_connect)[0] == 0
@@ -57,7 +57,7 @@ def test_prune_removes_quota_keys_but_keeps_scram_credentials(env, zk_connect, z
 def test_prune_of_user_client_entities_removes_their_empty_parents(env, zk_connect, zk_client):
     run_main("apply", str(env / "quotas.toml"), "--zookeeper", zk_connect)
     (env / "empty.toml").write_text("")
-    assert run_main("apply", str(env / "empty.toml"), "--zookeeper", zk_connect, "--prune")[0] == 0
+    assert run_main("apply", str(env / "empty.toml"), "--zookeeper", zk_connect, "--prune", "--yes", "--allow-empty-source")[0] == 0
     assert run_main("export", "--zookeeper", zk_connect) == (0, "", "")
     assert not zk_client.exists("/config/users/with%20space")  # KAFKA-14285: no empty residue
 
@@ -192,7 +192,7 @@ def test_bulk_prune_of_user_client_pairs_cleans_parents_like_kafka(env, zk_conne
     (env / "all.toml").write_text("\n".join(everything))
     (env / "kept.toml").write_text("\n".join(kept))
     assert run_main("apply", str(env / "all.toml"), "--zookeeper", zk_connect)[0] == 0
-    code, out, err = run_main("apply", str(env / "kept.toml"), "--zookeeper", zk_connect, "--prune")
+    code, out, err = run_main("apply", str(env / "kept.toml"), "--zookeeper", zk_connect, "--prune", "--yes")
     assert code == 0, err
     assert out.splitlines()[-1] == "Applied 5 of 5 entity changes."
     assert sorted(zk_client.get_children("/config/users")) == ["u1", "u2", "u4"]

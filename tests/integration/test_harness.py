@@ -74,8 +74,9 @@ def test_zk_client_creates_and_reads_inside_its_own_chroot(zk_server, zk_connect
         assert unchrooted.get(f"/{chroot}/quota-node")[0] == b"payload"
 
 
-def test_each_test_gets_a_fresh_empty_chroot(zk_client):
-    assert zk_client.get_children("/") == []
+def test_each_test_gets_a_fresh_chroot_with_only_an_empty_brokers_node(zk_client):
+    assert zk_client.get_children("/") == ["brokers"]
+    assert zk_client.get_children("/brokers") == []
 
 
 def test_zk_server_restarts_on_the_same_port_with_its_data(zk_server, zk_client):

@@ -1,0 +1,68 @@
+"""``kconfigs serve`` start-up as an operator meets it: a taken port is one line (no traceback, no
+start-up logs), an unreachable upstream is said at once and re-checked, the metrics are served on
+``/metrics`` only, and an empty --zookeeper is refused like everywhere else."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.integration.gateway_support import free_port, wait_for_port
+
+
+def _serve(*args: str, tmp_path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--store", str(tmp_path / "q.db"), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("which", ["--listen", "--metrics-listen"])
+def test_a_port_in_use_is_one_line_and_exit_1(tmp_path, which):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        other = {"--listen": f"127.0.0.1:{free_port()}", "--metrics-listen": f"127.0.0.1:{free_port()}"}
+        other[which] = f"127.0.0.1:{port}"
+        proc = _serve("--upstream", "127.0.0.1:1", *[x for pair in other.items() for x in pair], tmp_path=tmp_path)
+        out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err) == (1, "", f"Cannot listen on 127.0.0.1:{port}: Address already in use\n")
+
+
+def test_an_unreachable_upstream_is_reported_and_metrics_are_only_on_their_path(tmp_path):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        upstream = f"127.0.0.1:{closed.getsockname()[1]}"  # bound, not listening: refused
+        port, metrics = free_port(), free_port()
+        proc = _serve("--upstream", upstream, "--listen", f"127.0.0.1:{port}", "--metrics-listen",
+                      f"127.0.0.1:{metrics}", tmp_path=tmp_path)
+        try:
+            wait_for_port(port)
+            wait_for_port(metrics)
+            with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=10) as response:
+                assert response.status == 200 and b"kconfigs_gateway_open_connections" in response.read()
+            for path in ("/", "/metric", "/metrics/x", "/favicon.ico"):
+                with pytest.raises(urllib.error.HTTPError) as refused:
+                    urllib.request.urlopen(f"http://127.0.0.1:{metrics}{path}", timeout=10)
+                assert refused.value.code == 404, path
+            time.sleep(0.5)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    warnings = [line for line in err.splitlines() if "not reachable" in line]
+    assert len(warnings) == 1 and f"upstream {upstream} not reachable (Connection refused)" in warnings[0], err
+    assert "re-checking every 5 s" in warnings[0] and "Traceback" not in err
+
+
+def test_an_empty_zookeeper_is_refused(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:1", "--zookeeper", "",
+                           "--listen", f"127.0.0.1:{free_port()}", "--metrics-listen", ""],
+                          capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert (proc.returncode, proc.stderr) == (1, "--zookeeper is empty: give a value or leave it out\n")
