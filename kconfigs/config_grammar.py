@@ -44,8 +44,17 @@ def parse_add_config(text: str) -> dict[str, str]:
 
 
 def parse_delete_config(values: list[str]) -> list[str]:
-    """Each ``--delete-config`` value is split on ``,`` and each key trimmed."""
-    return [key.strip() for value in values for key in value.split(",")]
+    """Each ``--delete-config`` value is split on ``,`` and each key trimmed.
+
+    The split is joptsimple's ``withValuesSeparatedBy(',')``, a ``StringTokenizer``: empty
+    items vanish (``k,`` / ``,k`` / ``k,,k2``), and a value with no item at all (``,`` or ``""``)
+    is kept whole, so ``--delete-config ,`` asks to delete a key named ``,``.
+    """
+    return [key.strip() for value in values for key in (_tokens(value) or [value])]
+
+
+def _tokens(value: str) -> list[str]:
+    return [token for token in value.split(",") if token]
 
 
 def load_properties(text: str) -> dict[str, str]:
