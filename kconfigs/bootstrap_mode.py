@@ -115,11 +115,13 @@ def describe_filter(types: Sequence[str], names: Sequence[str]) -> EntityFilter:
     return EntityFilter(components=tuple(components), strict=True)
 
 
-def quota_update(add: Mapping[str, str], delete: Sequence[str]) -> Callable[[Mapping[str, str]], dict[str, str]]:
-    """The store ``update`` for an alter: deletes must exist, added values must parse as doubles.
+def quota_update(add: Mapping[str, str], delete: Sequence[str],
+                 entity: QuotaEntity | None = None) -> Callable[[Mapping[str, str]], dict[str, str]]:
+    """The store ``update`` for an alter: deletes must exist, added values must parse as doubles,
+    and (given the ``entity``) no key may be named twice.
 
-    :raises ValidationError: ``Invalid config(s): k1,k2`` (nothing changed) or
-        ``Cannot parse quota configuration value for k: v``.
+    :raises ValidationError: ``Invalid config(s): k1,k2`` (nothing changed),
+        ``Cannot parse quota configuration value for k: v`` or ``Ignoring duplicate entity ...``.
     """
 
     def update(current: Mapping[str, str]) -> dict[str, str]:
@@ -131,11 +133,32 @@ def quota_update(add: Mapping[str, str], delete: Sequence[str]) -> Callable[[Map
                 parse_java_double(value)
             except ValueError:
                 raise ValidationError(f"Cannot parse quota configuration value for {key}: {value}") from None
+        if entity is not None:
+            check_no_repeated_key(entity, add, delete)
         new = {k: v for k, v in current.items() if k not in delete}
         new.update(add)
         return new
 
     return update
+
+
+def check_no_repeated_key(entity: QuotaEntity, add: Mapping[str, str], delete: Sequence[str]) -> None:
+    """kafka-configs sends one op per added key and one per deleted key; a KRaft controller
+    refuses an alteration naming a key twice (``--add-config k=1 --delete-config k``,
+    ``--delete-config k,k``) and changes nothing. kconfigs sends only the net change, so it
+    refuses here, with the controller's text.
+
+    :raises ValidationError: ``Ignoring duplicate entity ClientQuotaEntity(entries={...})``.
+    """
+    keys = [*add, *delete]
+    if len(set(keys)) == len(keys):
+        return
+    # ClientQuotaEntity.toString prints its HashMap; for these keys the bucket order is
+    # client-id, user (String.hashCode & 3: 0 and 1, also with 16 buckets: 12 and 13); ip is alone.
+    names = {"client-id": entity.client_id, "user": entity.user, "ip": entity.ip}
+    entries = ", ".join(f"{key}={'null' if name is DEFAULT else name}" for key, name in names.items()
+                        if name is not None)
+    raise ValidationError(f"Ignoring duplicate entity ClientQuotaEntity(entries={{{entries}}})")
 
 
 def alter_done_line(types: Sequence[str], names: Sequence[str]) -> str:
