@@ -23,6 +23,7 @@ import time
 from typing import Any, Callable
 
 from kconfigs.errors import KconfigsError, StoreUnavailable, UsageError
+from kconfigs.kafka_admin.bootstrap_addresses import bootstrap_addresses
 from kconfigs.kafka_admin.messages import SUPPORTED_VERSIONS
 from kconfigs.kafka_admin.security import ClientSecurity
 from kconfigs.kafka_admin.versions import API_NAMES, negotiate_version
@@ -74,6 +75,7 @@ class AdminClient:
         from kafka.net.selector import NetworkSelector
 
         _quiet_kafka_python_logging()
+        bootstrap_addresses(bootstrap, _resolves)  # fail at once on "notaport", as Java does
         self.bootstrap = bootstrap
         self.controller = controller
         self.request_timeout_ms = request_timeout_ms
@@ -197,6 +199,19 @@ def _mapped_errors(bootstrap: str):
         raise StoreUnavailable(f"Timed out connecting to Kafka at {bootstrap}") from None
     except (kerr.KafkaError, OSError) as err:
         raise StoreUnavailable(f"Cannot reach Kafka at {bootstrap}: {_one_line(err)}") from None
+
+
+def _resolves(host: str) -> bool:
+    """``new InetSocketAddress(host, port).isUnresolved()`` negated ("" is the loopback)."""
+    import socket
+
+    if not host:
+        return True
+    try:
+        socket.getaddrinfo(host, None)
+        return True
+    except (socket.gaierror, UnicodeError, ValueError):
+        return False
 
 
 def _one_line(err: BaseException) -> str:
