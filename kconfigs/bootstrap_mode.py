@@ -14,6 +14,7 @@ command-line order (the order is unspecified in kafka-configs too).
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Iterable, Mapping, Sequence
 
 from kconfigs.errors import UsageError, ValidationError
@@ -34,6 +35,40 @@ def _scala_set(items: Iterable[str]) -> str:
 
 def _scala_buffer(items: Iterable[str]) -> str:
     return "ArrayBuffer(" + ", ".join(items) + ")"
+
+
+def check_key_characters(add: Mapping[str, str], texts) -> None:
+    """kafka-configs 3.7+ ``validatePropsKey``: every added key must match the line's pattern;
+    the first bad key in ``java.util.Properties`` order is named. ``texts`` is asked only when a
+    key fails the 3.x pattern (4.x also allows ``$``).
+
+    :raises UsageError: ``Invalid character found for config key: a b``.
+    """
+    from kconfigs.kafka_texts import KEY_PATTERN_3
+
+    bad = [key for key in add if not re.fullmatch(KEY_PATTERN_3, key)]
+    if bad:
+        pattern = texts().config_key_pattern
+        bad = [key for key in bad if not re.fullmatch(pattern, key)]
+    if bad:
+        raise UsageError(f"Invalid character found for config key: {java_properties_order(bad, len(add))[0]}")
+
+
+def java_properties_order(keys: Sequence[str], size: int) -> list[str]:
+    """Iteration order of ``keys`` in a ``java.util.Properties`` holding ``size`` keys (JDK 9+:
+    a ConcurrentHashMap of 16 bins that doubles at 3/4 full; bin = spread(hashCode) & (n - 1),
+    each bin in insertion order)."""
+    from kconfigs.keys import java_string_hash
+
+    bins = 16
+    while size >= bins - (bins >> 2):
+        bins *= 2
+
+    def bin_of(key: str) -> int:
+        h = java_string_hash(key)
+        return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (bins - 1)
+
+    return sorted(keys, key=bin_of)  # stable: insertion order within a bin
 
 
 def check_alter_keys(types: Sequence[str], names: Sequence[str], add: Mapping[str, str],

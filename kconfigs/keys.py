@@ -101,7 +101,7 @@ def scala_hash_set_order(names: list[str]) -> list[str]:
         size *= 2
 
     def slot(name: str) -> tuple[int, int]:
-        h = _java_string_hash(name)
+        h = java_string_hash(name)
         improved = h ^ (h >> 16)
         signed = improved - (1 << 32) if improved & 0x80000000 else improved
         return improved & (size - 1), signed
@@ -109,7 +109,7 @@ def scala_hash_set_order(names: list[str]) -> list[str]:
     return sorted(unique, key=slot)
 
 
-def _java_string_hash(text: str) -> int:
+def java_string_hash(text: str) -> int:
     """``String.hashCode`` over UTF-16 code units, as an unsigned 32-bit value."""
     h = 0
     data = text.encode("utf-16-be", "surrogatepass")

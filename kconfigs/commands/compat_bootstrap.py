@@ -9,13 +9,15 @@ from kconfigs.commands.compat import configs_to_add, configs_to_delete
 from kconfigs.errors import UsageError
 
 
-def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[str]) -> list[str]:
+def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[str],
+                  texts: A.TextsSource) -> list[str]:
     if opts.has("describe"):
         lines = B.describe_lines(store.describe(B.describe_filter(types, names)))
         if S.describes_scram(types, names):
             lines += S.scram_describe_lines(store.user_scram_credentials().describe(names))
         return lines
-    add, delete = configs_to_add(opts), configs_to_delete(opts)
+    add, delete = configs_to_add(opts, texts), configs_to_delete(opts)
+    B.check_key_characters(add, texts)
     if B.check_alter_keys(types, names, add, delete) == "scram":
         _alter_scram(store, opts, names, add, delete)
     else:

@@ -94,6 +94,17 @@ class AdminClient:
             node_id = self._choose_node()
             return self._manager.run(self._send_to, node_id, api_key, build_request)
 
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        """The ApiVersions ranges a node of the cluster answered when we connected to it."""
+        with _mapped_errors(self.bootstrap):
+            return self._manager.run(self._api_versions)
+
+    async def _api_versions(self) -> dict[int, tuple[int, int]]:
+        node_id = await self._first_connection()
+        conn = self._manager.get_connection(node_id, timeout_ms=self.request_timeout_ms)
+        await self._manager.wait_for(conn.init_future, self.request_timeout_ms)
+        return dict(conn.broker_version_data.api_versions)
+
     def rotate_controller(self) -> None:
         """After NOT_CONTROLLER: try the next bootstrap controller (broker mode: refresh metadata)."""
         if self.controller:

@@ -161,6 +161,11 @@ class AdminApiStore:
         self._retrying(attempt)
         return outcome
 
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        """ApiVersions ranges of a node of the cluster (compat mode learns the Kafka line from
+        them). Not part of the Store protocol. :raises StoreUnavailable:"""
+        return self._client.api_versions()
+
     def user_scram_credentials(self) -> "UserScramCredentials":
         """The same cluster's SCRAM credentials. Not part of the Store protocol: only
         kafka-configs' ``--bootstrap-server`` mode manages them (DescribeUserScramCredentials /
