@@ -3,8 +3,8 @@
 Texts are ConfigCommand's (3.9.2 and 4.3.1 print the same): the value grammar
 ``[iterations=<n>,]password=<pw>`` (``-1`` or no iterations = 4096), its two refusals, the
 describe line, and the error for an alter that names no key and more than one entity.
-The broker checks the rest (``Too many iterations``, ``Password must not be empty``, one
-change per user and request) and kconfigs passes its answer on verbatim.
+The admin client refuses an empty password; the broker checks the rest (``Too many
+iterations``, one change per user and request) and kconfigs passes its answer on verbatim.
 """
 
 from __future__ import annotations
@@ -38,6 +38,13 @@ def scram_upsertion(mechanism: str, value: str) -> ScramUpsertion:
     if iterations < MIN_ITERATIONS:
         raise UsageError(f"Iterations {iterations} is less than the minimum {MIN_ITERATIONS} required for {mechanism}")
     return ScramUpsertion(mechanism, iterations, password)
+
+
+def check_passwords(upsertions: Sequence[ScramUpsertion]) -> None:
+    """The Java admin client's own check, after the tool parsed every value (the broker only
+    ever sees a salted password). :raises ValidationError: ``Password must not be empty``."""
+    if any(not upsertion.password for upsertion in upsertions):
+        raise ValidationError("Password must not be empty")
 
 
 def _java_int(digits: str) -> int:

@@ -40,6 +40,8 @@ class CompatSession:
 
     def store(self):
         if self._store is None:
+            if A.connect_mode(self._opts) == "bootstrap":
+                _check_bootstrap_addresses(self._opts)
             self._store = _open(self._opts)
         return self._store
 
@@ -63,6 +65,16 @@ class CompatSession:
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+
+
+def _check_bootstrap_addresses(opts: A.ParsedOptions) -> None:
+    """As kafka-configs creates its admin client: an empty or unusable address list fails here
+    (and never falls back to another store). :raises UsageError: Kafka's ConfigException text."""
+    from kconfigs.kafka_admin.bootstrap_addresses import bootstrap_addresses
+    from kconfigs.kafka_admin.client import resolves
+
+    servers = opts.value("bootstrap-server")
+    bootstrap_addresses(servers if servers is not None else opts.value("bootstrap-controller") or "", resolves)
 
 
 def _ip_validator(opts: A.ParsedOptions):

@@ -31,6 +31,7 @@ def _alter_scram(store, opts: A.ParsedOptions, names: list[str], add: dict[str, 
         S.check_keyless_alter(names)
         return  # Kafka sends an empty AlterUserScramCredentials: nothing changes
     upsertions = [S.scram_upsertion(key, value) for key, value in add.items()]
+    S.check_passwords(upsertions)
     if opts.has("dry-run"):
         raise UsageError("--dry-run cannot check SCRAM credential changes: AlterUserScramCredentials has no "
                          "validate-only mode")

@@ -14,7 +14,9 @@ from typing import Callable
 
 from kconfigs.errors import UsageError
 
-# org.apache.kafka.common.utils.Utils.HOST_PORT_PATTERN (matched with Matcher.matches()).
+# org.apache.kafka.common.utils.Utils.HOST_PORT_PATTERN (matched with Matcher.matches()) as of 4.x.
+# 2.8.2 and 3.9.2 use ".*?\[?([0-9a-zA-Z\-%._:]*)\]?:([0-9]+)", which lets anything precede the
+# host ("bad host:1" means host:1); kconfigs keeps the stricter form for every line.
 _HOST_PORT = re.compile(r"(?:[0-9a-zA-Z\-%._]*://)?\[?([0-9a-zA-Z\-%._:]*)]?:([0-9]+)")
 _COMMA = re.compile(r"\s*,\s*")  # ConfigDef LIST: COMMA_WITH_WHITESPACE after trim()
 
@@ -22,10 +24,13 @@ _COMMA = re.compile(r"\s*,\s*")  # ConfigDef LIST: COMMA_WITH_WHITESPACE after t
 def bootstrap_addresses(servers: str, resolves: Callable[[str], bool]) -> list[tuple[str, int]]:
     """(host, port) per usable entry of ``servers``; ``resolves(host)`` says whether DNS knows it.
 
-    :raises UsageError: ``Invalid url in bootstrap.servers: x``, ``Invalid port in
-        bootstrap.servers: x`` or ``No resolvable bootstrap urls given in bootstrap.servers``.
+    :raises UsageError: ``You must set either bootstrap.servers or bootstrap.controllers`` (nothing
+        given, 3.7+ AdminBootstrapAddresses), ``Invalid url in bootstrap.servers: x``, ``Invalid
+        port in bootstrap.servers: x`` or ``No resolvable bootstrap urls given in bootstrap.servers``.
     """
     trimmed = servers.strip()
+    if not trimmed:
+        raise UsageError("You must set either bootstrap.servers or bootstrap.controllers")
     addresses = []
     for url in (_COMMA.split(trimmed) if trimmed else []):
         if not url:

@@ -75,7 +75,7 @@ class AdminClient:
         from kafka.net.selector import NetworkSelector
 
         _quiet_kafka_python_logging()
-        bootstrap_addresses(bootstrap, _resolves)  # fail at once on "notaport", as Java does
+        bootstrap_addresses(bootstrap, resolves)  # fail at once on "notaport", as Java does
         self.bootstrap = bootstrap
         self.controller = controller
         self.request_timeout_ms = request_timeout_ms
@@ -212,7 +212,7 @@ def _mapped_errors(bootstrap: str):
         raise StoreUnavailable(f"Cannot reach Kafka at {bootstrap}: {_one_line(err)}") from None
 
 
-def _resolves(host: str) -> bool:
+def resolves(host: str) -> bool:
     """``new InetSocketAddress(host, port).isUnresolved()`` negated ("" is the loopback)."""
     import socket
 

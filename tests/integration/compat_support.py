@@ -10,7 +10,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from harness.java import run_kafka_class
+from harness.java import config_command_class, run_kafka_class, tool_batch
 from harness.versions import KAFKA_ZK_TOOL_VERSION
 
 CONFIG_COMMAND = "kafka.admin.ConfigCommand"
@@ -44,6 +44,44 @@ def run_kafka_configs(args: list[str]) -> ToolRun:
     proc = run_kafka_class(KAFKA_ZK_TOOL_VERSION, CONFIG_COMMAND, args)
     lines = [line for line in proc.stdout.splitlines() if line not in ZK_DEPRECATION_LINES]
     return ToolRun(proc.returncode, lines, kafka_error_message(proc.stderr), proc.stderr)
+
+
+def run_kafka_configs_batch(version: str, args: list[str]) -> ToolRun:
+    """Real kafka-configs ``version`` in the session's one JVM for that version (ToolBatch):
+    same normalisation as ``run_kafka_configs``; a broker's refusal is reduced to its message."""
+    proc = tool_batch(version, config_command_class(version)).run(args)
+    lines = [line for line in proc.stdout.splitlines() if line not in ZK_DEPRECATION_LINES]
+    return ToolRun(proc.returncode, lines, broker_refusal_message(kafka_error_message(proc.stderr)), proc.stderr)
+
+
+_WRAPPED = re.compile(r"^(?:[a-z]+\.)+[A-Za-z]+(?:Exception|Error): (.*)$")
+
+
+def broker_refusal_message(message: str) -> str:
+    """``org.apache.kafka.common.errors.InvalidRequestException: Ignoring ...`` (an
+    ExecutionException's message) -> ``Ignoring ...``: kconfigs prints the broker's text alone."""
+    match = _WRAPPED.match(message)
+    return match.group(1) if match else message
+
+
+def run_kconfigs_in_process(args: list[str]) -> ToolRun:
+    """``kconfigs <args>`` through its real entry point, in this process (no interpreter start
+    per command; the hypothesis-driven differential tests run hundreds)."""
+    import contextlib
+    import io
+
+    from kconfigs.__main__ import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+            rc = 0
+        except SystemExit as exit_:
+            rc = exit_.code if isinstance(exit_.code, int) else 1
+    stderr = err.getvalue()
+    first = stderr.splitlines()[0] if stderr.strip() else ""
+    return ToolRun(rc, out.getvalue().splitlines(), first, stderr)
 
 
 def kafka_error_message(stderr: str) -> str:

@@ -33,7 +33,8 @@ def test_usable_entries(servers, addresses):
     ("localhost:70000", "Invalid port in bootstrap.servers: localhost:70000"),
     ("nosuch:1", "No resolvable bootstrap urls given in bootstrap.servers"),
     (" , ", "No resolvable bootstrap urls given in bootstrap.servers"),
-    ("", "No resolvable bootstrap urls given in bootstrap.servers"),
+    ("", "You must set either bootstrap.servers or bootstrap.controllers"),
+    ("  ", "You must set either bootstrap.servers or bootstrap.controllers"),
 ])
 def test_refusals_carry_kafkas_text(servers, message):
     with pytest.raises(UsageError) as err:
