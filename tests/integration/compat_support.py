@@ -67,21 +67,11 @@ def broker_refusal_message(message: str) -> str:
 def run_kconfigs_in_process(args: list[str]) -> ToolRun:
     """``kconfigs <args>`` through its real entry point, in this process (no interpreter start
     per command; the hypothesis-driven differential tests run hundreds)."""
-    import contextlib
-    import io
+    from harness.cli import run_main
 
-    from kconfigs.__main__ import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-            rc = 0
-        except SystemExit as exit_:
-            rc = exit_.code if isinstance(exit_.code, int) else 1
-    stderr = err.getvalue()
+    rc, stdout, stderr = run_main(*args)
     first = stderr.splitlines()[0] if stderr.strip() else ""
-    return ToolRun(rc, out.getvalue().splitlines(), first, stderr)
+    return ToolRun(rc, stdout.splitlines(), first, stderr)
 
 
 def kafka_error_message(stderr: str) -> str:
