@@ -25,6 +25,10 @@ def usage_text(banner: str | None = None) -> str:
     return "\n".join(lines)
 
 
+# Asking the cluster for its line is worth a short wait only: on timeout the 3.x texts are used.
+DIALECT_PROBE_TIMEOUT_MS = 5000
+
+
 class CompatSession:
     """The store, opened on first use, and the Kafka line whose texts this run prints."""
 
@@ -56,7 +60,7 @@ class CompatSession:
         if A.connect_mode(self._opts) != "bootstrap":
             return Dialect.KAFKA_2_8
         try:
-            return dialect_from_api_versions(self.store().api_versions())
+            return dialect_from_api_versions(self.store().api_versions(DIALECT_PROBE_TIMEOUT_MS))
         except KconfigsError:
             # Cluster not reachable (or not usable): 3.x texts; the command itself, if the
             # arguments are fine, then reports why the cluster cannot be used.

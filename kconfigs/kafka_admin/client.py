@@ -94,15 +94,17 @@ class AdminClient:
             node_id = self._choose_node()
             return self._manager.run(self._send_to, node_id, api_key, build_request)
 
-    def api_versions(self) -> dict[int, tuple[int, int]]:
-        """The ApiVersions ranges a node of the cluster answered when we connected to it."""
-        with _mapped_errors(self.bootstrap):
-            return self._manager.run(self._api_versions)
+    def api_versions(self, timeout_ms: int) -> dict[int, tuple[int, int]]:
+        """The ApiVersions ranges a node of the cluster answered when we connected to it.
 
-    async def _api_versions(self) -> dict[int, tuple[int, int]]:
-        node_id = await self._first_connection()
-        conn = self._manager.get_connection(node_id, timeout_ms=self.request_timeout_ms)
-        await self._manager.wait_for(conn.init_future, self.request_timeout_ms)
+        :raises StoreUnavailable: no node answered within ``timeout_ms``."""
+        with _mapped_errors(self.bootstrap):
+            return self._manager.run(self._api_versions, min(timeout_ms, self.request_timeout_ms))
+
+    async def _api_versions(self, timeout_ms: int) -> dict[int, tuple[int, int]]:
+        node_id = await self._first_connection(timeout_ms)
+        conn = self._manager.get_connection(node_id, timeout_ms=timeout_ms)
+        await self._manager.wait_for(conn.init_future, timeout_ms)
         return dict(conn.broker_version_data.api_versions)
 
     def rotate_controller(self) -> None:
@@ -127,14 +129,14 @@ class AdminClient:
             raise StoreUnavailable(f"No Kafka broker of {self.bootstrap} is reachable right now")
         return node_id
 
-    async def _first_connection(self):
+    async def _first_connection(self, timeout_ms: int | None = None):
         """Connect to a bootstrap node, retrying connection errors until the request timeout.
 
         :raises SaslAuthenticationFailedError etc.: immediately (not retriable).
         """
         import kafka.errors as kerr
 
-        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        deadline = time.monotonic() + (timeout_ms or self.request_timeout_ms) / 1000
         nodes = self._manager.cluster.bootstrap_brokers()
         attempt = closed_during_sasl = 0
         while True:

@@ -161,10 +161,10 @@ class AdminApiStore:
         self._retrying(attempt)
         return outcome
 
-    def api_versions(self) -> dict[int, tuple[int, int]]:
+    def api_versions(self, timeout_ms: int) -> dict[int, tuple[int, int]]:
         """ApiVersions ranges of a node of the cluster (compat mode learns the Kafka line from
         them). Not part of the Store protocol. :raises StoreUnavailable:"""
-        return self._client.api_versions()
+        return self._client.api_versions(timeout_ms)
 
     def user_scram_credentials(self) -> "UserScramCredentials":
         """The same cluster's SCRAM credentials. Not part of the Store protocol: only
