@@ -145,3 +145,35 @@ def normalised_lines(lines: list[str]) -> list[str]:
             line = head + sep + ",".join(sorted(_PAIR_BOUNDARY.split(pairs)))
         out.append(line)
     return sorted(out)
+
+
+def option_groups(args: list[str]) -> list[list[str]]:
+    """``["--alter", "--user", "u", ...]`` -> ``[["--alter"], ["--user", "u"], ...]``."""
+    groups: list[list[str]] = []
+    for arg in args:
+        if arg.startswith("-") or not groups:
+            groups.append([arg])
+        else:
+            groups[-1].append(arg)
+    return groups
+
+
+def arranged(args: list[str], order: list[int], forms: list[str]) -> list[str]:
+    """The same kafka-configs command line with its options in another order (``order`` is a
+    permutation key) and each option spelt ``--opt v``, ``--opt=v`` or ``-opt v`` (``forms``,
+    cycled): joptsimple reads them all alike. ``--entity-type``/``--entity-name`` keep their
+    relative order (kafka-configs pairs them by position)."""
+    groups = option_groups(args)
+    keyed = sorted(range(len(groups)), key=lambda i: (order[i % len(order)], i))
+    paired = [i for i in keyed if groups[i][0] in ("--entity-type", "--entity-name", "--entity-default")]
+    positional = iter(sorted(paired))
+    out = []
+    for n, i in enumerate(keyed):
+        group = groups[next(positional)] if i in paired else groups[i]
+        form = forms[n % len(forms)]
+        name, *value = group
+        if form == "=" and value:
+            out.append(f"{name}={value[0]}")
+        else:
+            out += [("-" + name.lstrip("-")) if form == "-" else name, *value]
+    return out

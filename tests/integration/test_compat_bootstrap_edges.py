@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compat_support import run_kafka_configs_batch, run_kconfigs_in_process
+from compat_support import arranged, run_kafka_configs_batch, run_kconfigs_in_process
 from harness.versions import KAFKA_3_VERSION, KAFKA_4_VERSION
 
 pytestmark = pytest.mark.integration
@@ -25,6 +25,8 @@ JVM_EXAMPLES = settings(max_examples=12, deadline=None, derandomize=True,
                         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 SERIAL = itertools.count()
 QUOTA_KEYS = ["producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"]
+ORDERS = st.lists(st.integers(0, 9), min_size=1, max_size=6)  # option order (see compat_support.arranged)
+FORMS = st.lists(st.sampled_from([" ", "=", "-"]), min_size=1, max_size=3)  # --opt v / --opt=v / -opt v
 
 
 @pytest.fixture(scope="module", params=[KAFKA_3_VERSION, KAFKA_4_VERSION])
@@ -100,11 +102,12 @@ DELETE_ITEMS = st.lists(st.sampled_from(["producer_byte_rate", "consumer_byte_ra
 
 @JVM_EXAMPLES
 @given(values=st.lists(DELETE_ITEMS.map(",".join), min_size=1, max_size=2),
-       entity=st.sampled_from([["--user", "{e}"], ["--client", "{e}"], ["--entity-type", "users", "--entity-name", "{e}"]]))
-def test_delete_config_items_split_and_fail_like_kafka(broker, values, entity):
+       entity=st.sampled_from([["--user", "{e}"], ["--client", "{e}"], ["--entity-type", "users", "--entity-name", "{e}"]]),
+       order=ORDERS, forms=FORMS)
+def test_delete_config_items_split_and_fail_like_kafka(broker, values, entity, order, forms):
     setup = [[*entity, "--alter", "--add-config", "producer_byte_rate=1,consumer_byte_rate=2"]]
     deletes = [arg for value in values for arg in ("--delete-config", value)]
-    assert_same(broker, ["--alter", *entity, *deletes], setup)
+    assert_same(broker, arranged(["--alter", *entity, *deletes], order, forms), setup)
 
 
 def test_delete_config_of_a_lone_comma_names_it_as_kafka_does(broker):
@@ -117,13 +120,14 @@ def test_delete_config_of_a_lone_comma_names_it_as_kafka_does(broker):
 @JVM_EXAMPLES
 @given(key=st.sampled_from(QUOTA_KEYS), preset=st.booleans(),
        form=st.sampled_from(["add+delete", "delete k,k", "delete twice"]),
-       entity=st.sampled_from([["--user", "{e}"], ["--user", "{e}", "--client", "c"], ["--client", "{e}"]]))
-def test_a_key_named_twice_is_refused_and_nothing_changes(broker, key, preset, form, entity):
+       entity=st.sampled_from([["--user", "{e}"], ["--user", "{e}", "--client", "c"], ["--client", "{e}"]]),
+       order=ORDERS, forms=FORMS)
+def test_a_key_named_twice_is_refused_and_nothing_changes(broker, key, preset, form, entity, order, forms):
     setup = [["--alter", *entity, "--add-config", f"{key}=5"]] if preset else []
     args = {"add+delete": ["--add-config", f"{key}=7", "--delete-config", key],
             "delete k,k": ["--delete-config", f"{key},{key}"],
             "delete twice": ["--delete-config", key, "--delete-config", key]}[form]
-    rc, error, _ = assert_same(broker, ["--alter", *entity, *args], setup)
+    rc, error, _ = assert_same(broker, arranged(["--alter", *entity, *args], order, forms), setup)
     assert rc == 1 and error
     if preset:  # unchanged: the preset value is still there for both
         mine, theirs = eventually_same(broker, ["--describe", *entity])

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compat_support import (config_tree, normalised_lines, notifications, run_kafka_configs_batch,
+from compat_support import (arranged, config_tree, normalised_lines, notifications, run_kafka_configs_batch,
                             run_kconfigs_in_process, without_empty_leaves)
 from harness.versions import KAFKA_ZK_TOOL_VERSION
 
@@ -87,12 +87,15 @@ ENTITIES = st.sampled_from([["--user", "u1"], ["--client", "c1"], ["--user", "u1
 @JVM_EXAMPLES
 @given(entity=ENTITIES, values=st.lists(
     st.lists(st.sampled_from(["producer_byte_rate", "consumer_byte_rate", "", " "]), min_size=1, max_size=4)
-    .map(",".join), min_size=1, max_size=2))
-def test_delete_config_with_empty_items_matches_kafka(zk_client, zk_connect, entity, values):
+    .map(",".join), min_size=1, max_size=2),
+       order=st.lists(st.integers(0, 9), min_size=1, max_size=6),
+       forms=st.lists(st.sampled_from([" ", "=", "-"]), min_size=1, max_size=3))
+def test_delete_config_with_empty_items_matches_kafka(zk_client, zk_connect, entity, values, order, forms):
     setup = [["--alter", *entity, "--add-config", "producer_byte_rate=1,consumer_byte_rate=2"]]
     deletes = [arg for value in values for arg in ("--delete-config", value)]
+    command = arranged(["--alter", *entity, *deletes], order, forms)
     # README: kconfigs deletes an emptied znode where 2.8.2 keeps {"config":{}}.
-    assert_same(run_both(zk_client, zk_connect, ["--alter", *entity, *deletes], setup), emptied=True)
+    assert_same(run_both(zk_client, zk_connect, command, setup), emptied=True)
 
 
 @JVM_EXAMPLES
