@@ -10,8 +10,16 @@ import sys
 
 
 def _compat_argv(argv: list[str]) -> bool:
-    """kafka-configs.sh argv has no subcommand: its first token is an option (not -h/--version)."""
-    return bool(argv) and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")
+    """kafka-configs.sh argv has no subcommand: its first token is an option. ``--help`` (or
+    ``-h``/``--version``) first is kconfigs' own (Click) unless a kafka-configs option follows:
+    ``--help --bootstrap-server b`` is kafka-configs' usage (stderr, exit 1)."""
+    if not argv or not argv[0].startswith("-"):
+        return False
+    if argv[0] not in ("-h", "--help", "--version"):
+        return True
+    from kconfigs.args import is_option_token
+
+    return any(is_option_token(token) for token in argv[1:])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -28,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     except KconfigsError as err:
         print(str(err), file=sys.stderr)
         if getattr(err, "show_usage", False):
-            print(usage_text(), file=sys.stderr)
+            print(usage_text(), file=sys.stderr)  # no banner: Kafka's printUsageAndDie prints none
         code = err.exit_code
     except KeyboardInterrupt:
         code = 130

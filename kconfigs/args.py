@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kconfigs.errors import UsageError
+from kconfigs.kafka_texts import TEXTS, Dialect, KafkaTexts
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("ip", True, "The IP address."),
     OptionSpec("ip-defaults", False, "The config defaults for all IPs."),
     OptionSpec("profile", True, "Named connection profile from $XDG_CONFIG_HOME/kconfigs/config.toml (or env KCONFIGS_PROFILE).", kconfigs_only=True),
+    OptionSpec("kafka-version", True, "With --bootstrap-server: print the texts of this kafka-configs line (3.x or 4.x) instead of the cluster's own.", kconfigs_only=True),
     OptionSpec("resolve-hostnames", False, "Accept DNS-resolvable host names as ip entities (as Kafka does).", kconfigs_only=True),
     OptionSpec("store", True, "Path of the embedded quota store (default: $KCONFIGS_HOME or the XDG data dir).", kconfigs_only=True),
     OptionSpec("topic", True, "The topic's name."),
@@ -63,7 +65,9 @@ ENTITY_FLAGS = (("topic", "topics"), ("client", "clients"), ("user", "users"), (
 DEFAULTS_FLAGS = (("client-defaults", "clients"), ("user-defaults", "users"),
                   ("broker-defaults", "brokers"), ("ip-defaults", "ips"))
 ZK_ENTITY_TYPES = ("topics", "clients", "users", "brokers", "ips")
-BOOTSTRAP_ENTITY_TYPES = ZK_ENTITY_TYPES + ("broker-loggers",)
+# Valid with --bootstrap-server in every 3.x/4.x line; any other type needs the line's own list.
+BOOTSTRAP_ENTITY_TYPES = ZK_ENTITY_TYPES + ("broker-loggers", "client-metrics")
+TextsSource = Callable[[], KafkaTexts]  # called only when a version-dependent text is needed
 
 
 @dataclass
@@ -85,6 +89,11 @@ class ParsedOptions:
         if len(found) > 1:
             raise UsageError(f"Found multiple arguments for option {name}, but you asked for only one")
         return found[0] if found else None
+
+
+def is_option_token(token: str) -> bool:
+    """``--describe``, ``-describe``, ``--entity-type=users``: a kafka-configs option."""
+    return token.startswith("-") and token.lstrip("-").partition("=")[0] in _BY_NAME
 
 
 def _match_option(token: str) -> OptionSpec:
@@ -158,21 +167,30 @@ def connect_mode(opts: ParsedOptions) -> str:
     return "embedded"
 
 
-def check_args(opts: ParsedOptions, is_valid_ip: Callable[[str], bool]) -> None:
-    """kafka-configs 2.8.2 ``checkArgs()``, in its order and with its messages.
+def default_texts(opts: ParsedOptions) -> KafkaTexts:
+    """2.8 texts for ZooKeeper and the embedded store, 3.x texts for a server not asked."""
+    return TEXTS[Dialect.KAFKA_3 if connect_mode(opts) == "bootstrap" else Dialect.KAFKA_2_8]
+
+
+def check_args(opts: ParsedOptions, is_valid_ip: Callable[[str], bool], texts: TextsSource | None = None) -> None:
+    """kafka-configs ``checkArgs()`` (2.8.2 in ZooKeeper mode, 3.x/4.x over a server), in its
+    order and with its messages; ``texts`` gives the line's texts, asked only when they matter.
 
     Differences, all deliberate: with no ``--zookeeper``/``--bootstrap-server`` kconfigs uses its
     embedded store instead of failing; ip names are checked by ``is_valid_ip``.
     :raises UsageError:
     """
+    texts = texts or (lambda: default_texts(opts))
+    if opts.has("force") and connect_mode(opts) == "bootstrap" and not texts().accepts_force:
+        raise UsageError("force is not a recognized option")  # joptsimple, at parse time (4.x)
     _check_actions(opts)
     types = entity_types(opts)
-    _check_types(opts, types)
+    _check_types(opts, types, texts)
     _check_connect_options(opts)
     names = entity_names(opts)
-    _check_ip_names(opts, types, names, is_valid_ip)
+    _check_ip_names(opts, types, names, is_valid_ip, texts)
     if opts.has("alter"):
-        _check_alter(opts, types, names)
+        _check_alter(opts, types, names, texts)
 
 
 def _check_actions(opts: ParsedOptions) -> None:
@@ -184,15 +202,14 @@ def _check_actions(opts: ParsedOptions) -> None:
                 raise UsageError(f'Option "[{used}]" can\'t be used with option "[{other}]"', show_usage=True)
 
 
-def _check_types(opts: ParsedOptions, types: list[str]) -> None:
+def _check_types(opts: ParsedOptions, types: list[str], texts: TextsSource) -> None:
     duplicates = [t for i, t in enumerate(types) if t in types[:i]]
     if duplicates:
         raise UsageError(f"Duplicate entity type(s) specified: {','.join(dict.fromkeys(duplicates))}")
     bootstrap = connect_mode(opts) == "bootstrap"
-    allowed, connect = (BOOTSTRAP_ENTITY_TYPES, "--bootstrap-server") if bootstrap else (ZK_ENTITY_TYPES, "--zookeeper")
     for t in types:
-        if t not in allowed:
-            raise UsageError(f"Invalid entity type {t}, the entity type must be one of {','.join(allowed)} with the {connect} argument")
+        if t not in (BOOTSTRAP_ENTITY_TYPES if bootstrap else ZK_ENTITY_TYPES) and t not in texts().entity_types:
+            raise UsageError(texts().invalid_entity_type(t))
     if not types:
         raise UsageError("At least one entity type must be specified")
     if len(types) > 1 and set(types) != {"users", "clients"}:
@@ -223,18 +240,21 @@ def _check_connect_options(opts: ParsedOptions) -> None:
         raise UsageError("--store names the embedded store; it cannot be combined with --zookeeper or --bootstrap-server")
 
 
-def _check_ip_names(opts: ParsedOptions, types: list[str], names: list[str], is_valid_ip: Callable[[str], bool]) -> None:
+def _check_ip_names(opts: ParsedOptions, types: list[str], names: list[str], is_valid_ip: Callable[[str], bool],
+                    texts: TextsSource) -> None:
     if not any(names) or "ips" not in types:
         return
     for option in ("entity-name", "ip"):
         value = opts.value(option)  # joptsimple valueOf: a second --entity-name fails here, as in Kafka
-        if value is not None and not is_valid_ip(value):
+        # 4.x dropped the "<default>" case from DynamicConfig.Ip.isValidIpEntity.
+        default_refused = value == "<default>" and not texts().default_ip_is_an_ip
+        if value is not None and (default_refused or not is_valid_ip(value)):
             raise UsageError(f"The entity name for {types[0]} must be a valid IP or resolvable host, but it is: {value}")
 
 
-def _check_alter(opts: ParsedOptions, types: list[str], names: list[str]) -> None:
+def _check_alter(opts: ParsedOptions, types: list[str], names: list[str], texts: TextsSource) -> None:
     if not names:
-        raise UsageError("an entity-name or default entity must be specified with --alter of users, clients, brokers or ips")
+        raise UsageError(texts().entity_name_required)
     if opts.has("add-config") and opts.has("add-config-file"):
         raise UsageError("Only one of --add-config or --add-config-file must be specified")
     if not any(opts.has(o) for o in ("add-config", "add-config-file", "delete-config")):

@@ -14,6 +14,7 @@ command-line order (the order is unspecified in kafka-configs too).
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Iterable, Mapping, Sequence
 
 from kconfigs.errors import UsageError, ValidationError
@@ -34,6 +35,40 @@ def _scala_set(items: Iterable[str]) -> str:
 
 def _scala_buffer(items: Iterable[str]) -> str:
     return "ArrayBuffer(" + ", ".join(items) + ")"
+
+
+def check_key_characters(add: Mapping[str, str], texts) -> None:
+    """kafka-configs 3.7+ ``validatePropsKey``: every added key must match the line's pattern;
+    the first bad key in ``java.util.Properties`` order is named. ``texts`` is asked only when a
+    key fails the 3.x pattern (4.x also allows ``$``).
+
+    :raises UsageError: ``Invalid character found for config key: a b``.
+    """
+    from kconfigs.kafka_texts import KEY_PATTERN_3
+
+    bad = [key for key in add if not re.fullmatch(KEY_PATTERN_3, key)]
+    if bad:
+        pattern = texts().config_key_pattern
+        bad = [key for key in bad if not re.fullmatch(pattern, key)]
+    if bad:
+        raise UsageError(f"Invalid character found for config key: {java_properties_order(bad, len(add))[0]}")
+
+
+def java_properties_order(keys: Sequence[str], size: int) -> list[str]:
+    """Iteration order of ``keys`` in a ``java.util.Properties`` holding ``size`` keys (JDK 9+:
+    a ConcurrentHashMap of 16 bins that doubles at 3/4 full; bin = spread(hashCode) & (n - 1),
+    each bin in insertion order)."""
+    from kconfigs.keys import java_string_hash
+
+    bins = 16
+    while size >= bins - (bins >> 2):
+        bins *= 2
+
+    def bin_of(key: str) -> int:
+        h = java_string_hash(key)
+        return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (bins - 1)
+
+    return sorted(keys, key=bin_of)  # stable: insertion order within a bin
 
 
 def check_alter_keys(types: Sequence[str], names: Sequence[str], add: Mapping[str, str],
@@ -115,11 +150,13 @@ def describe_filter(types: Sequence[str], names: Sequence[str]) -> EntityFilter:
     return EntityFilter(components=tuple(components), strict=True)
 
 
-def quota_update(add: Mapping[str, str], delete: Sequence[str]) -> Callable[[Mapping[str, str]], dict[str, str]]:
-    """The store ``update`` for an alter: deletes must exist, added values must parse as doubles.
+def quota_update(add: Mapping[str, str], delete: Sequence[str],
+                 entity: QuotaEntity | None = None) -> Callable[[Mapping[str, str]], dict[str, str]]:
+    """The store ``update`` for an alter: deletes must exist, added values must parse as doubles,
+    and (given the ``entity``) no key may be named twice.
 
-    :raises ValidationError: ``Invalid config(s): k1,k2`` (nothing changed) or
-        ``Cannot parse quota configuration value for k: v``.
+    :raises ValidationError: ``Invalid config(s): k1,k2`` (nothing changed),
+        ``Cannot parse quota configuration value for k: v`` or ``Ignoring duplicate entity ...``.
     """
 
     def update(current: Mapping[str, str]) -> dict[str, str]:
@@ -131,11 +168,32 @@ def quota_update(add: Mapping[str, str], delete: Sequence[str]) -> Callable[[Map
                 parse_java_double(value)
             except ValueError:
                 raise ValidationError(f"Cannot parse quota configuration value for {key}: {value}") from None
+        if entity is not None:
+            check_no_repeated_key(entity, add, delete)
         new = {k: v for k, v in current.items() if k not in delete}
         new.update(add)
         return new
 
     return update
+
+
+def check_no_repeated_key(entity: QuotaEntity, add: Mapping[str, str], delete: Sequence[str]) -> None:
+    """kafka-configs sends one op per added key and one per deleted key; a KRaft controller
+    refuses an alteration naming a key twice (``--add-config k=1 --delete-config k``,
+    ``--delete-config k,k``) and changes nothing. kconfigs sends only the net change, so it
+    refuses here, with the controller's text.
+
+    :raises ValidationError: ``Ignoring duplicate entity ClientQuotaEntity(entries={...})``.
+    """
+    keys = [*add, *delete]
+    if len(set(keys)) == len(keys):
+        return
+    # ClientQuotaEntity.toString prints its HashMap; for these keys the bucket order is
+    # client-id, user (String.hashCode & 3: 0 and 1, also with 16 buckets: 12 and 13); ip is alone.
+    names = {"client-id": entity.client_id, "user": entity.user, "ip": entity.ip}
+    entries = ", ".join(f"{key}={'null' if name is DEFAULT else name}" for key, name in names.items()
+                        if name is not None)
+    raise ValidationError(f"Ignoring duplicate entity ClientQuotaEntity(entries={{{entries}}})")
 
 
 def alter_done_line(types: Sequence[str], names: Sequence[str]) -> str:

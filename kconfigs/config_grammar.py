@@ -17,6 +17,11 @@ _KEY_VALUE_SPLIT = re.compile(r"\s*=\s*" + _OUTSIDE_BRACKETS)
 _BAD_FORMAT = 'requirement failed: Invalid entity config: all configs to be added must be in the format "key=val".'
 
 
+class AddConfigFormatError(UsageError):
+    """A piece of ``--add-config`` is not ``key=val`` (the message is kafka-configs 2.8/3.x's;
+    4.x words it differently, so compat mode may reword it)."""
+
+
 def _java_split(pattern: re.Pattern[str], text: str) -> list[str]:
     """``String.split(regex)``: trailing empty strings are dropped (limit 0), except that an
     input with no match at all comes back whole, even when empty (``"".split(",")`` is ``[""]``)."""
@@ -37,15 +42,24 @@ def parse_add_config(text: str) -> dict[str, str]:
     for piece in _java_split(_PAIR_SPLIT, text):
         key_value = _KEY_VALUE_SPLIT.split(piece)  # limit -1: keeps empty trailing parts
         if len(key_value) != 2:
-            raise UsageError(_BAD_FORMAT)
+            raise AddConfigFormatError(_BAD_FORMAT)
         key, value = key_value
         configs[key.strip()] = re.sub(r"[\[\]]", "", value).strip()
     return configs
 
 
 def parse_delete_config(values: list[str]) -> list[str]:
-    """Each ``--delete-config`` value is split on ``,`` and each key trimmed."""
-    return [key.strip() for value in values for key in value.split(",")]
+    """Each ``--delete-config`` value is split on ``,`` and each key trimmed.
+
+    The split is joptsimple's ``withValuesSeparatedBy(',')``, a ``StringTokenizer``: empty
+    items vanish (``k,`` / ``,k`` / ``k,,k2``), and a value with no item at all (``,`` or ``""``)
+    is kept whole, so ``--delete-config ,`` asks to delete a key named ``,``.
+    """
+    return [key.strip() for value in values for key in (_tokens(value) or [value])]
+
+
+def _tokens(value: str) -> list[str]:
+    return [token for token in value.split(",") if token]
 
 
 def load_properties(text: str) -> dict[str, str]:

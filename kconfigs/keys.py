@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Mapping
 
 from kconfigs.errors import ValidationError
+from kconfigs.javafmt import parse_java_double
 from kconfigs.model import DEFAULT, QuotaEntity
 
 
@@ -56,7 +57,6 @@ SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
 _JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
 # Double.parseDouble's decimal syntax (hex floats omitted: nobody writes quotas in hex).
-_JAVA_DOUBLE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?")
 _LIMITS = {ValueType.LONG: 2**63 - 1, ValueType.INT: 2**31 - 1}
 
 
@@ -101,7 +101,7 @@ def scala_hash_set_order(names: list[str]) -> list[str]:
         size *= 2
 
     def slot(name: str) -> tuple[int, int]:
-        h = _java_string_hash(name)
+        h = java_string_hash(name)
         improved = h ^ (h >> 16)
         signed = improved - (1 << 32) if improved & 0x80000000 else improved
         return improved & (size - 1), signed
@@ -109,7 +109,7 @@ def scala_hash_set_order(names: list[str]) -> list[str]:
     return sorted(unique, key=slot)
 
 
-def _java_string_hash(text: str) -> int:
+def java_string_hash(text: str) -> int:
     """``String.hashCode`` over UTF-16 code units, as an unsigned 32-bit value."""
     h = 0
     data = text.encode("utf-16-be", "surrogatepass")
@@ -134,10 +134,13 @@ def parse_value(key: str, raw: str) -> int | float:
 
 
 def _parse_double(key: str, text: str) -> float:
-    if not _JAVA_DOUBLE.fullmatch(text):
-        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type DOUBLE")
-    value = float(text.rstrip("fFdD"))
-    if math.isinf(value):
+    """Java ``Double.parseDouble`` (as Kafka's ConfigDef), then kconfigs' own refusal of NaN and
+    the infinities, which Java parses and a ZooKeeper-mode kafka-configs would store."""
+    try:
+        value = parse_java_double(text)
+    except ValueError:
+        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type DOUBLE") from None
+    if not math.isfinite(value):
         raise ValidationError(f"Invalid value {text} for configuration {key}: must be a finite number")
     return value
 

@@ -12,13 +12,32 @@ import hashlib
 import hmac
 import re
 import secrets
+from dataclasses import dataclass
 
-from kconfigs.errors import ValidationError
+from kconfigs.errors import KconfigsError, ValidationError
 
 MIN_ITERATIONS = 4096
 _HASHES = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
 # No DOTALL: like Java's Pattern, "." stops at a line break, so such a password is refused.
 _VALUE = re.compile(r"(?:iterations=([0-9]*),)?password=(.*)")
+
+
+@dataclass(frozen=True)
+class ScramUpsertion:
+    """A credential to set over the admin API; the client salts and hashes the password."""
+
+    mechanism: str  # "SCRAM-SHA-256" / "SCRAM-SHA-512"
+    iterations: int
+    password: str
+
+
+@dataclass(frozen=True)
+class UserScramDescription:
+    """One user's credentials as (mechanism, iterations) pairs, or the broker's error for it."""
+
+    user: str
+    credentials: tuple[tuple[str, int], ...] = ()
+    error: KconfigsError | None = None
 
 
 def random_salt() -> bytes:

@@ -1,9 +1,9 @@
 """Compat mode: run a kafka-configs.sh command line unchanged (client quotas only).
 
 ``--zookeeper`` and the embedded store (no server named) behave as kafka-configs 2.8.2 in
-ZooKeeper mode; ``--bootstrap-server``/``--bootstrap-controller`` as kafka-configs 3.x in bootstrap
-mode. Output lines and error texts are kafka-configs' own; the ZooKeeper deprecation warning is
-not printed.
+ZooKeeper mode; ``--bootstrap-server``/``--bootstrap-controller`` as the cluster's own kafka-configs
+line, 3.x or 4.x (``kconfigs.kafka_texts``). Output lines and error texts are kafka-configs' own;
+the ZooKeeper deprecation warning is not printed.
 """
 
 from __future__ import annotations
@@ -11,17 +11,78 @@ from __future__ import annotations
 import sys
 
 from kconfigs import args as A
-from kconfigs.errors import UsageError
+from kconfigs.errors import KconfigsError, UsageError
+from kconfigs.kafka_texts import TEXTS, Dialect, KafkaTexts, dialect_from_api_versions, dialect_from_option
 
-_TOOL_HELP = "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip"
 
-
-def usage_text() -> str:
+def usage_text(banner: str | None = None) -> str:
+    """The options table (after an error), with ``banner`` first for ``--help``."""
     rows = [(f"--{o.name}" + (" <String>" if o.takes_arg else ""), o.help) for o in A.OPTIONS]
     width = max(len(r[0]) for r in rows) + 2
-    lines = [_TOOL_HELP, f"{'Option':<{width}}Description", f"{'------':<{width}}-----------"]
+    lines = [banner] if banner else []
+    lines += [f"{'Option':<{width}}Description", f"{'------':<{width}}-----------"]
     lines += [f"{flag:<{width}}{text}" for flag, text in rows]
     return "\n".join(lines)
+
+
+# Asking the cluster for its line is worth a short wait only: on timeout the 3.x texts are used.
+DIALECT_PROBE_TIMEOUT_MS = 5000
+
+
+class CompatSession:
+    """The store, opened on first use, and the Kafka line whose texts this run prints."""
+
+    def __init__(self, opts: A.ParsedOptions, options=None) -> None:
+        self._opts = opts
+        self._options = options
+        self._store = None
+        self._texts: KafkaTexts | None = None
+        explicit = opts.value("kafka-version")
+        if explicit is not None and A.connect_mode(opts) != "bootstrap":
+            raise UsageError("--kafka-version applies to --bootstrap-server/--bootstrap-controller; "
+                             "ZooKeeper mode always speaks kafka-configs 2.8")
+        self._explicit = dialect_from_option(explicit) if explicit is not None else None
+
+    def store(self):
+        if self._store is None:
+            if A.connect_mode(self._opts) == "bootstrap":
+                _check_bootstrap_addresses(self._opts)
+            from kconfigs.stores.factory import open_store
+
+            options = self._options or resolve_compat_store(self._opts)
+            self._store = open_store(options, access=_access(self._opts))
+        return self._store
+
+    def texts(self) -> KafkaTexts:
+        if self._texts is None:
+            self._texts = TEXTS[self._dialect()]
+        return self._texts
+
+    def _dialect(self) -> Dialect:
+        if self._explicit is not None:
+            return self._explicit
+        if A.connect_mode(self._opts) != "bootstrap":
+            return Dialect.KAFKA_2_8
+        try:
+            return dialect_from_api_versions(self.store().api_versions(DIALECT_PROBE_TIMEOUT_MS))
+        except KconfigsError:
+            # Cluster not reachable (or not usable): 3.x texts; the command itself, if the
+            # arguments are fine, then reports why the cluster cannot be used.
+            return Dialect.KAFKA_3
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def _check_bootstrap_addresses(opts: A.ParsedOptions) -> None:
+    """As kafka-configs creates its admin client: an empty or unusable address list fails here
+    (and never falls back to another store). :raises UsageError: Kafka's ConfigException text."""
+    from kconfigs.kafka_admin.bootstrap_addresses import bootstrap_addresses
+    from kconfigs.kafka_admin.client import resolves
+
+    servers = opts.value("bootstrap-server")
+    bootstrap_addresses(servers if servers is not None else opts.value("bootstrap-controller") or "", resolves)
 
 
 def _ip_validator(opts: A.ParsedOptions):
@@ -43,37 +104,46 @@ def _resolves(host: str) -> bool:
 def run_compat(argv: list[str]) -> int:
     """Run one kafka-configs command line; returns the exit code. :raises KconfigsError:"""
     opts = A.parse_argv(argv)
+    # A store named on the command line decides the mode, so kafka-configs' checks (and their
+    # order) come first; otherwise the environment or a profile may name a server, which must
+    # decide the mode before the checks run. --help and --version need no store.
+    options = None
+    if not (_names_store(opts) or opts.has("help") or opts.has("version")):
+        options = resolve_compat_store(opts)
+        opts = with_resolved_connection(opts, options)
+    session = CompatSession(opts, options)
+    try:
+        return _run(opts, session)
+    finally:
+        session.close()
+
+
+def _run(opts: A.ParsedOptions, session: CompatSession) -> int:
     if opts.has("help"):
-        print(usage_text(), file=sys.stderr)
+        print(usage_text(session.texts().banner), file=sys.stderr)
         return 1
     if opts.has("version"):
         from kconfigs import __version__
         print(f"{__version__} (kconfigs)")
         return 0
-    # A store named on the command line decides the mode, so kafka-configs' checks (and their
-    # order) come first; otherwise the environment or a profile may name a server, which must
-    # decide the mode before the checks run.
-    options = None if _names_store(opts) else resolve_compat_store(opts)
-    if options is not None:
-        opts = with_resolved_connection(opts, options)
-    A.check_args(opts, _ip_validator(opts))
-    options = options or resolve_compat_store(opts)
+    A.check_args(opts, _ip_validator(opts), session.texts)
     types, names = A.entity_types(opts), A.entity_names(opts)
-    from kconfigs.stores.factory import Access, open_store
-    access = Access.READ if opts.has("describe") else Access.PREVIEW if opts.has("dry-run") else Access.WRITE
-    store = open_store(options, access=access)
-    try:
-        if A.connect_mode(opts) == "bootstrap":
-            from kconfigs.commands.compat_bootstrap import run_bootstrap
-            lines = run_bootstrap(store, opts, types, names)
-        else:
-            from kconfigs.commands.compat_zk import run_zk
-            lines = run_zk(store, opts, types, names, _ip_validator(opts))
-    finally:
-        store.close()
+    if A.connect_mode(opts) == "bootstrap":
+        from kconfigs.commands.compat_bootstrap import run_bootstrap
+        lines = run_bootstrap(session.store(), opts, types, names, session.texts)
+    else:
+        from kconfigs.commands.compat_zk import run_zk
+        lines = run_zk(session.store(), opts, types, names, _ip_validator(opts))
     for line in lines:
         print(line)
     return 0
+
+
+def _access(opts: A.ParsedOptions):
+    """Reads never create a store; a dry run previews one that may not exist yet."""
+    from kconfigs.stores.factory import Access
+
+    return Access.READ if opts.has("describe") else Access.PREVIEW if opts.has("dry-run") else Access.WRITE
 
 
 def resolve_compat_store(opts: A.ParsedOptions):
@@ -98,13 +168,19 @@ def with_resolved_connection(opts: A.ParsedOptions, options) -> A.ParsedOptions:
     return A.ParsedOptions(opts.occurrences + supplied, opts.rest)
 
 
-def configs_to_add(opts: A.ParsedOptions) -> dict[str, str]:
-    """``--add-config`` (bracket grammar) or ``--add-config-file`` (Java properties, verbatim)."""
-    from kconfigs.config_grammar import load_properties, parse_add_config
+def configs_to_add(opts: A.ParsedOptions, texts: A.TextsSource | None = None) -> dict[str, str]:
+    """``--add-config`` (bracket grammar) or ``--add-config-file`` (Java properties, verbatim);
+    ``texts`` words a malformed ``--add-config`` as the Kafka line does (2.8 by default)."""
+    from kconfigs.config_grammar import AddConfigFormatError, load_properties, parse_add_config
 
     text = opts.value("add-config")
     if text is not None:
-        return parse_add_config(text)
+        try:
+            return parse_add_config(text)
+        except AddConfigFormatError:
+            if texts is None:
+                raise
+            raise UsageError(texts().bad_add_config) from None
     path = opts.value("add-config-file")
     if path is None:
         return {}

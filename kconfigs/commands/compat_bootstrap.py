@@ -1,19 +1,40 @@
-"""kafka-configs 3.x ``--bootstrap-server`` describe/alter of client quotas."""
+"""kafka-configs 3.x/4.x ``--bootstrap-server`` describe/alter of client quotas and SCRAM credentials."""
 
 from __future__ import annotations
 
 from kconfigs import args as A
 from kconfigs import bootstrap_mode as B
+from kconfigs import bootstrap_scram as S
 from kconfigs.commands.compat import configs_to_add, configs_to_delete
 from kconfigs.errors import UsageError
 
 
-def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[str]) -> list[str]:
+def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[str],
+                  texts: A.TextsSource) -> list[str]:
     if opts.has("describe"):
-        return B.describe_lines(store.describe(B.describe_filter(types, names)))
-    add, delete = configs_to_add(opts), configs_to_delete(opts)
+        lines = B.describe_lines(store.describe(B.describe_filter(types, names)))
+        if S.describes_scram(types, names):
+            lines += S.scram_describe_lines(store.user_scram_credentials().describe(names))
+        return lines
+    add, delete = configs_to_add(opts, texts), configs_to_delete(opts)
+    B.check_key_characters(add, texts)
     if B.check_alter_keys(types, names, add, delete) == "scram":
-        raise UsageError("kconfigs does not manage SCRAM credentials over --bootstrap-server; use kafka-configs.sh")
-    entity = B.alter_entity(types, names)
-    store.alter(entity, B.quota_update(add, delete), validate_only=opts.has("dry-run"))
+        _alter_scram(store, opts, names, add, delete)
+    else:
+        entity = B.alter_entity(types, names)
+        store.alter(entity, B.quota_update(add, delete, entity), validate_only=opts.has("dry-run"))
     return [B.alter_done_line(types, names)]
+
+
+def _alter_scram(store, opts: A.ParsedOptions, names: list[str], add: dict[str, str], delete: list[str]) -> None:
+    if not add and not delete:
+        S.check_keyless_alter(names)
+        return  # Kafka sends an empty AlterUserScramCredentials: nothing changes
+    upsertions = [S.scram_upsertion(key, value) for key, value in add.items()]
+    S.check_passwords(upsertions)
+    if opts.has("dry-run"):
+        raise UsageError("--dry-run cannot check SCRAM credential changes: AlterUserScramCredentials has no "
+                         "validate-only mode")
+    from kconfigs.scram import random_salt
+
+    store.user_scram_credentials().alter(names[0], upsertions, delete, random_salt())

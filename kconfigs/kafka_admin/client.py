@@ -23,6 +23,7 @@ import time
 from typing import Any, Callable
 
 from kconfigs.errors import KconfigsError, StoreUnavailable, UsageError
+from kconfigs.kafka_admin.bootstrap_addresses import bootstrap_addresses
 from kconfigs.kafka_admin.messages import SUPPORTED_VERSIONS
 from kconfigs.kafka_admin.security import ClientSecurity
 from kconfigs.kafka_admin.versions import API_NAMES, negotiate_version
@@ -74,6 +75,7 @@ class AdminClient:
         from kafka.net.selector import NetworkSelector
 
         _quiet_kafka_python_logging()
+        bootstrap_addresses(bootstrap, resolves)  # fail at once on "notaport", as Java does
         self.bootstrap = bootstrap
         self.controller = controller
         self.request_timeout_ms = request_timeout_ms
@@ -91,6 +93,19 @@ class AdminClient:
         with _mapped_errors(self.bootstrap):
             node_id = self._choose_node()
             return self._manager.run(self._send_to, node_id, api_key, build_request)
+
+    def api_versions(self, timeout_ms: int) -> dict[int, tuple[int, int]]:
+        """The ApiVersions ranges a node of the cluster answered when we connected to it.
+
+        :raises StoreUnavailable: no node answered within ``timeout_ms``."""
+        with _mapped_errors(self.bootstrap):
+            return self._manager.run(self._api_versions, min(timeout_ms, self.request_timeout_ms))
+
+    async def _api_versions(self, timeout_ms: int) -> dict[int, tuple[int, int]]:
+        node_id = await self._first_connection(timeout_ms)
+        conn = self._manager.get_connection(node_id, timeout_ms=timeout_ms)
+        await self._manager.wait_for(conn.init_future, timeout_ms)
+        return dict(conn.broker_version_data.api_versions)
 
     def rotate_controller(self) -> None:
         """After NOT_CONTROLLER: try the next bootstrap controller (broker mode: refresh metadata)."""
@@ -114,14 +129,14 @@ class AdminClient:
             raise StoreUnavailable(f"No Kafka broker of {self.bootstrap} is reachable right now")
         return node_id
 
-    async def _first_connection(self):
+    async def _first_connection(self, timeout_ms: int | None = None):
         """Connect to a bootstrap node, retrying connection errors until the request timeout.
 
         :raises SaslAuthenticationFailedError etc.: immediately (not retriable).
         """
         import kafka.errors as kerr
 
-        deadline = time.monotonic() + self.request_timeout_ms / 1000
+        deadline = time.monotonic() + (timeout_ms or self.request_timeout_ms) / 1000
         nodes = self._manager.cluster.bootstrap_brokers()
         attempt = closed_during_sasl = 0
         while True:
@@ -197,6 +212,19 @@ def _mapped_errors(bootstrap: str):
         raise StoreUnavailable(f"Timed out connecting to Kafka at {bootstrap}") from None
     except (kerr.KafkaError, OSError) as err:
         raise StoreUnavailable(f"Cannot reach Kafka at {bootstrap}: {_one_line(err)}") from None
+
+
+def resolves(host: str) -> bool:
+    """``new InetSocketAddress(host, port).isUnresolved()`` negated ("" is the loopback)."""
+    import socket
+
+    if not host:
+        return True
+    try:
+        socket.getaddrinfo(host, None)
+        return True
+    except (socket.gaierror, UnicodeError, ValueError):
+        return False
 
 
 def _one_line(err: BaseException) -> str:

@@ -22,6 +22,10 @@ _KNOWN: dict[int, tuple[type[KconfigsError], str, str]] = {
     42: (ValidationError, "InvalidRequestException", "The request is invalid."),
     58: (StoreUnavailable, "SaslAuthenticationException", "SASL Authentication failed."),
     89: (StoreUnavailable, "ThrottlingQuotaExceededException", "The throttling quota has been exceeded."),
+    # AlterUserScramCredentials per-user errors: the broker's text is what kafka-configs shows.
+    91: (ValidationError, "ResourceNotFoundException", "A request illegally referred to a resource that does not exist."),
+    92: (ValidationError, "DuplicateResourceException", "A request illegally referred to the same resource twice."),
+    93: (ValidationError, "UnacceptableCredentialException", "Requested credential would not meet criteria for acceptability."),
 }
 # Retriable per Kafka's RetriableException hierarchy (only those a quota request can get).
 _RETRIABLE = {7, 41, 89}
@@ -50,3 +54,9 @@ def _kafka_python_name(code: int) -> str:
     import kafka.errors  # lazy: keeps this module importable without kafka-python loaded
 
     return f"{kafka.errors.for_code(code).__name__}({code})"
+
+
+def java_exception_name(code: int) -> str:
+    """The simple name of Kafka's exception for ``code`` (kafka-configs prints it in some lines)."""
+    known = _KNOWN.get(code)
+    return known[1] if known else _kafka_python_name(code)

@@ -12,8 +12,10 @@ from typing import Iterable, Sequence
 from kafka.protocol.admin import (
     AlterClientQuotasRequest,
     AlterClientQuotasResponse,
+    AlterUserScramCredentialsRequest,
     DescribeClientQuotasRequest,
     DescribeClientQuotasResponse,
+    DescribeUserScramCredentialsRequest,
 )
 
 from kconfigs.errors import CorruptData, KconfigsError
@@ -26,6 +28,8 @@ MATCH_TYPE = {Match.EXACT: 0, Match.DEFAULT: 1, Match.ANY: 2}
 SUPPORTED_VERSIONS = {
     48: (DescribeClientQuotasRequest.min_version, DescribeClientQuotasRequest.max_version),
     49: (AlterClientQuotasRequest.min_version, AlterClientQuotasRequest.max_version),
+    50: (DescribeUserScramCredentialsRequest.min_version, DescribeUserScramCredentialsRequest.max_version),
+    51: (AlterUserScramCredentialsRequest.min_version, AlterUserScramCredentialsRequest.max_version),
 }
 
 

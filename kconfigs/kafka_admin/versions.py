@@ -13,7 +13,11 @@ from kconfigs.errors import StoreUnavailable
 
 DESCRIBE_CLIENT_QUOTAS = 48
 ALTER_CLIENT_QUOTAS = 49
-API_NAMES = {DESCRIBE_CLIENT_QUOTAS: "DescribeClientQuotas", ALTER_CLIENT_QUOTAS: "AlterClientQuotas"}
+DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+ALTER_USER_SCRAM_CREDENTIALS = 51
+API_NAMES = {DESCRIBE_CLIENT_QUOTAS: "DescribeClientQuotas", ALTER_CLIENT_QUOTAS: "AlterClientQuotas",
+             DESCRIBE_USER_SCRAM_CREDENTIALS: "DescribeUserScramCredentials",
+             ALTER_USER_SCRAM_CREDENTIALS: "AlterUserScramCredentials"}
 
 
 def negotiate_version(api_key: int, ours: tuple[int, int], theirs: Mapping[int, tuple[int, int]]) -> int:
@@ -23,7 +27,8 @@ def negotiate_version(api_key: int, ours: tuple[int, int], theirs: Mapping[int, 
     """
     name = API_NAMES.get(api_key, f"API {api_key}")
     if api_key not in theirs:
-        raise StoreUnavailable(f"The Kafka node does not support {name} (Kafka 2.6+ brokers do)")
+        since = "2.7" if api_key in (DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS) else "2.6"
+        raise StoreUnavailable(f"The Kafka node does not support {name} (Kafka {since}+ brokers do)")
     their_min, their_max = theirs[api_key]
     our_min, our_max = ours
     version = min(our_max, their_max)

@@ -161,6 +161,17 @@ class AdminApiStore:
         self._retrying(attempt)
         return outcome
 
+    def api_versions(self, timeout_ms: int) -> dict[int, tuple[int, int]]:
+        """ApiVersions ranges of a node of the cluster (compat mode learns the Kafka line from
+        them). Not part of the Store protocol. :raises StoreUnavailable:"""
+        return self._client.api_versions(timeout_ms)
+
+    def user_scram_credentials(self) -> "UserScramCredentials":
+        """The same cluster's SCRAM credentials. Not part of the Store protocol: only
+        kafka-configs' ``--bootstrap-server`` mode manages them (DescribeUserScramCredentials /
+        AlterUserScramCredentials), and every other store keeps them, if at all, as quota keys."""
+        return UserScramCredentials(self._send, self._retrying)
+
     # -- plumbing ------------------------------------------------------------------------
     def _send(self, api_key: int, build: Callable[[int], object]):
         with self._lock:
@@ -252,3 +263,27 @@ def open_admin_store(bootstrap: str, command_config: str | None, controller: boo
 def _read_text(path: str) -> str:
     with open(path, encoding="utf-8") as handle:
         return handle.read()
+
+
+class UserScramCredentials:
+    """Describe / alter users' SCRAM credentials through the store's connection and retries."""
+
+    def __init__(self, send: Callable[[int, Callable[[int], object]], object], retrying) -> None:
+        self._send, self._retrying = send, retrying
+
+    def describe(self, users: Iterable[str]) -> list:
+        """``UserScramDescription`` per known user of ``users`` (every user when empty).
+
+        :raises StoreUnavailable, KconfigsError: the broker's top-level error."""
+        from kconfigs.kafka_admin.scram_messages import build_describe_scram_request, read_describe_scram_response
+
+        build = partial(build_describe_scram_request, list(users))
+        return self._retrying(lambda: read_describe_scram_response(self._send(50, build)))
+
+    def alter(self, user: str, upsertions, deletions, salt: bytes) -> None:
+        """One AlterUserScramCredentials for ``user``. :raises ValidationError: the broker's
+        refusal (its own text, e.g. ``Too many iterations``); StoreUnavailable."""
+        from kconfigs.kafka_admin.scram_messages import build_alter_scram_request, read_alter_scram_response
+
+        build = partial(build_alter_scram_request, user, list(upsertions), list(deletions), salt)
+        self._retrying(lambda: read_alter_scram_response(self._send(51, build)))

@@ -142,3 +142,72 @@ def run_kafka_class(version: str, main_class: str, args: Sequence[str], timeout:
                               env=env, stdin=None if input is not None else subprocess.DEVNULL)
     finally:
         archive.finish()
+
+
+TOOL_BATCH_SOURCE = Path(__file__).resolve().parent / "ToolBatch.java"
+
+
+class ToolBatch:
+    """One JVM that runs ``main_class`` of Kafka ``version`` for many command lines in turn
+    (ToolBatch.java): a differential test then pays one JVM start per version, not one per
+    command. ``run`` answers like ``run_kafka_class``: a CompletedProcess with the exit status
+    and the output a separate process would have printed. Not thread-safe: one caller at a time.
+
+    :raises MissingTestDependency: java or the jars are not installed.
+    """
+
+    def __init__(self, version: str, main_class: str) -> None:
+        import queue
+        import threading
+
+        self.version, self.main_class = version, main_class
+        # Source-file mode compiles ToolBatch.java in memory against the version's jars.
+        argv = java_command(version, str(TOOL_BATCH_SOURCE), [main_class], "tools")
+        self._process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL)
+        self._answers: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._read_answers, daemon=True).start()
+
+    def _read_answers(self) -> None:
+        for line in self._process.stdout:
+            if line.startswith(b"RESULT "):
+                self._answers.put(line)
+        self._answers.put(b"")  # the JVM ended
+
+    def run(self, args: Sequence[str], timeout: float = 120) -> subprocess.CompletedProcess:
+        """:raises RuntimeError: the JVM died or did not answer within ``timeout`` seconds."""
+        import base64
+        import queue
+
+        encoded = [base64.b64encode(a.encode()).decode() for a in args]
+        self._process.stdin.write((" ".join([str(len(args)), *encoded]) + "\n").encode())
+        self._process.stdin.flush()
+        try:
+            answer = self._answers.get(timeout=timeout)
+        except queue.Empty:
+            self.close()
+            raise RuntimeError(f"{self.main_class} {self.version} did not answer {list(args)}") from None
+        if not answer:
+            raise RuntimeError(f"the {self.main_class} {self.version} batch JVM exited")
+        _, rc, out, err = answer.decode().rstrip("\n").split(" ")
+        return subprocess.CompletedProcess(list(args), int(rc), base64.b64decode(out).decode(),
+                                           base64.b64decode(err).decode())
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            self._process.stdin.close()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+
+
+@functools.lru_cache(maxsize=None)
+def tool_batch(version: str, main_class: str) -> ToolBatch:
+    """The shared ToolBatch of (version, main class) for this test session (closed at exit)."""
+    import atexit
+
+    batch = ToolBatch(version, main_class)
+    atexit.register(batch.close)
+    return batch

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from harness.java import run_kafka_class
+from harness.java import config_command_class, run_kafka_class, tool_batch
 from harness.versions import KAFKA_ZK_TOOL_VERSION
 
 CONFIG_COMMAND = "kafka.admin.ConfigCommand"
@@ -44,6 +44,34 @@ def run_kafka_configs(args: list[str]) -> ToolRun:
     proc = run_kafka_class(KAFKA_ZK_TOOL_VERSION, CONFIG_COMMAND, args)
     lines = [line for line in proc.stdout.splitlines() if line not in ZK_DEPRECATION_LINES]
     return ToolRun(proc.returncode, lines, kafka_error_message(proc.stderr), proc.stderr)
+
+
+def run_kafka_configs_batch(version: str, args: list[str]) -> ToolRun:
+    """Real kafka-configs ``version`` in the session's one JVM for that version (ToolBatch):
+    same normalisation as ``run_kafka_configs``; a broker's refusal is reduced to its message."""
+    proc = tool_batch(version, config_command_class(version)).run(args)
+    lines = [line for line in proc.stdout.splitlines() if line not in ZK_DEPRECATION_LINES]
+    return ToolRun(proc.returncode, lines, broker_refusal_message(kafka_error_message(proc.stderr)), proc.stderr)
+
+
+_WRAPPED = re.compile(r"^(?:[a-z]+\.)+[A-Za-z]+(?:Exception|Error): (.*)$")
+
+
+def broker_refusal_message(message: str) -> str:
+    """``org.apache.kafka.common.errors.InvalidRequestException: Ignoring ...`` (an
+    ExecutionException's message) -> ``Ignoring ...``: kconfigs prints the broker's text alone."""
+    match = _WRAPPED.match(message)
+    return match.group(1) if match else message
+
+
+def run_kconfigs_in_process(args: list[str]) -> ToolRun:
+    """``kconfigs <args>`` through its real entry point, in this process (no interpreter start
+    per command; the hypothesis-driven differential tests run hundreds)."""
+    from harness.cli import run_main
+
+    rc, stdout, stderr = run_main(*args)
+    first = stderr.splitlines()[0] if stderr.strip() else ""
+    return ToolRun(rc, stdout.splitlines(), first, stderr)
 
 
 def kafka_error_message(stderr: str) -> str:
@@ -117,3 +145,35 @@ def normalised_lines(lines: list[str]) -> list[str]:
             line = head + sep + ",".join(sorted(_PAIR_BOUNDARY.split(pairs)))
         out.append(line)
     return sorted(out)
+
+
+def option_groups(args: list[str]) -> list[list[str]]:
+    """``["--alter", "--user", "u", ...]`` -> ``[["--alter"], ["--user", "u"], ...]``."""
+    groups: list[list[str]] = []
+    for arg in args:
+        if arg.startswith("-") or not groups:
+            groups.append([arg])
+        else:
+            groups[-1].append(arg)
+    return groups
+
+
+def arranged(args: list[str], order: list[int], forms: list[str]) -> list[str]:
+    """The same kafka-configs command line with its options in another order (``order`` is a
+    permutation key) and each option spelt ``--opt v``, ``--opt=v`` or ``-opt v`` (``forms``,
+    cycled): joptsimple reads them all alike. ``--entity-type``/``--entity-name`` keep their
+    relative order (kafka-configs pairs them by position)."""
+    groups = option_groups(args)
+    keyed = sorted(range(len(groups)), key=lambda i: (order[i % len(order)], i))
+    paired = [i for i in keyed if groups[i][0] in ("--entity-type", "--entity-name", "--entity-default")]
+    positional = iter(sorted(paired))
+    out = []
+    for n, i in enumerate(keyed):
+        group = groups[next(positional)] if i in paired else groups[i]
+        form = forms[n % len(forms)]
+        name, *value = group
+        if form == "=" and value:
+            out.append(f"{name}={value[0]}")
+        else:
+            out += [("-" + name.lstrip("-")) if form == "-" else name, *value]
+    return out

@@ -65,7 +65,7 @@ def test_producer_ids_rate_is_accepted_for_users_and_refused_elsewhere(db):
     (["--alter", "--user", "u", "--add-config", "producer_byte_rate=-1"],
      "Invalid value -1 for configuration producer_byte_rate: Value must be at least 0"),
     (["--alter", "--user", "u", "--add-config", "request_percentage=NaN"],
-     "Invalid value NaN for configuration request_percentage: Not a number of type DOUBLE"),
+     "Invalid value NaN for configuration request_percentage: must be a finite number"),
     (["--alter", "--ip", "localhost", "--add-config", "connection_creation_rate=1"],
      "The entity name for ips must be a valid IP or resolvable host, but it is: localhost"),
     (["--alter", "--user", "u", "--add-config", ""],

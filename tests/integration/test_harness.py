@@ -235,3 +235,31 @@ def test_config_command_2_8_writes_over_tls_with_sasl_digest_login(zk_tls_server
         acl_ids = {(acl.id.scheme, acl.id.id) for acl in client.get_acls(f"/config/users/{user}")[0]}
     assert written == {"version": 1, "config": {"producer_byte_rate": "5"}}
     assert acl_ids == {("sasl", zk_tls_server.digest_user), ("x509", "CN=kconfigs-client")}
+
+
+@pytest.mark.parametrize("version", ALL_KAFKA_VERSIONS)
+def test_tool_batch_answers_as_separate_processes_do(version, zk_connect):
+    """ToolBatch (one JVM, many command lines) gives each command the exit status and output a
+    process of its own gives: success, usage error (printUsageAndDie), stack-trace error (the
+    tool catches our exit and reports again: that second report must be dropped), --version."""
+    from harness.java import ToolBatch
+
+    commands = [["--help"], ["--describe", "--entity-type", "nosuch", "--zookeeper", zk_connect],
+                ["--bootstrap-server", "notaport", "--describe", "--entity-type", "users"], ["--version"]]
+    if version == KAFKA_ZK_TOOL_VERSION:
+        commands.append(["--zookeeper", zk_connect, "--describe", "--entity-type", "users", "--entity-name", "b1"])
+    batch = ToolBatch(version, config_command_class(version))
+    try:
+        for args in commands:
+            alone = run_kafka_class(version, config_command_class(version), args)
+            batched = batch.run(args)
+            assert batched.returncode == alone.returncode, args
+            assert batched.stdout == alone.stdout, args
+            # Stack traces differ in the launcher's frames below ConfigCommand.main only.
+            assert _without_frames(batched.stderr) == _without_frames(alone.stderr), args
+    finally:
+        batch.close()
+
+
+def _without_frames(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if not line.startswith(("\tat ", "\t... "))]

@@ -67,7 +67,7 @@ def tags(flexible):
 
 # -- requests ------------------------------------------------------------------------------
 def test_supported_versions_match_the_published_schemas():
-    assert SUPPORTED_VERSIONS == {48: (0, 1), 49: (0, 1)}
+    assert SUPPORTED_VERSIONS == {48: (0, 1), 49: (0, 1), 50: (0, 0), 51: (0, 0)}
 
 
 @pytest.mark.parametrize("version", VERSIONS)

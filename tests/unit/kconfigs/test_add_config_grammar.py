@@ -62,6 +62,10 @@ def test_malformed_add_config_fails_with_kafkas_message(text):
     (["a,b,c"], ["a", "b", "c"]),
     (["missing_config1, missing_config2"], ["missing_config1", "missing_config2"]),
     (["a", " b "], ["a", "b"]),
+    # joptsimple's StringTokenizer (checked on kafka-configs 2.8.2, 3.9.2, 4.3.1): empty items
+    # vanish; a value with no item is kept whole (Kafka then prints ArrayBuffer(,) for ",").
+    (["k,"], ["k"]), ([",k"], ["k"]), (["k,,k2"], ["k", "k2"]),
+    ([","], [","]), ([" , "], ["", ""]), ([""], [""]),
 ])
 def test_delete_config_splits_on_commas_and_trims(values, keys):
     assert parse_delete_config(values) == keys

@@ -5,20 +5,21 @@ import pytest
 from kconfigs import args as A
 from kconfigs.errors import UsageError
 from kconfigs.ip_names import is_valid_ip_entity
+from kconfigs.kafka_texts import TEXTS, Dialect
 
 ZK = ["--zookeeper", "localhost:2181"]
 BS = ["--bootstrap-server", "localhost:9092"]
 
 
-def check(argv):
+def check(argv, dialect=None):
     opts = A.parse_argv(argv)
-    A.check_args(opts, is_valid_ip_entity)
+    A.check_args(opts, is_valid_ip_entity, (lambda: TEXTS[dialect]) if dialect else None)
     return opts
 
 
-def message_of(argv):
+def message_of(argv, dialect=None):
     with pytest.raises(UsageError) as err:
-        check(argv)
+        check(argv, dialect)
     return str(err.value)
 
 
@@ -32,8 +33,9 @@ STEPS = [
     (ZK + ["--describe", "--user", "a", "--entity-type", "users"], "Duplicate entity type(s) specified: users"),
     (ZK + ["--describe", "--entity-type", "foo"],
      "Invalid entity type foo, the entity type must be one of topics,clients,users,brokers,ips with the --zookeeper argument"),
-    (BS + ["--describe", "--entity-type", "foo"],
-     "Invalid entity type foo, the entity type must be one of topics,clients,users,brokers,ips,broker-loggers with the --bootstrap-server argument"),
+    (BS + ["--describe", "--entity-type", "foo"],  # a server not asked: the 3.x texts
+     "Invalid entity type foo, the entity type must be one of topics, clients, users, brokers, ips, broker-loggers, "
+     "client-metrics with a --bootstrap-server or --bootstrap-controller argument"),
     (["--describe", "--entity-type", "foo"],  # no connect option: the ZooKeeper list (embedded store)
      "Invalid entity type foo, the entity type must be one of topics,clients,users,brokers,ips with the --zookeeper argument"),
     (ZK + ["--describe"], "At least one entity type must be specified"),
@@ -114,3 +116,36 @@ def test_connect_mode():
     assert A.connect_mode(A.parse_argv(ZK)) == "zookeeper"
     assert A.connect_mode(A.parse_argv(BS)) == "bootstrap"
     assert A.connect_mode(A.parse_argv(["--describe"])) == "embedded"
+
+
+# Texts of kafka-configs 3.9.2 and 4.3.1 (read off the real tools; the integration differential
+# tests compare generated command lines against both).
+@pytest.mark.parametrize("argv, kafka_3, kafka_4", [
+    (BS + ["--describe", "--entity-type", "foo"],
+     "Invalid entity type foo, the entity type must be one of topics, clients, users, brokers, ips, broker-loggers, "
+     "client-metrics with a --bootstrap-server or --bootstrap-controller argument",
+     "Invalid entity type foo, the entity type must be one of topics, clients, users, brokers, ips, client-metrics, "
+     "groups, broker-loggers with a --bootstrap-server or --bootstrap-controller argument"),
+    (BS + ["--alter", "--entity-type", "users", "--add-config", "a=b"],
+     "an entity-name or default entity must be specified with --alter of users, clients, brokers or ips",
+     "An entity-name or default entity must be specified with --alter of users, clients, brokers or ips"),
+    (BS + ["--describe", "--ip", "<default>"], None,
+     "The entity name for ips must be a valid IP or resolvable host, but it is: <default>"),
+    (BS + ["--describe", "--user", "u", "--force"], None, "force is not a recognized option"),
+    (BS + ["--describe", "--entity-type", "groups"],
+     "Invalid entity type groups, the entity type must be one of topics, clients, users, brokers, ips, "
+     "broker-loggers, client-metrics with a --bootstrap-server or --bootstrap-controller argument",
+     "kconfigs manages client quotas only (users, clients, ips); use kafka-configs.sh for groups"),
+])
+def test_texts_follow_the_kafka_line(argv, kafka_3, kafka_4):
+    for dialect, expected in ((Dialect.KAFKA_3, kafka_3), (Dialect.KAFKA_4, kafka_4)):
+        if expected is None:
+            check(argv, dialect)
+        else:
+            assert message_of(argv, dialect) == expected
+
+
+def test_zookeeper_mode_never_asks_for_the_kafka_line():
+    def refuse():
+        raise AssertionError("texts asked for")
+    A.check_args(A.parse_argv(ZK + ["--describe", "--user", "u", "--force"]), is_valid_ip_entity, refuse)
