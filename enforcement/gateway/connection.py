@@ -27,7 +27,7 @@ from enforcement.gateway.responses import EXEMPT_APIS, FETCH, QUICK_HEAD_BYTES, 
 from enforcement.gateway.sasl import SaslState, UnsupportedSasl
 
 if TYPE_CHECKING:
-    from enforcement.gateway.server import GatewayContext
+    from enforcement.gateway.context import GatewayContext
 
 __all__ = ["IdleConnection", "Peer", "ProtocolViolation", "ProxyConnection", "SlowRequest"]
 log = logging.getLogger("kconfigs.gateway")

@@ -25,7 +25,7 @@ from enforcement.gateway.rewrite import prepare_tagged_section_rewrite
 
 if TYPE_CHECKING:
     from enforcement.gateway.channel import Channel
-    from enforcement.gateway.server import BrokerRegistry
+    from enforcement.gateway.context import BrokerRegistry
 
 #: structural fields up to this size are read into the receive buffer and held; larger skips
 #: (records) are forwarded as they arrive

@@ -24,7 +24,7 @@ from enforcement.gateway.throttling import patch_throttle_time
 
 if TYPE_CHECKING:
     from enforcement.gateway.channel import Channel
-    from enforcement.gateway.server import GatewayContext
+    from enforcement.gateway.context import GatewayContext
 
 log = logging.getLogger("kconfigs.gateway")
 FETCH = 1

@@ -166,32 +166,3 @@ def with_resolved_connection(opts: A.ParsedOptions, options) -> A.ParsedOptions:
                 (("zookeeper", "zookeeper"), ("bootstrap-server", "bootstrap_server"),
                  ("bootstrap-controller", "bootstrap_controller")) if getattr(options, field)]
     return A.ParsedOptions(opts.occurrences + supplied, opts.rest)
-
-
-def configs_to_add(opts: A.ParsedOptions, texts: A.TextsSource | None = None) -> dict[str, str]:
-    """``--add-config`` (bracket grammar) or ``--add-config-file`` (Java properties, verbatim);
-    ``texts`` words a malformed ``--add-config`` as the Kafka line does (2.8 by default)."""
-    from kconfigs.config_grammar import AddConfigFormatError, load_properties, parse_add_config
-
-    text = opts.value("add-config")
-    if text is not None:
-        try:
-            return parse_add_config(text)
-        except AddConfigFormatError:
-            if texts is None:
-                raise
-            raise UsageError(texts().bad_add_config) from None
-    path = opts.value("add-config-file")
-    if path is None:
-        return {}
-    try:
-        with open(path, encoding="latin-1") as handle:
-            return load_properties(handle.read())
-    except OSError as err:
-        raise UsageError(f"Cannot read --add-config-file {path}: {err.strerror}") from None
-
-
-def configs_to_delete(opts: A.ParsedOptions) -> list[str]:
-    from kconfigs.config_grammar import parse_delete_config
-
-    return parse_delete_config(opts.values("delete-config"))

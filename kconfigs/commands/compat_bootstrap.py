@@ -5,7 +5,7 @@ from __future__ import annotations
 from kconfigs import args as A
 from kconfigs import bootstrap_mode as B
 from kconfigs import bootstrap_scram as S
-from kconfigs.commands.compat import configs_to_add, configs_to_delete
+from kconfigs.commands.compat_configs import configs_to_add, configs_to_delete
 from kconfigs.errors import UsageError
 
 

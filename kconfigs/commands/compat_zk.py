@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from kconfigs import args as A
-from kconfigs.commands.compat import configs_to_add, configs_to_delete
+from kconfigs.commands.compat_configs import configs_to_add, configs_to_delete
 from kconfigs.errors import ValidationError
 from kconfigs.model import DEFAULT, QuotaRecord
 from kconfigs.render import zk_alter_line, zk_describe_line

@@ -12,20 +12,21 @@ import contextlib
 import logging
 import warnings
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
-from kconfigs.errors import KconfigsError, StoreUnavailable, UsageError, VersionConflict
+from kconfigs.errors import StoreUnavailable, UsageError, VersionConflict
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, Match, QuotaEntity, QuotaRecord
 from kconfigs.retry import RetryNeeded, retry_until
 from kconfigs.sanitize import DEFAULT_NAME, desanitize, sanitize
 from kconfigs.stores.base import ConfigUpdate, StoreChange
 from kconfigs.stores.zk_tls import ZkTlsOptions
-from kconfigs.znode_codec import (CHANGE_PREFIX, CHANGES_PATH, CONFIG_ROOT, config_znode, decode_config,
-                                  encode_config, encode_notification, zk_path_problem)
+from kconfigs.stores.zk_bulk import alter_many_pipelined
+from kconfigs.stores.zk_ops import (acl_for, add_to, entity_ops, entity_znode, is_pair_delete, notification_op,
+                                    pair_parent_deletes, pair_parent_paths, zk_errors)
+from kconfigs.znode_codec import CHANGES_PATH, CONFIG_ROOT, config_znode, decode_config, zk_path_problem
 
 from kazoo import exceptions as kz
 from kazoo.client import KazooClient
-from kazoo.security import CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE
 
 CAS_DEADLINE_S = 30.0
 _ROOTS = {EntityType.USER: "users", EntityType.CLIENT_ID: "clients", EntityType.IP: "ips"}
@@ -39,27 +40,6 @@ class ZkSettings:
     tls: ZkTlsOptions = ZkTlsOptions(use_ssl=False)
     connect_timeout_s: float = 10.0
     session_timeout_s: float = 30.0
-
-
-@contextlib.contextmanager
-def zk_errors(hosts: str) -> Iterator[None]:
-    """Map kazoo's exceptions to kconfigs errors (never leak a kazoo traceback)."""
-    try:
-        yield
-    except KconfigsError:
-        raise
-    except kz.NoAuthError as err:
-        raise StoreUnavailable(f"ZooKeeper at {hosts} denied access (check --zk-auth / ACLs): {_path_of(err)}") from None
-    except kz.AuthFailedError:
-        raise StoreUnavailable(f"ZooKeeper authentication failed at {hosts}") from None
-    except (kz.ConnectionLoss, kz.SessionExpiredError, kz.ConnectionClosedError, kz.OperationTimeoutError):
-        raise StoreUnavailable(f"Lost the connection to ZooKeeper at {hosts}") from None
-    except kz.ZookeeperError as err:
-        raise StoreUnavailable(f"ZooKeeper at {hosts} refused the request: {type(err).__name__}") from None
-
-
-def _path_of(err: Exception) -> str:
-    return str(err.args[0]) if err.args else type(err).__name__
 
 
 class ZooKeeperStore:
@@ -155,7 +135,7 @@ class ZooKeeperStore:
     # ---- writes ------------------------------------------------------------------------
     def alter(self, entity: QuotaEntity, update: ConfigUpdate, *, validate_only: bool = False) -> QuotaRecord:
         with zk_errors(self.settings.hosts):
-            self._ensure_changes_path()
+            self.ensure_changes_path()
             return retry_until(lambda: self._alter_once(entity, update, validate_only),
                                deadline_s=CAS_DEADLINE_S,
                                on_give_up=lambda: VersionConflict(
@@ -163,7 +143,6 @@ class ZooKeeperStore:
 
     def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
         """Pipelined (see zk_bulk): each entity still one CAS multi-op with its notification."""
-        from kconfigs.stores.zk_bulk import alter_many_pipelined
         return alter_many_pipelined(self, changes)
 
     def _alter_once(self, entity: QuotaEntity, update: ConfigUpdate, validate_only: bool) -> QuotaRecord:
@@ -175,42 +154,23 @@ class ZooKeeperStore:
         new_configs = dict(update(decode_config(data, path)))
         if validate_only:
             return QuotaRecord(entity, new_configs)
+        missing = self._missing_parents(path) if stat is None and new_configs else []
+        ops = entity_ops(entity, stat, new_configs, missing, self.secure)
+        if is_pair_delete(entity, new_configs, stat):
+            ops += self._pair_parent_deletes(entity)
         tx = self.client.transaction()
-        if new_configs:
-            self._write_ops(tx, entity, path, stat, new_configs)
-        elif stat is not None:
-            self._delete_ops(tx, entity, path, stat)
-        tx.create(f"{CHANGES_PATH}/{CHANGE_PREFIX}", encode_notification(entity.path),
-                  acl=self._acl(CHANGES_PATH), sequence=True)
+        add_to(tx, ops + [notification_op(entity, self.secure)])
         self._commit(tx)
         return QuotaRecord(entity, new_configs)
 
-    def _write_ops(self, tx, entity: QuotaEntity, path: str, stat, configs: dict[str, str]) -> None:
-        if stat is not None:
-            tx.set_data(path, encode_config(configs), version=stat.version)
-            return
-        for parent in self._missing_parents(path):
-            tx.create(parent, b"", acl=self._acl(parent))  # Kafka creates parents with null data
-        tx.create(path, encode_config(configs), acl=self._acl(path))
-
-    def _delete_ops(self, tx, entity: QuotaEntity, path: str, stat) -> None:
-        """Kafka 3.5+ (KAFKA-14285): an emptied quota node with no children is deleted; for a
-        (user, client) also its ``clients`` parent and the user node when they become empty."""
-        if stat.numChildren:
-            tx.set_data(path, encode_config({}), version=stat.version)
-            return
-        tx.delete(path, version=stat.version)
-        if entity.user is None or entity.client_id is None:
-            return
-        clients_path = path.rsplit("/", 1)[0]
-        user_path = clients_path.rsplit("/", 1)[0]
+    def _pair_parent_deletes(self, entity: QuotaEntity) -> list:
+        user_path, clients_path = pair_parent_paths(entity)
         clients_stat = self.client.exists(clients_path)
         if clients_stat is None or clients_stat.numChildren != 1:
-            return
-        tx.delete(clients_path, version=clients_stat.version)
+            return []
         user_data, user_stat = self.client.get(user_path)
-        if not decode_config(user_data, user_path) and user_stat.numChildren == 1:
-            tx.delete(user_path, version=user_stat.version)
+        return pair_parent_deletes(entity, clients_stat, clients_stat.numChildren - 1,
+                                   not decode_config(user_data, user_path), user_stat)
 
     def _commit(self, tx) -> None:
         results = tx.commit()
@@ -226,19 +186,11 @@ class ZooKeeperStore:
         parents = ["/" + "/".join(parts[:i]) for i in range(1, len(parts))]
         return [p for p in parents if self.client.exists(p) is None]
 
-    def _ensure_changes_path(self) -> None:
+    def ensure_changes_path(self) -> None:
+        """Create ``/config/changes`` when missing (a fresh ZooKeeper), as a broker would."""
         if self.client.exists(CHANGES_PATH) is None:
             with contextlib.suppress(kz.NodeExistsError):
-                self.client.ensure_path(CHANGES_PATH, acl=self._acl(CHANGES_PATH))
-
-    def _acl(self, path: str):
-        """Kafka's ZkData.defaultAcls: with ZooKeeper security on, /config/users/** is sensitive
-        (creator only); everything else is creator-all plus world-read."""
-        if not self.secure:
-            return OPEN_ACL_UNSAFE
-        if path == f"{CONFIG_ROOT}/users" or path.startswith(f"{CONFIG_ROOT}/users/"):
-            return CREATOR_ALL_ACL
-        return CREATOR_ALL_ACL + READ_ACL_UNSAFE
+                self.client.ensure_path(CHANGES_PATH, acl=acl_for(CHANGES_PATH, self.secure))
 
     # ---- watching ----------------------------------------------------------------------
     def watch(self, on_change: Callable[[StoreChange], None], on_state: Callable[[str], None] | None = None):
@@ -287,8 +239,7 @@ def _component(name) -> str:
     return DEFAULT_NAME if name is DEFAULT else sanitize(name)
 
 
-def _znode(entity: QuotaEntity) -> str:
-    return config_znode(entity.path)
+_znode = entity_znode
 
 
 def _all_shapes_covering(required: frozenset) -> list[frozenset]:
