@@ -146,7 +146,7 @@ def _write_atomically(path: str, text: str) -> None:
 def simulate(trace_path, quotas_path, out_path, samples, window_ms, legacy_pre_3_8, **store_kwargs) -> None:
     """Replay a traffic trace and print each event's throttle_ms, as a Kafka broker computes it."""
     from enforcement import EnforcementConfig
-    from kconfigs.commands.resolve import load_snapshot
+    from enforcement.commands.resolve import load_snapshot
 
     events = parse_trace(_read_text(trace_path), trace_path)
     if samples < 1 or window_ms < 1:
