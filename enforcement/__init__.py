@@ -1,9 +1,16 @@
-"""Kafka-exact client quota enforcement (pure: no I/O, no clock; time comes in as ``now_ms``).
+"""Kafka-exact client quota enforcement, and the gateway and commands built on it.
 
-Matches Apache Kafka 3.8+ brokers (``legacy_pre_3_8=True`` for older ones) to the millisecond:
-sampled rates, throttle formulas and caps, 8-level precedence and sensor sharing, request
-percentage (KIP-124), controller mutation token bucket (KIP-599), connection rates (KIP-612) and
-the proposed producer-id quota (KIP-936).
+The decision modules here (``stats``, ``sensors``, ``throttle``, ``token_bucket``, ``resolution``,
+``quota_manager``, ``connection_quota``, ``producer_ids``, ``enforcer``, ``replay``) do no I/O:
+time comes in as ``now_ms``. They match Apache Kafka 3.8+ brokers (``legacy_pre_3_8=True`` for
+older ones) to the millisecond: sampled rates, throttle formulas and caps, 8-level precedence and
+sensor sharing, request percentage (KIP-124), controller mutation token bucket (KIP-599),
+connection rates (KIP-612) and the proposed producer-id quota (KIP-936). ``rates`` picks the
+compiled (``native/``, Rust) or pure-Python rate once at import.
+
+Above them: ``gateway/`` (the asyncio Kafka-protocol proxy that applies these decisions) and
+``commands/`` (``kconfigs serve``, ``simulate``, ``resolve``). This package uses ``kconfigs``'
+model and stores; ``kconfigs`` never imports it.
 """
 
 from enforcement import replay
