@@ -128,12 +128,12 @@ session survives; expiry is tested below); right after it answers, a new entity 
 | mean rate during the outage (over all its windows) | {f['rate_during_bytes_per_sec']:,} B/s ({f['rate_during_bytes_per_sec'] / QUOTA_BYTES_PER_SEC:.2f} x quota) |
 | "connection lost" logged | {f['lost_logged']} |
 | resync: ZooKeeper answering -> change written after recovery enforced | **{f['resync_s']} s** (target <= 5 s) |
-| ZooKeeper's startup race (ZOOKEEPER-5051) hit the reconnection | {f['zk_startup_race']} |
+| ZooKeeper's startup race hit the reconnection | {f['zk_startup_race']} |
 
 The watch reconnects with a 1 s retry ceiling, re-reads the whole tree on reconnection (also
 with a new session after an expiry) and installs a full snapshot; until then the last snapshot is
 enforced. One limit is ZooKeeper's own: 3.8.0 (Debian's package, used here) does not close a
-connection accepted while it is still loading its database (ZOOKEEPER-5051, a NullPointerException
+connection accepted while it is still loading its database (a NullPointerException
 in `removeCnxn`), and does not answer it either; a client that reconnects in that instant waits its
 handshake timeout, session timeout / hosts (30 s with one host; a Kafka broker's Java client
 waits the same way). In 1 of 20 consecutive runs of the test the reconnection hit it and the resync took

@@ -97,13 +97,6 @@ class Enforcer:
     # -- recording (record_produce, record_fetch, record_request_time, record_producer_ids,
     #    connection_attempt and connection_closed are bound in __init__) -------------------------
 
-    def record_request_network_time(self, user: str, client_id: str, time_ns: int, now_ms: int) -> None:
-        """Network-thread time, recorded without a quota check after the response is sent."""
-        self.request.record_no_throttle(user, client_id, time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
-
-    def record_exempt_request_time(self, time_ns: int, now_ms: int) -> None:
-        self.request.record_exempt(time_ns, now_ms)
-
     def record_mutations(self, user: str, client_id: str, count: int, now_ms: int, strict: bool) -> MutationDecision:
         return self.mutations.record_mutations(user, client_id, count, now_ms, strict)
 

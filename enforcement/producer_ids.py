@@ -89,7 +89,6 @@ class ProducerIdQuotaManager:
         self._expected_ids, self._fpr = expected_ids, fpr
         self._users: dict[str, _UserIds] = {}
         self.throttle_sensors = SensorRegistry(expiry_ms)
-        self._expiry_ms = expiry_ms
 
     def _make_filter(self) -> rbloom.Bloom:
         return new_filter(self._expected_ids, self._fpr)

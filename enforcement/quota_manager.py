@@ -78,11 +78,6 @@ class ClientQuotaManager:
             sensor = self.sensor_for(user, client_id, now_ms)
         return sensor.record_and_throttle(value, now_ms)
 
-    def record_no_throttle(self, user: str, client_id: str, value, now_ms: int) -> None:
-        """``recordNoThrottle`` (request network-thread time): counted for later requests only."""
-        if self._enabled:
-            self.sensor_for(user, client_id, now_ms).record_no_check(value, now_ms)
-
     def unrecord(self, user: str, client_id: str, value, now_ms: int) -> None:
         """``unrecordQuotaSensor``: record ``-value`` unchecked. Like Kafka this creates the
         sensors even when the quota type is disabled (the fetch path calls it unconditionally)."""
@@ -187,11 +182,6 @@ class RequestQuotaManager(ClientQuotaManager):
                 return 0
             sensor = self.sensor_for(user, client_id, now_ms)
         return sensor.record_and_throttle(time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
-
-    def record_exempt(self, time_ns: int, now_ms: int) -> None:
-        """``maybeRecordExempt``: cluster actions, follower fetches, acks=0 produce."""
-        if self._enabled:
-            self.exempt.record(time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
 
     def metrics(self, now_ms: int) -> Iterator[MetricSample]:
         yield from super().metrics(now_ms)

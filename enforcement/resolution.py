@@ -112,7 +112,7 @@ class QuotaSnapshot:
 
     def with_sticky_masks(self, previous: "QuotaSnapshot | None") -> "QuotaSnapshot":
         """A copy whose enabled levels also include ``previous``'s: Kafka <= 4.0 only ever ORs
-        ``quotaTypesEnabled`` (KAFKA-19282 changes that after 4.0), so deleting every quota of a
+        ``quotaTypesEnabled`` (later versions also clear it), so deleting every quota of a
         level keeps the tag shape until the broker restarts."""
         if previous is None:
             return self

@@ -71,7 +71,8 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run a subcommand; map KconfigsError to one stderr line + its exit code (the only place)."""
+    """Run a subcommand; map KconfigsError to one stderr line + its exit code (compat mode does
+    the same in ``kconfigs.__main__``)."""
     from kconfigs.errors import KconfigsError
 
     args = list(sys.argv[1:] if argv is None else argv)

@@ -22,7 +22,6 @@ import numpy as np
 from spark_analysis.quotas import render_quota_toml
 from kconfigs.sanitize import sanitize
 
-GENERATED_FORMATS = ("jmxtool", "prometheus", "usage-log", "trace")
 KINDS = ("fetch", "produce")  # JmxTool order: Fetch sorts before Produce
 KIND_KEY = {"produce": "producer_byte_rate", "fetch": "consumer_byte_rate"}
 WINDOW_MS = 11_000  # quota.window.num (11) × quota.window.size.seconds (1)

@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import sys
-from typing import Iterable
 
 from kconfigs.atomic_file import write_file_atomically
 from kconfigs.errors import UsageError
@@ -97,11 +96,6 @@ def print_summary(data: ReportData, console=None) -> None:
 
 def _entity_text(entity: dict) -> str:
     return " ".join(f"{k}={'<default>' if v is None else v}" for k, v in entity.items())
-
-
-def print_lines(lines: Iterable[str]) -> None:
-    for line in lines:
-        sys.stdout.write(line + "\n")
 
 
 def print_whatif(rows: list[dict], top_n: int, console=None) -> None:

@@ -16,7 +16,6 @@ from pyspark.sql import functions as F
 
 from spark_analysis.kinds import KIND_QUOTA_KEY
 
-EVENT_COLUMNS = ["time_ms", "source", "user", "client_id", "ip", "kind", "value", "seq"]
 TRACE_SCHEMA = "time_ms long, user string, client_id string, ip string, kind string, value long"
 RESULT_SCHEMA = (
     "source string, kind string, user string, client_id string, ip string, events long, "

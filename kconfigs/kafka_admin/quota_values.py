@@ -12,7 +12,6 @@ from kconfigs.errors import ValidationError
 from kconfigs.javafmt import double_to_string, parse_java_double
 
 INTEGER_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate", "connection_creation_rate"})
-DOUBLE_KEYS = frozenset({"request_percentage", "controller_mutation_rate"})
 _LONG_RANGE = 2**63
 
 

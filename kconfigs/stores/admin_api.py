@@ -34,20 +34,8 @@ from kconfigs.kafka_admin.messages import (
 from kconfigs.kafka_admin.quota_values import format_stored_value, parse_quota_value
 from kconfigs.kafka_admin.retry import retry_until_deadline
 from kconfigs.model import DEFAULT, MATCH_ALL, EntityFilter, FilterComponent, Match, QuotaEntity, QuotaRecord
-from kconfigs.stores.base import ConfigUpdate, StoreChange
+from kconfigs.stores.base import AlterManyFailed, ConfigUpdate, StoreChange
 
-try:  # the shared multi-entity failure type (kconfigs.stores.base, being added by the lead)
-    from kconfigs.stores.base import AlterManyFailed
-except ImportError:  # pragma: no cover - older base.py: same information as a plain PartialFailure
-    from kconfigs.errors import PartialFailure
-
-    class AlterManyFailed(PartialFailure):
-        def __init__(self, applied, failed=(), unknown=(), not_attempted=()):
-            self.applied, self.failed = tuple(applied), tuple(failed)
-            self.unknown, self.not_attempted = tuple(unknown), tuple(not_attempted)
-            names = "; ".join(f"{e.path}: {err}" for e, err in self.failed)
-            super().__init__(f"Applied {len(self.applied)} changes; failed: {names or 'none'}; "
-                             f"outcome unknown: {', '.join(e.path for e in self.unknown) or 'none'}")
 
 DEFAULT_TIMEOUT_MS = 30000  # kafka-configs waits 30 s for a describe (60 s for an alter)
 WATCH_INTERVAL_MS = 5000  # the admin API has no change notifications: watch() polls this often

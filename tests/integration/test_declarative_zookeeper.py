@@ -59,7 +59,7 @@ def test_prune_of_user_client_entities_removes_their_empty_parents(env, zk_conne
     (env / "empty.toml").write_text("")
     assert run_main("apply", str(env / "empty.toml"), "--zookeeper", zk_connect, "--prune", "--yes", "--allow-empty-source")[0] == 0
     assert run_main("export", "--zookeeper", zk_connect) == (0, "", "")
-    assert not zk_client.exists("/config/users/with%20space")  # KAFKA-14285: no empty residue
+    assert not zk_client.exists("/config/users/with%20space")  # Kafka 3.5+: no empty residue
 
 
 def _store(zk_connect: str) -> ZooKeeperStore:

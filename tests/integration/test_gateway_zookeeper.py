@@ -51,7 +51,7 @@ def test_zookeeper_outage_keeps_last_quotas_and_resyncs(tansu_broker, zk_server,
         outage_end = time.time() * 1000
         zk_server.start()
         _set_quota(zk_connect, RAISED_BYTES_PER_SEC)  # written after the restart: must arrive
-        # up to 60 s: ZooKeeper 3.8.0's startup race (ZOOKEEPER-5051, see
+        # up to 60 s: ZooKeeper 3.8.0's startup race (see
         # test_reliability_gateway_faults) can hold the watch's reconnection for its 30 s handshake timeout
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and gateway.gateway.quotas.quota_for("produce", "ANONYMOUS", "zk-live", None) != RAISED_BYTES_PER_SEC:

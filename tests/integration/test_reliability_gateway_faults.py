@@ -23,7 +23,7 @@ from tests.integration.reliability_gateway import LOCALHOST, ServeProcess
 pytestmark = pytest.mark.integration
 QUOTA_BYTES_PER_SEC = 200_000
 RECOVERY_ENTITY = QuotaEntity(client_id="written-after-recovery")
-#: ZOOKEEPER-5051 (ZooKeeper 3.8.0 here, open upstream): a connection accepted while the server is
+#: ZooKeeper 3.8.0's start-up race (here; not fixed upstream): a connection accepted while the server is
 #: still loading its database fails to close (NullPointerException in removeCnxn) and is never
 #: answered either, so a client that reconnects in that instant waits its whole handshake timeout
 #: (kazoo, like ZooKeeper's Java client: session timeout / number of hosts = 30 s here).
