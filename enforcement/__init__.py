@@ -14,7 +14,7 @@ model and stores; ``kconfigs`` never imports it.
 """
 
 from enforcement import replay
-from enforcement.clock import Clock, ManualClock, MonotonicClock
+from kconfigs.clock import Clock, ManualClock, MonotonicClock
 from enforcement.connection_quota import ConnectionDecision
 from enforcement.enforcer import EnforcementConfig, Enforcer
 from enforcement.quota_manager import MetricSample, MutationDecision

@@ -15,6 +15,7 @@ import struct
 import time
 from typing import TYPE_CHECKING
 
+from kconfigs.clock import MONOTONIC
 from enforcement.gateway import codec, framing, layout, versions
 from enforcement.gateway.fetch_stream import relay_fetch_with_endpoints
 from enforcement.gateway.headers import MalformedFrame, ProtocolViolation, parse_response_correlation_id, response_body_offset
@@ -43,8 +44,7 @@ _DECODED_RESPONSES = REWRITTEN_APIS | {versions.API_VERSIONS, versions.SASL_HAND
 _INT32 = struct.Struct(">i")
 
 
-def now_ms() -> int:
-    return time.monotonic_ns() // 1_000_000
+now_ms = MONOTONIC.now_ms
 
 
 class ResponseRelay:

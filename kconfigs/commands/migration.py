@@ -66,7 +66,7 @@ def _verify(target, target_spec: str, desired, prune: bool) -> None:
     metadata image, which applies a committed change a moment after the controller acknowledged
     it, so a first read may lag; a difference that lasts VERIFY_DEADLINE_S is a failure."""
     from kconfigs.plan import build_plan
-    from kconfigs.retry import RetryNeeded, retry_until
+    from kconfigs.retry import Backoff, RetryNeeded, retry_until
 
     def attempt() -> None:
         left = build_plan(desired, _records(target), prune=prune)
@@ -78,4 +78,4 @@ def _verify(target, target_spec: str, desired, prune: bool) -> None:
         return VerificationFailed(f"Copied, but {target_spec} reads back differently for {len(left.entities)} "
                                   f"entities (first: {left.entities[0].entity.path if left.entities else '-'})")
 
-    retry_until(attempt, deadline_s=VERIFY_DEADLINE_S, on_give_up=give_up, max_delay_s=1.0)
+    retry_until(attempt, Backoff(VERIFY_DEADLINE_S * 1000, max_delay_ms=1000), on_give_up=give_up)

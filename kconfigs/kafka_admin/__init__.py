@@ -3,5 +3,5 @@
 Small modules: ``properties`` (Java .properties), ``jaas`` and ``security`` (--command-config),
 ``tls`` (SSLContext from PEM), ``versions`` (ApiVersions negotiation), ``messages`` (model <->
 kafka-python protocol classes), ``error_codes`` (Kafka error codes -> kconfigs errors),
-``retry`` (deadline-bounded retries), ``client`` (connections over kafka-python's net layer).
+``client`` (connections over kafka-python's net layer).
 """

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from typing import Any, Callable
 
 from kconfigs.errors import KconfigsError, StoreUnavailable, UsageError
@@ -27,6 +26,7 @@ from kconfigs.kafka_admin.bootstrap_addresses import bootstrap_addresses
 from kconfigs.kafka_admin.messages import SUPPORTED_VERSIONS
 from kconfigs.kafka_admin.security import ClientSecurity
 from kconfigs.kafka_admin.versions import API_NAMES, negotiate_version
+from kconfigs.retry import Backoff
 
 _SASL_CLOSES_BEFORE_FAILING = 3
 _CONTROLLER_UNSUPPORTED = (
@@ -136,13 +136,14 @@ class AdminClient:
         """
         import kafka.errors as kerr
 
-        deadline = time.monotonic() + (timeout_ms or self.request_timeout_ms) / 1000
+        # kafka-python's reconnect delay for the node, at least 50 ms, never past the deadline
+        backoff = Backoff(timeout_ms or self.request_timeout_ms, base_delay_ms=50, max_delay_ms=50, jitter=False)
         nodes = self._manager.cluster.bootstrap_brokers()
         attempt = closed_during_sasl = 0
         while True:
             node_id = nodes[attempt % len(nodes)].node_id
             attempt += 1
-            remaining_ms = (deadline - time.monotonic()) * 1000
+            remaining_ms = backoff.remaining_ms()
             conn = None
             try:
                 conn = self._manager.get_connection(node_id, timeout_ms=max(remaining_ms, 1))
@@ -160,10 +161,9 @@ class AdminClient:
                         raise kerr.SaslAuthenticationFailedError(
                             "the broker closed the connection during SASL authentication "
                             "(check the username, password and sasl.mechanism)") from None
-                if time.monotonic() >= deadline:
+                if backoff.expired():
                     raise kerr.KafkaTimeoutError() from None
-                delay_s = max(self._manager.connection_delay(node_id), 0.05)
-                await self._net.sleep(min(delay_s, max(deadline - time.monotonic(), 0)))
+                await self._net.sleep(backoff.next_delay_ms(self._manager.connection_delay(node_id) * 1000) / 1000)
 
     async def _send_to(self, node_id, api_key: int, build_request: Callable[[int], Any]) -> Any:
         import kafka.errors as kerr

@@ -32,7 +32,7 @@ from kconfigs.kafka_admin.messages import (
     read_describe_response,
 )
 from kconfigs.kafka_admin.quota_values import format_stored_value, parse_quota_value
-from kconfigs.kafka_admin.retry import retry_until_deadline
+from kconfigs.retry import Backoff, retriable, retry_until
 from kconfigs.model import DEFAULT, MATCH_ALL, EntityFilter, FilterComponent, Match, QuotaEntity, QuotaRecord
 from kconfigs.stores.base import AlterManyFailed, ConfigUpdate, StoreChange
 
@@ -166,10 +166,9 @@ class AdminApiStore:
             return self._client.send(api_key, build)
 
     def _retrying(self, attempt):
-        import time
-
-        deadline_ms = time.monotonic() * 1000 + self._timeout_ms
-        return retry_until_deadline(attempt, deadline_ms)
+        # Kafka's retry.backoff.ms / retry.backoff.max.ms shape: 100 ms doubling up to 1 s
+        backoff = Backoff(self._timeout_ms, base_delay_ms=100, max_delay_ms=1000, jitter=False)
+        return retry_until(attempt, backoff, retry_if=retriable)
 
     def watch(self, on_change: Callable[[StoreChange], None],
               on_state: Callable[[str], None] | None = None) -> "PollingWatch":

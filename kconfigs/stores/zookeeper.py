@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 
 from kconfigs.errors import StoreUnavailable, UsageError, VersionConflict
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, Match, QuotaEntity, QuotaRecord
-from kconfigs.retry import RetryNeeded, retry_until
+from kconfigs.retry import Backoff, RetryNeeded, retry_until
 from kconfigs.sanitize import DEFAULT_NAME, desanitize, sanitize
 from kconfigs.stores.base import ConfigUpdate, StoreChange
 from kconfigs.stores.zk_tls import ZkTlsOptions
@@ -137,7 +137,7 @@ class ZooKeeperStore:
         with zk_errors(self.settings.hosts):
             self.ensure_changes_path()
             return retry_until(lambda: self._alter_once(entity, update, validate_only),
-                               deadline_s=CAS_DEADLINE_S,
+                               Backoff(CAS_DEADLINE_S * 1000),
                                on_give_up=lambda: VersionConflict(
                                    f"Gave up updating {_znode(entity)}: it kept changing under concurrent writers"))
 

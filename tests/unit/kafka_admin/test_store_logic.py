@@ -5,7 +5,8 @@ import pytest
 from kconfigs.errors import StoreUnavailable, ValidationError
 from kconfigs.kafka_admin.error_codes import error_for_code
 from kconfigs.kafka_admin.messages import QuotaOp
-from kconfigs.kafka_admin.retry import retry_until_deadline
+from kconfigs.clock import ManualClock
+from kconfigs.retry import Backoff, RetryNeeded, retriable, retry_until
 from kconfigs.kafka_admin.versions import negotiate_version
 from kconfigs.model import DEFAULT, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
 from kconfigs.stores.admin_api import canonical_configs, exact_filter, plan_ops, snapshot_diff
@@ -48,20 +49,30 @@ def test_negotiate_picks_highest_common_version():
         negotiate_version(49, (0, 1), {49: (2, 3)})
 
 
-def test_retry_until_deadline_retries_retriable_then_gives_up():
-    clock = {"now": 0.0}
-    sleeps = []
+class RecordingClock(ManualClock):
+    def __init__(self):
+        super().__init__()
+        self.sleeps = []
 
-    def sleep_ms(ms):
-        sleeps.append(ms)
-        clock["now"] += ms
+    def sleep(self, duration_ms):
+        self.sleeps.append(duration_ms)
+        super().sleep(duration_ms)
+
+
+def _admin_backoff(clock, deadline_ms=1000):
+    return Backoff(deadline_ms, base_delay_ms=100, max_delay_ms=1000, jitter=False, clock=clock)
+
+
+def test_retriable_errors_back_off_doubling_until_the_deadline_then_the_last_is_raised():
+    clock = RecordingClock()
 
     def always_not_controller():
         raise error_for_code(41, None)
 
     with pytest.raises(StoreUnavailable, match="not the correct controller"):
-        retry_until_deadline(always_not_controller, 1000, now_ms=lambda: clock["now"], sleep_ms=sleep_ms)
-    assert sleeps[:4] == [100, 200, 400, 300]  # doubling backoff, capped by the remaining time
+        retry_until(always_not_controller, _admin_backoff(clock), retry_if=retriable)
+    assert clock.sleeps == [100, 200, 400, 300]  # doubling backoff, capped by the remaining time
+    assert clock.now_ms() == 1000
 
     calls = []
 
@@ -71,7 +82,7 @@ def test_retry_until_deadline_retries_retriable_then_gives_up():
             raise error_for_code(7, None)
         return "ok"
 
-    assert retry_until_deadline(fails_once, 1000, now_ms=lambda: 0, sleep_ms=lambda ms: None) == "ok"
+    assert retry_until(fails_once, _admin_backoff(RecordingClock()), retry_if=retriable) == "ok"
 
 
 def test_non_retriable_error_is_raised_at_once():
@@ -82,7 +93,33 @@ def test_non_retriable_error_is_raised_at_once():
         raise error_for_code(42, "Quota producer_byte_rate must be greater than 0")
 
     with pytest.raises(ValidationError, match="^Quota producer_byte_rate must be greater than 0$"):
-        retry_until_deadline(invalid, 10_000, now_ms=lambda: 0, sleep_ms=lambda ms: None)
+        retry_until(invalid, _admin_backoff(RecordingClock(), 10_000), retry_if=retriable)
+    assert calls == [1]
+
+
+def test_a_lost_race_is_retried_with_jitter_below_the_doubling_bound_then_gives_up_as_told():
+    clock = RecordingClock()
+
+    def lost():
+        raise RetryNeeded()
+
+    with pytest.raises(TimeoutError, match="gave up"):
+        retry_until(lost, Backoff(1000, base_delay_ms=5, max_delay_ms=200, clock=clock),
+                    on_give_up=lambda: TimeoutError("gave up"))
+    bounds = [min(5 * 2**i, 200) for i in range(len(clock.sleeps))]
+    assert all(0 <= slept <= bound for slept, bound in zip(clock.sleeps, bounds))
+    assert clock.now_ms() >= 1000 - 200
+
+
+def test_a_retriable_store_error_is_not_retried_where_only_lost_races_are():
+    calls = []
+
+    def unavailable():
+        calls.append(1)
+        raise StoreUnavailable("gone")
+
+    with pytest.raises(StoreUnavailable):
+        retry_until(unavailable, Backoff(1000, clock=RecordingClock()))
     assert calls == [1]
 
 
