@@ -20,13 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from kconfigs.keys import QUOTA_KINDS
 from enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
 from enforcement.resolution import QuotaSnapshot
 from enforcement.rates import RateSensor
 from enforcement.sensors import AvgSensor, SensorRegistry
 
 INT_MAX = 2**31 - 1  # QuotaConfig.IP_CONNECTION_RATE_DEFAULT: "no ip quota"
-GROUP = "socket-server-metrics"
+GROUP = QUOTA_KINDS["connection"].metric_group
 
 
 @dataclass(frozen=True)

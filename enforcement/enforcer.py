@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from kconfigs.keys import QUOTA_KINDS
 from enforcement.connection_quota import ConnectionQuotaManager
 from enforcement.producer_ids import ProducerIdQuotaManager
 from enforcement.quota_manager import (
@@ -17,6 +18,8 @@ from enforcement.quota_manager import (
     MutationDecision, RequestQuotaManager, SensorSettings,
 )
 from enforcement.resolution import QuotaSnapshot
+
+PRODUCE = QUOTA_KINDS["produce"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class Enforcer:
         self._snapshot = snapshot
         byte_rate = SensorSettings(c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms)
         capped = SensorSettings(c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms, cap_ms=c.window_ms)
-        self.produce = ClientQuotaManager("Produce", "producer_byte_rate", "byte-rate", snapshot, byte_rate)
+        self.produce = ClientQuotaManager(PRODUCE.metric_group, PRODUCE.name, "byte-rate", snapshot, byte_rate)
         self.fetch = FetchQuotaManager(snapshot, byte_rate)
         self.request = RequestQuotaManager(snapshot, capped)
         self.mutations = ControllerMutationManager(snapshot, byte_rate, c.controller_samples, c.controller_window_ms)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
+from kconfigs.keys import QUOTA_KINDS
 from enforcement.resolution import QuotaSnapshot
 from enforcement.rates import RateSensor, SampledRate
 from enforcement.sensors import NO_CAP_MS, AvgSensor, SensorRegistry
@@ -20,6 +21,8 @@ from enforcement.token_bucket import TokenBucket
 
 NANOS_TO_PERCENT_PER_SEC = 100.0 / 1_000_000_000  # ClientRequestQuotaManager.NanosToPercentagePerSecond
 BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS = 2, 30_000  # metrics.num.samples / sample.window.ms
+
+_FETCH, _REQUEST, _MUTATION = QUOTA_KINDS["fetch"], QUOTA_KINDS["request"], QUOTA_KINDS["controller_mutation"]
 
 
 class MetricSample(NamedTuple):
@@ -145,7 +148,7 @@ class FetchQuotaManager(ClientQuotaManager):
     """``Fetch``: a throttled fetch returns an empty response, so its bytes are unrecorded."""
 
     def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings):
-        super().__init__("Fetch", "consumer_byte_rate", "byte-rate", snapshot, settings)
+        super().__init__(_FETCH.metric_group, _FETCH.name, "byte-rate", snapshot, settings)
 
     def record_fetch(self, user: str, client_id: str, nbytes: int, now_ms: int, request_throttle_ms: int = 0) -> int:
         """Record; if this *or the request quota* throttles, unrecord the bytes (KafkaApis
@@ -170,7 +173,7 @@ class RequestQuotaManager(ClientQuotaManager):
     rate (never expires, no tags)."""
 
     def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings):
-        super().__init__("Request", "request_percentage", "request-time", snapshot, settings)
+        super().__init__(_REQUEST.metric_group, _REQUEST.name, "request-time", snapshot, settings)
         self.exempt = SampledRate(BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, settings.legacy_pre_3_8)
 
     def record_time(self, user: str, client_id: str, time_ns: int, now_ms: int) -> int:
@@ -185,7 +188,7 @@ class RequestQuotaManager(ClientQuotaManager):
 
     def metrics(self, now_ms: int) -> Iterator[MetricSample]:
         yield from super().metrics(now_ms)
-        yield MetricSample("exempt-request-time", "Request", {}, self.exempt.measure(now_ms))
+        yield MetricSample("exempt-request-time", self.quota_type, {}, self.exempt.measure(now_ms))
 
 
 class MutationSensor(RateSensor):
@@ -199,7 +202,7 @@ class ControllerMutationManager(ClientQuotaManager):
     """``ControllerMutationQuotaManager`` (KIP-599): token bucket, strict or permissive."""
 
     def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings, bucket_samples: int, bucket_window_ms: int):
-        super().__init__("ControllerMutation", "controller_mutation_rate", "tokens", snapshot, settings)
+        super().__init__(_MUTATION.metric_group, _MUTATION.name, "tokens", snapshot, settings)
         self._bucket_samples = bucket_samples
         self._bucket_window_ms = bucket_window_ms
 

@@ -20,12 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from kconfigs.keys import CLIENT_KEYS, QUOTA_KINDS
 from kconfigs.sanitize import DEFAULT_NAME, sanitize
 
-CLIENT_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
-PRODUCER_IDS_KEY = "producer_ids_rate"
-IP_KEY = "connection_creation_rate"
-ALL_KEYS = CLIENT_KEYS + (PRODUCER_IDS_KEY, IP_KEY)
+PRODUCER_IDS_KEY = QUOTA_KINDS["producer_id"].name
+IP_KEY = QUOTA_KINDS["connection"].name
 
 CLIENT_ID_ENABLED, USER_ENABLED, USER_CLIENT_ID_ENABLED = 1, 2, 4  # Kafka QuotaTypes bits
 _MAX_CACHED_PAIRS = 1_000_000  # bounded memory with millions of client-ids: cleared when full

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spark_analysis.kinds import KIND_QUOTA_KEY
 from spark_analysis.quotas import render_quota_toml
 from kconfigs.sanitize import sanitize
 
 KINDS = ("fetch", "produce")  # JmxTool order: Fetch sorts before Produce
-KIND_KEY = {"produce": "producer_byte_rate", "fetch": "consumer_byte_rate"}
+KIND_KEY = {kind: KIND_QUOTA_KEY[kind] for kind in KINDS}
 WINDOW_MS = 11_000  # quota.window.num (11) × quota.window.size.seconds (1)
 CHUNK_ROWS = 2_000
 

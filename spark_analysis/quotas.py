@@ -20,6 +20,7 @@ from typing import Iterable, Mapping
 
 from kconfigs.atomic_file import write_file_atomically
 from kconfigs.errors import UsageError
+from kconfigs.keys import CLIENT_KEYS
 
 #: (entity {"user"/"client-id"/"ip": name, None = default}, {quota key: value})
 QuotaRecordTuple = tuple[dict[str, "str | None"], dict[str, float]]
@@ -131,7 +132,7 @@ def resolve_entities(records: list[QuotaRecordTuple], entities: Iterable[tuple],
     return resolved
 
 
-KEYS_BY_TAGS = frozenset({"producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"})
+KEYS_BY_TAGS = frozenset(CLIENT_KEYS)
 _LEVEL_NAMES = {
     (False, 1): "1 user+client", (False, 2): "2 user+<default> client", (False, 3): "3 user",
     (False, 4): "4 <default> user+client", (False, 5): "5 <default> user+<default> client",

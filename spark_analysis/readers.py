@@ -16,6 +16,7 @@ import os
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from kconfigs.keys import QUOTA_KINDS
 from kconfigs.errors import UsageError
 from spark_analysis import dumpfiles, jmxtool, prometheus
 from spark_analysis import metric_names as names
@@ -28,7 +29,7 @@ _OUTPUT_COLUMNS = CANONICAL_COLUMNS + ["_bad", "_line"]
 #: usage-log value -> rate factor (docs/usage-log.md): request time is recorded in ns, and
 #: Kafka's request-time metric is a percentage of one thread: ns / 1e9 * 100 = ns * 1e-7.
 _USAGE_RATE_FACTOR = {"request": 1e-7}
-_USAGE_KINDS = ("produce", "fetch", "request", "controller_mutation", "connection", "producer_id")
+_USAGE_KINDS = tuple(QUOTA_KINDS)
 
 
 def expand_inputs(paths: list[str]) -> list[str]:

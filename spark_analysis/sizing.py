@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
+from kconfigs.keys import WHOLE_NUMBER_KEYS
 from spark_analysis.quotas import QuotaRecordTuple
 
 #: minimum recommended value per kind (Confluent Cloud: byte-rate quotas of at least 1 MiB/s).
@@ -37,7 +38,6 @@ DEFAULT_FLOORS: Mapping[str, float] = {
     "connection": 1.0,
 }
 #: quota keys Kafka stores as LONG / INT: must be whole numbers (quota-enforcement.md §0).
-WHOLE_NUMBER_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate", "connection_creation_rate"})
 #: client-ids that are not applications (whole-name match): kconfigs' own admin client and
 #: gateway probes; Kafka's Java AdminClient default (kafka-configs.sh, kafka-topics.sh, ...);
 #: a broker's own clients (replica fetchers ``broker-<id>-fetcher-<n>``, ``broker-<id>-txn-...``).

@@ -18,10 +18,10 @@ import click
 
 from kconfigs.commands.options import store_options
 from kconfigs.errors import UsageError, ValidationError
+from kconfigs.keys import CLIENT_KEYS, QUOTA_KINDS
 
-CLIENT_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
-                     "controller_mutation_rate", "producer_ids_rate")
-IP_QUOTA_KEY = "connection_creation_rate"
+CLIENT_QUOTA_KEYS = CLIENT_KEYS + (QUOTA_KINDS["producer_id"].name,)
+IP_QUOTA_KEY = QUOTA_KINDS["connection"].name
 
 
 def load_quota_file(path: str) -> list[tuple[dict, dict]]:

@@ -8,21 +8,21 @@ configured it charges nothing (Kafka records nothing for a quota type until one 
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any, Callable, Iterable, Mapping
 
+from kconfigs.clock import MONOTONIC
+from kconfigs.keys import QUOTA_KINDS
+
 log = logging.getLogger("kconfigs.gateway")
-PRODUCER_IDS_RATE = "producer_ids_rate"
+PRODUCER_IDS_RATE = QUOTA_KINDS["producer_id"].name
 #: (entity dict {"user"/"client-id"/"ip": name or None = default}, {quota key: float})
 QuotaRecords = Iterable[tuple[Mapping[str, str | None], Mapping[str, float]]]
-_KIND_KEYS = {"produce": "producer_byte_rate", "fetch": "consumer_byte_rate", "request": "request_percentage",
-              "producer_id": PRODUCER_IDS_RATE}
-_CLIENT_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage")
+_KIND_KEYS = {kind: QUOTA_KINDS[kind].name for kind in ("produce", "fetch", "request", "producer_id")}
+_CLIENT_QUOTA_KEYS = tuple(_KIND_KEYS[kind] for kind in ("produce", "fetch", "request"))
 UsageSink = Callable[[str, str | None, str, str, float, int], None]
 
 
-def monotonic_ms() -> int:
-    return time.monotonic_ns() // 1_000_000
+monotonic_ms = MONOTONIC.now_ms
 
 
 class QuotaGate:

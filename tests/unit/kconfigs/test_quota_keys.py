@@ -143,3 +143,37 @@ def test_double_keys_take_what_javas_parse_double_takes():
     # Double.parseDouble accepts hex floats and a d/f suffix (2.8.2 stores request_percentage=0x1p3).
     assert parse_value("request_percentage", "0x1p3") == 8.0
     assert parse_value("controller_mutation_rate", " 2.5d ") == 2.5
+
+
+# -- one quota-kind table -------------------------------------------------------------------
+# Files allowed to spell a quota key or Kafka quota type as a bare string: the table itself,
+# synthetic test data, and the gateway data plane (its throttle recording is being rebuilt).
+_SPELLERS = {"kconfigs/keys.py", "spark_analysis/generate.py", "enforcement/gateway/responses.py",
+             "enforcement/gateway/connection.py", "enforcement/gateway/codec.py"}
+
+
+def test_quota_keys_and_kafka_quota_types_are_spelled_only_in_the_kind_table():
+    import ast
+    from pathlib import Path
+
+    from kconfigs.keys import QUOTA_KEYS
+
+    root = Path(__file__).resolve().parents[3]
+    names = set(QUOTA_KEYS) | {k.metric_group for k in QUOTA_KEYS.values()}
+    spelled = sorted(
+        f"{path.relative_to(root)}:{node.lineno} {node.value}"
+        for folder in ("kconfigs", "enforcement", "spark_analysis")
+        for path in (root / folder).rglob("*.py") if str(path.relative_to(root)) not in _SPELLERS
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value in names)
+    assert spelled == []
+
+
+def test_every_kind_names_one_key_a_unit_and_a_kafka_metric_group():
+    from kconfigs.keys import QUOTA_KEYS, QUOTA_KINDS
+    from spark_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT
+
+    assert len(QUOTA_KINDS) == len(QUOTA_KEYS) == 6
+    assert {kind: spec.name for kind, spec in QUOTA_KINDS.items()} == KIND_QUOTA_KEY
+    assert QUOTA_KINDS["produce"].metric_group == "Produce" and KIND_RATE_UNIT["request"] == "% thread"
+    assert all(spec.unit and spec.metric_group for spec in QUOTA_KEYS.values())
