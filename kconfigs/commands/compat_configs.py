@@ -10,7 +10,8 @@ from kconfigs.errors import UsageError
 def configs_to_add(opts: A.ParsedOptions, texts: A.TextsSource | None = None) -> dict[str, str]:
     """``--add-config`` (bracket grammar) or ``--add-config-file`` (Java properties, verbatim);
     ``texts`` words a malformed ``--add-config`` as the Kafka line does (2.8 by default)."""
-    from kconfigs.config_grammar import AddConfigFormatError, load_properties, parse_add_config
+    from kconfigs.config_grammar import AddConfigFormatError, parse_add_config
+    from kconfigs.java_properties import parse_properties
 
     text = opts.value("add-config")
     if text is not None:
@@ -25,7 +26,7 @@ def configs_to_add(opts: A.ParsedOptions, texts: A.TextsSource | None = None) ->
         return {}
     try:
         with open(path, encoding="latin-1") as handle:
-            return load_properties(handle.read())
+            return parse_properties(handle.read())
     except OSError as err:
         raise UsageError(f"Cannot read --add-config-file {path}: {err.strerror}") from None
 

@@ -235,7 +235,7 @@ def open_admin_store(bootstrap: str, command_config: str | None, controller: boo
     :raises ValidationError: unreadable or unsupported --command-config.
     """
     from kconfigs.kafka_admin.client import AdminClient
-    from kconfigs.kafka_admin.properties import load_properties_file
+    from kconfigs.java_properties import load_properties_file
     from kconfigs.kafka_admin.security import ClientSecurity, security_from_properties
 
     security = ClientSecurity()

@@ -111,9 +111,9 @@ def _env_seconds(name: str, default: float) -> float:
 
 
 def _read_properties(path: str) -> dict[str, str]:
-    from kconfigs.config_grammar import load_properties
+    from kconfigs.java_properties import parse_properties
     try:
         with open(path, encoding="latin-1") as handle:  # java.util.Properties reads ISO-8859-1
-            return load_properties(handle.read())
+            return parse_properties(handle.read())
     except OSError as err:
         raise UsageError(f"Cannot read {path}: {err.strerror}") from None

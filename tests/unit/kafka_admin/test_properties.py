@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from kconfigs.errors import ValidationError
-from kconfigs.kafka_admin.properties import load_properties_file, parse_properties
+from kconfigs.java_properties import load_properties_file, parse_properties
 
 GOLDEN = Path(__file__).parents[2] / "fixtures" / "golden" / "properties"
 

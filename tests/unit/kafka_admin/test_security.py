@@ -6,7 +6,7 @@ import pytest
 
 from kconfigs.errors import ValidationError
 from kconfigs.kafka_admin.jaas import parse_jaas_config
-from kconfigs.kafka_admin.properties import parse_properties
+from kconfigs.java_properties import parse_properties
 from kconfigs.kafka_admin.security import security_from_properties
 from kconfigs.kafka_admin.tls import build_ssl_context, normalize_pem
 

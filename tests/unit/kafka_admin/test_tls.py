@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from kconfigs.errors import ValidationError
-from kconfigs.kafka_admin.properties import parse_properties
+from kconfigs.java_properties import parse_properties
 from kconfigs.kafka_admin.security import PemMaterial, security_from_properties
 from kconfigs.kafka_admin.tls import build_ssl_context
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kconfigs.config_grammar import load_properties, parse_add_config, parse_delete_config
+from kconfigs.config_grammar import parse_add_config, parse_delete_config
+from kconfigs.java_properties import parse_properties
 from kconfigs.errors import UsageError
 
 BAD_FORMAT = 'requirement failed: Invalid entity config: all configs to be added must be in the format "key=val".'
@@ -77,13 +78,13 @@ def test_properties_file_matches_jdk_properties_load():
     for line in (GOLDEN / "tricky.expected").read_text(encoding="utf-8").splitlines():
         key, _, value = line[1:-1].partition("]=[")
         expected[key.replace("\\t", "\t").replace("\\n", "\n")] = value.replace("\\t", "\t").replace("\\n", "\n")
-    assert load_properties(text) == expected
+    assert parse_properties(text) == expected
 
 
 def test_add_config_file_values_are_verbatim_as_in_config_command_test():
     # ConfigCommandTest.shouldParseConfigsFromFile (spec §8 case 4)
     text = 'a=b\nc = d\njson = {"key": "val"}\nnested = [[1, 2], [3, 4]]\n'
-    assert load_properties(text) == {"a": "b", "c": "d", "json": '{"key": "val"}', "nested": "[[1, 2], [3, 4]]"}
+    assert parse_properties(text) == {"a": "b", "c": "d", "json": '{"key": "val"}', "nested": "[[1, 2], [3, 4]]"}
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -94,4 +95,17 @@ def test_add_config_file_values_are_verbatim_as_in_config_command_test():
     ("a\\:b=c\n", {"a:b": "c"}),
 ])
 def test_properties_edge_cases(text, expected):
-    assert load_properties(text) == expected
+    assert parse_properties(text) == expected
+
+
+def test_add_config_file_with_a_malformed_unicode_escape_is_refused_like_properties_load(tmp_path):
+    # java.util.Properties.load throws "Malformed \uxxxx encoding." (one reader for every file)
+    from kconfigs import args as A
+    from kconfigs.commands.compat_configs import configs_to_add
+    from kconfigs.errors import ValidationError
+
+    path = tmp_path / "bad.properties"
+    path.write_text("producer_byte_rate=\\u12\n", encoding="latin-1")
+    opts = A.ParsedOptions([("add-config-file", str(path))], [])
+    with pytest.raises(ValidationError, match=r"^Malformed \\uxxxx encoding\.$"):
+        configs_to_add(opts)

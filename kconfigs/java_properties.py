@@ -1,4 +1,5 @@
-"""Java ``.properties`` parsing, as ``java.util.Properties.load`` does it (pure).
+"""Java ``.properties`` parsing, as ``java.util.Properties.load`` does it: the one reader for
+``--command-config``, ``--add-config-file`` and ``--zk-tls-config-file``.
 
 kafka-configs reads ``--command-config`` with ``Utils.loadProps`` = ``Properties.load(InputStream)``,
 which decodes the file as ISO-8859-1. Python has no parser for this format (configparser needs
