@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from enforcement.gateway.channel import RECEIVE_BUFFER_BYTES
 from kconfigs.errors import ValidationError
 
 Address = tuple[str, int]
@@ -35,6 +36,7 @@ class GatewayConfig:
     max_inflight_requests: int = 256
     #: stream buffer high-water mark: above it we stop reading the other side
     write_buffer_high_bytes: int = 1024 * 1024
+    receive_buffer_bytes: int = RECEIVE_BUFFER_BYTES  # per socket; grows for a frame that must be held whole
     upstream_connect_timeout_ms: int = 10_000
     drain_timeout_ms: int = 30_000
     #: Kafka's connections.max.idle.ms: no request read and no response written for this long closes
@@ -75,6 +77,7 @@ class GatewayConfig:
         if not self.upstreams:
             raise ValidationError("At least one --upstream host:port is required")
         positive = ("max_frame_bytes", "max_preauth_frame_bytes", "max_inflight_requests", "write_buffer_high_bytes",
+                    "receive_buffer_bytes",
                     "upstream_connect_timeout_ms", "drain_timeout_ms", "usage_log_window_ms", "quota_window_num",
                     "quota_window_size_seconds", "connections_max_idle_ms", "request_read_timeout_ms", "max_connections")
         for name in positive:

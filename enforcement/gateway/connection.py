@@ -112,7 +112,7 @@ class ProxyConnection(ResponseRelay):
         loop = asyncio.get_running_loop()
         for address in self.upstream_addresses:
             try:
-                _transport, self.upstream = await asyncio.wait_for(loop.create_connection(Channel, *address), timeout_s)
+                _transport, self.upstream = await asyncio.wait_for(loop.create_connection(lambda: Channel(self.ctx.config.receive_buffer_bytes), *address), timeout_s)
                 self.upstream_address = address
                 return True
             except (OSError, asyncio.TimeoutError) as err:

@@ -84,7 +84,7 @@ class Gateway:
             task.add_done_callback(self._client_tasks.discard)
 
         def new_channel() -> Channel:
-            channel = Channel()
+            channel = Channel(self.config.receive_buffer_bytes)
             channel.on_connection = on_connection
             return channel
 

@@ -66,8 +66,6 @@ def upstream(request):
 
 @pytest.mark.parametrize("buffer_bytes", [channel.RECEIVE_BUFFER_BYTES, 24 * 1024], ids=["default-buffer", "small-buffer"])
 def test_large_produce_and_fetch_frames_stream_through_unchanged(upstream, monkeypatch, buffer_bytes):
-    monkeypatch.setattr(channel, "RECEIVE_BUFFER_BYTES", buffer_bytes)
-    monkeypatch.setattr(channel.Channel.__init__, "__defaults__", (buffer_bytes,))
     walked = []  # the real relay runs; this only records that it did
 
     async def relay_and_record(version, *args):
@@ -77,7 +75,7 @@ def test_large_produce_and_fetch_frames_stream_through_unchanged(upstream, monke
     real_relay = responses.relay_fetch_with_endpoints
     monkeypatch.setattr(responses, "relay_fetch_with_endpoints", relay_and_record)
     payloads = _payloads()
-    gateway = GatewayThread(upstream[1])
+    gateway = GatewayThread(upstream[1], receive_buffer_bytes=buffer_bytes)
     try:
         topic = f"stream-{uuid.uuid4().hex[:8]}"
         _produce(gateway.bootstrap, topic, payloads)

@@ -141,9 +141,8 @@ def test_zookeeper_session_expiry_resyncs(zk_server, zk_connect, tansu_broker):
     gateway = GatewayThread(tansu_broker.bootstrap)
     store = ZooKeeperStore(ZkSettings(hosts=zk_connect, session_timeout_s=4.0))
     states: list[tuple[float, str]] = []
-    reloader = QuotaReloader(store, gateway.loop, gateway.gateway.quotas.load)
-    original_on_state = reloader._on_state
-    reloader._on_state = lambda state: (states.append((time.monotonic(), state)), original_on_state(state))
+    reloader = QuotaReloader(store, gateway.loop, gateway.gateway.quotas.load,
+                             on_state=lambda state: states.append((time.monotonic(), state)))
     quotas = gateway.gateway.quotas
     try:
         reloader.start()

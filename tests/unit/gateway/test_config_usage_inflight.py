@@ -111,3 +111,12 @@ def test_frame_size_limits_checked_from_the_prefix():
         asyncio.run(read(struct.pack(">i", 65) + b"x"))
     with pytest.raises(asyncio.IncompleteReadError):
         asyncio.run(read(struct.pack(">i", 8) + b"abc"))
+
+
+def test_receive_buffer_is_a_validated_setting():
+    from enforcement.gateway.config import config_from_mapping
+    from kconfigs.errors import ValidationError
+
+    assert config_from_mapping({"upstreams": "a:1", "receive_buffer_bytes": 24576}).validate().receive_buffer_bytes == 24576
+    with pytest.raises(ValidationError, match="^Gateway setting receive_buffer_bytes must be positive, got 0$"):
+        config_from_mapping({"upstreams": "a:1", "receive_buffer_bytes": 0}).validate()

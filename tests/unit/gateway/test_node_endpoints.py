@@ -14,7 +14,6 @@ from enforcement.gateway.headers import MalformedFrame
 from enforcement.gateway.rewrite import PADDING_TAG, parse_tagged_fields, prepare_rewrite, prepare_tagged_section_rewrite
 from enforcement.gateway.throttling import patch_throttle_time
 
-from tests.unit.gateway.test_channel import _accepted_pair
 
 MAPPING = {("10.0.0.2", 9092): ("gw", 30002), ("10.0.0.3", 9093): ("gateway.example", 30003)}
 TOPIC_ID = uuid.UUID(bytes=bytes(range(16)))
@@ -233,7 +232,7 @@ class _FixedRegistry:
 
 @pytest.mark.parametrize("version", range(16, layout.FETCH_MAX_VERSION + 1))
 @pytest.mark.parametrize("endpoints", [True, False])
-def test_streamed_fetch_rewrites_endpoints_and_passes_records_unchanged(version, endpoints):
+def test_streamed_fetch_rewrites_endpoints_and_passes_records_unchanged(version, endpoints, accepted_pair):
     from kafka.protocol.consumer import FetchResponse as F
 
     message = _fetch(version, endpoints)
@@ -245,8 +244,8 @@ def test_streamed_fetch_rewrites_endpoints_and_passes_records_unchanged(version,
     frame = _encoded(message)
 
     async def scenario():
-        server, upstream, _r, upstream_writer = await _accepted_pair(64 * 1024)
-        client_server, client, client_reader, _w = await _accepted_pair(64 * 1024)
+        server, upstream, _r, upstream_writer = await accepted_pair(64 * 1024)
+        client_server, client, client_reader, _w = await accepted_pair(64 * 1024)
         upstream.held_sink = client
         upstream_writer.write(struct.pack(">i", len(frame)) + frame)
         head = await upstream.read_ahead(4 + 16 * 1024)
