@@ -8,6 +8,8 @@
 //! time). Python subclasses it: `enforcement.native_rates` adds names/tags and the public API.
 
 mod ring;
+#[cfg(test)]
+mod ring_tests;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -15,7 +17,7 @@ use pyo3::types::{PyDict, PyInt, PyList, PyTuple};
 
 use ring::{java_round, Ring, Value};
 
-const UNLIMITED: f64 = 9.223372036854775807e18; // Long.MAX_VALUE as a double: "no quota"
+const UNLIMITED: f64 = i64::MAX as f64; // Long.MAX_VALUE as a double (2^63): "no quota"
 
 /// Ints stay exact (`type(v) is int`, as the Python stat tests); everything else is a double.
 fn to_value(value: &Bound<'_, PyAny>) -> PyResult<Value> {

@@ -45,10 +45,10 @@ pub fn java_round(x: f64) -> i64 {
     if x.is_nan() {
         return 0;
     }
-    if x >= 9.223372036854775807e18 {
+    if x >= i64::MAX as f64 {
         return i64::MAX;
     }
-    if x <= -9.223372036854775808e18 {
+    if x <= i64::MIN as f64 {
         return i64::MIN;
     }
     let floor_x = x.floor();
