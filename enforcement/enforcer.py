@@ -14,7 +14,7 @@ from kconfigs.keys import QUOTA_KINDS
 from enforcement.connection_quota import ConnectionQuotaManager
 from enforcement.producer_ids import ProducerIdQuotaManager
 from enforcement.quota_manager import (
-    NANOS_TO_PERCENT_PER_SEC, ClientQuotaManager, ControllerMutationManager, FetchQuotaManager, MetricSample,
+    ClientQuotaManager, ControllerMutationManager, FetchQuotaManager, MetricSample,
     MutationDecision, RequestQuotaManager, SensorSettings,
 )
 from enforcement.resolution import QuotaSnapshot
@@ -55,10 +55,13 @@ class EnforcementConfig:
             raise ValueError("producer_id_fpr must be between 0 and 1")
 
 
+
+DEFAULT_CONFIG = EnforcementConfig()
+
 class Enforcer:
     """Kafka's quota managers over a swappable :class:`QuotaSnapshot`."""
 
-    def __init__(self, snapshot: QuotaSnapshot, config: EnforcementConfig = EnforcementConfig()):
+    def __init__(self, snapshot: QuotaSnapshot, config: EnforcementConfig = DEFAULT_CONFIG):
         self.config = c = config
         self._snapshot = snapshot
         byte_rate = SensorSettings(c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms)

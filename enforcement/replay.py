@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator, NamedTuple
 
 from kconfigs.keys import QUOTA_KINDS
-from enforcement.enforcer import EnforcementConfig, Enforcer
+from enforcement.enforcer import DEFAULT_CONFIG, EnforcementConfig, Enforcer
 from enforcement.resolution import QuotaSnapshot
 
 EXPIRE_INTERVAL_MS = 30_000  # Metrics' ExpireSensorTask period
@@ -61,7 +61,7 @@ def decide(enforcer: Enforcer, event: UsageEvent) -> ReplayResult:
 
 
 def replay(events: Iterable[UsageEvent], snapshot: QuotaSnapshot,
-           config: EnforcementConfig = EnforcementConfig(), enforcer: Enforcer | None = None) -> Iterator[ReplayResult]:
+           config: EnforcementConfig = DEFAULT_CONFIG, enforcer: Enforcer | None = None) -> Iterator[ReplayResult]:
     """Yield one :class:`ReplayResult` per event, in order, from a fresh broker (or ``enforcer``)."""
     enforcer = enforcer or Enforcer(snapshot, config)
     next_expiry_ms = None

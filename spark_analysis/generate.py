@@ -173,7 +173,7 @@ def _write_jmxtool(spec, models, rng, truth, tags, rows_total) -> list[str]:
     header_done = False
     for times_ms in _chunks(spec, rows_total):
         columns: list[dict] = [dict() for _ in range(spec.brokers)]
-        for broker, kind, m, key, observed, throttle in _broker_series(spec, models, rng, times_ms, truth, tags):
+        for broker, kind, _m, key, observed, throttle in _broker_series(spec, models, rng, times_ms, truth, tags):
             columns[broker][_jmx_column(kind, key[1], key[2], "byte-rate")] = observed
             columns[broker][_jmx_column(kind, key[1], key[2], "throttle-time")] = np.where(throttle > 0, throttle, np.nan)
         for broker, handle in enumerate(handles):
@@ -194,7 +194,7 @@ def _write_prometheus(spec, models, rng, truth, tags, rows_total) -> list[str]:
     handles = [open(p, "w", encoding="utf-8") for p in paths]
     for times_ms in _chunks(spec, rows_total):
         lines: list[list[tuple]] = [[] for _ in range(spec.brokers)]
-        for broker, kind, m, key, observed, throttle in _broker_series(spec, models, rng, times_ms, truth, tags):
+        for broker, kind, _m, key, observed, throttle in _broker_series(spec, models, rng, times_ms, truth, tags):
             labels = ",".join(f'{n}="{v}"' for n, v in (("client_id", key[2]), ("user", sanitize(key[1]) if key[1] else None)) if v)
             labels += f',instance="b{broker + 1}:7071"'
             lines[broker].append((kind, labels, observed, np.where(throttle > 0, throttle, np.nan)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Protocol
 
-from kconfigs.errors import KconfigsError, PartialFailure
+from kconfigs.errors import PartialFailure
 from kconfigs.model import EntityFilter, QuotaEntity, QuotaRecord
 
 # Pure function from the current configs of an entity to its new configs. It may raise a

@@ -61,7 +61,7 @@ class ServeProcess:
             wait_for_port(self.port)
         except RuntimeError:
             self.stop()
-            raise RuntimeError(f"kconfigs serve did not start: {self.log_path.read_text()[-2000:]}")
+            raise RuntimeError(f"kconfigs serve did not start: {self.log_path.read_text()[-2000:]}") from None
         self.bootstrap = f"{LOCALHOST}:{self.port}"
 
     @property

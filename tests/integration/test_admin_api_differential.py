@@ -20,8 +20,6 @@ from kconfigs.model import DEFAULT, QuotaEntity, QuotaRecord
 from kconfigs.stores.admin_api import exact_filter, open_admin_store
 from tests.harness.java import config_command_class, run_kafka_class
 
-from test_admin_api_store import broker, store  # noqa: F401  (fixtures: a SCRAM KRaft broker per version, a store on it)
-
 pytestmark = pytest.mark.integration
 
 
@@ -78,7 +76,7 @@ def test_we_see_what_kafka_configs_wrote_and_print_its_lines(broker, store):
     for types, names, add in ALTERS:
         entity = alter_entity(types, names)
         expected = [QuotaRecord(entity, {k: _stored(k, v) for k, v in add.items()})]
-        assert eventually(lambda: store.describe(exact_filter(entity)) == expected), store.describe(exact_filter(entity))
+        assert eventually(lambda entity=entity, expected=expected: store.describe(exact_filter(entity)) == expected), store.describe(exact_filter(entity))
         theirs = kafka_configs(broker, "--describe", *entity_args(types, names))
         ours = describe_lines(store.describe(describe_filter(types, names)))
         assert normalized(quota_lines(theirs.stdout)) == normalized(ours)

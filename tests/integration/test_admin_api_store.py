@@ -14,10 +14,8 @@ from kconfigs.bootstrap_mode import describe_filter, quota_update
 from kconfigs.errors import PartialFailure, StoreUnavailable, UsageError, ValidationError
 from kconfigs.model import DEFAULT, MATCH_ALL, QuotaEntity, QuotaRecord
 from kconfigs.stores.admin_api import exact_filter, open_admin_store
-from tests.harness.versions import KAFKA_3_VERSION, KAFKA_4_VERSION
 
 pytestmark = pytest.mark.integration
-VERSIONS = [KAFKA_3_VERSION, KAFKA_4_VERSION]
 
 
 def scram_config(tmp_path, mechanism="SCRAM-SHA-256", password="admin-secret"):
@@ -29,18 +27,6 @@ def scram_config(tmp_path, mechanism="SCRAM-SHA-256", password="admin-secret"):
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
         f"    username=\"admin\" \\\n    password=\"{password}\";\n")
     return str(path)
-
-
-@pytest.fixture(params=VERSIONS)
-def broker(request, kraft_broker_factory):
-    return kraft_broker_factory(request.param, sasl_scram=True)
-
-
-@pytest.fixture
-def store(broker):
-    opened = open_admin_store(broker.bootstrap, None, timeout_ms=20000)
-    yield opened
-    opened.close()
 
 
 def records_for(store, entity):

@@ -7,51 +7,11 @@ import json
 
 import pytest
 
+from declarative_support import QUOTAS
 from harness.cli import run_main
 from kconfigs.model import DEFAULT, MATCH_ALL, QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
 
-QUOTAS = """\
-[[quota]]
-entity = { user = { default = true } }
-consumer_byte_rate = 2000000
-
-[[quota]]
-entity = { user = { name = "<default>" } }
-producer_byte_rate = 7
-
-[[quota]]
-entity = { user = "CN=alice,OU=x", client-id = { default = true } }
-producer_byte_rate = 1048576
-request_percentage = 200.0
-
-[[quota]]
-entity = { user = "with space", client-id = "a*b" }
-controller_mutation_rate = 10.5
-
-[[quota]]
-entity = { client-id = "über" }
-consumer_byte_rate = 5
-
-[[quota]]
-entity = { ip = { default = true } }
-connection_creation_rate = 0
-
-[[quota]]
-entity = { ip = "10.0.0.1" }
-connection_creation_rate = 20
-"""
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    """An isolated embedded store and config dir; no KCONFIGS_* from the outside."""
-    for name in [n for n in __import__("os").environ if n.startswith("KCONFIGS_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("KCONFIGS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    (tmp_path / "quotas.toml").write_text(QUOTAS)
-    return tmp_path
 
 
 def stored(path) -> dict:

@@ -15,7 +15,7 @@ from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore
 
 # same quota file, same expectations and the same isolated environment (the `env` fixture) on every store
 from harness.cli import run_main
-from test_declarative_cli import QUOTAS, env  # noqa: F401  (env is a fixture)
+from declarative_support import QUOTAS
 
 
 def _config(zk_client, path: str) -> dict:

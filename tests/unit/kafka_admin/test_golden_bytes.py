@@ -7,7 +7,6 @@ validVersions 0-1, flexibleVersions 1+) and the protocol's primitive encodings
 (https://kafka.apache.org/protocol#protocol_types), not produced by the code under test.
 """
 
-import struct
 
 import pytest
 from kafka.protocol.admin import AlterClientQuotasResponse, DescribeClientQuotasResponse
@@ -26,23 +25,7 @@ from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, M
 VERSIONS = (0, 1)
 
 
-# -- primitive encoders, straight from the protocol guide --------------------------------
-def int8(v): return struct.pack(">b", v)
-def int16(v): return struct.pack(">h", v)
-def int32(v): return struct.pack(">i", v)
-def float64(v): return struct.pack(">d", v)
-def boolean(v): return b"\x01" if v else b"\x00"
-
-
-def uvarint(n):
-    out = b""
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([byte | 0x80])
-        else:
-            return out + bytes([byte])
+from wire_encoders import boolean, float64, int8, int16, int32, uvarint  # noqa: E402
 
 
 def string(s, flexible):

@@ -20,7 +20,7 @@ from kconfigs.kafka_admin.scram_messages import (
 )
 from kconfigs.scram import ScramUpsertion, UserScramDescription
 
-from test_golden_bytes import int8, int16, int32, uvarint
+from wire_encoders import int8, int16, int32, uvarint
 
 
 def cstring(s):
