@@ -224,7 +224,7 @@ def _target_line(results: list[dict]) -> str:
 def render(results: list[dict], command: str, load_before: tuple, load_after: tuple) -> str:
     import pyspark
 
-    from spark_analysis.transforms import PERCENTILE_ACCURACY
+    from kconfigs_analysis.transforms import PERCENTILE_ACCURACY
 
     generated = ", ".join(f"{r['samples']:.0e} in {r['generate_s']:.0f} s" for r in results if r["generate_s"] is not None)
     lines = [

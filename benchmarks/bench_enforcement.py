@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "enforcement"))
 
 from benchmarks._results import write_section  # noqa: E402
-from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, rates  # noqa: E402
-from enforcement.producer_ids import new_filter  # noqa: E402
+from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, rates  # noqa: E402
+from kconfigs_enforcement.producer_ids import new_filter  # noqa: E402
 from kafka_model import KafkaRate, kafka_throttle  # noqa: E402
 
 T0 = 1_700_000_000_000
@@ -130,7 +130,7 @@ def profile_summary(events: list) -> str:
 
 
 def measure(args) -> dict:
-    """Every figure of one implementation (the one ``enforcement.rates`` picked in this process)."""
+    """Every figure of one implementation (the one ``kconfigs_enforcement.rates`` picked in this process)."""
     snapshot = QuotaSnapshot.from_records(quota_records(args.entities // 10))
     enforcer = Enforcer(snapshot, EnforcementConfig())
     events = make_events(enforcer, args.events, args.entities, args.per_ms)

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from kconfigs.keys import QUOTA_KINDS
-from enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
-from enforcement.resolution import QuotaSnapshot
-from enforcement.rates import RateSensor
-from enforcement.sensors import AvgSensor, SensorRegistry
+from kconfigs_enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
+from kconfigs_enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.rates import RateSensor
+from kconfigs_enforcement.sensors import AvgSensor, SensorRegistry
 
 INT_MAX = 2**31 - 1  # QuotaConfig.IP_CONNECTION_RATE_DEFAULT: "no ip quota"
 GROUP = QUOTA_KINDS["connection"].metric_group

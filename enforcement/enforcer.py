@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from kconfigs.keys import QUOTA_KINDS
-from enforcement.connection_quota import ConnectionQuotaManager
-from enforcement.producer_ids import ProducerIdQuotaManager
-from enforcement.quota_manager import (
+from kconfigs_enforcement.connection_quota import ConnectionQuotaManager
+from kconfigs_enforcement.producer_ids import ProducerIdQuotaManager
+from kconfigs_enforcement.quota_manager import (
     ClientQuotaManager, ControllerMutationManager, FetchQuotaManager, MetricSample,
     MutationDecision, RequestQuotaManager, SensorSettings,
 )
-from enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.resolution import QuotaSnapshot
 
 PRODUCE = QUOTA_KINDS["produce"]
 

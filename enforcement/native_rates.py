@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import copy
 
-from enforcement._native import RateCore
-from enforcement.stats import UNLIMITED, Sample
+from kconfigs_enforcement._native import RateCore
+from kconfigs_enforcement.stats import UNLIMITED, Sample
 
 NO_CAP_MS = 2**63 - 1
 

@@ -21,10 +21,10 @@ from typing import Iterable, Iterator
 import rbloom
 
 from kconfigs.keys import QUOTA_KINDS
-from enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
-from enforcement.resolution import PRODUCER_IDS_KEY, QuotaSnapshot
-from enforcement.rates import RateSensor
-from enforcement.sensors import AvgSensor, SensorRegistry
+from kconfigs_enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
+from kconfigs_enforcement.resolution import PRODUCER_IDS_KEY, QuotaSnapshot
+from kconfigs_enforcement.rates import RateSensor
+from kconfigs_enforcement.sensors import AvgSensor, SensorRegistry
 
 GROUP = QUOTA_KINDS["producer_id"].metric_group
 FPR_SAFETY = 0.8  # size for 80 % of the configured rate: the bound holds at the expected count

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from kconfigs.keys import QUOTA_KINDS
-from enforcement.resolution import QuotaSnapshot
-from enforcement.rates import RateSensor, SampledRate
-from enforcement.sensors import NO_CAP_MS, AvgSensor, SensorRegistry
-from enforcement.stats import UNLIMITED
-from enforcement.throttle import token_bucket_throttle_ms
-from enforcement.token_bucket import TokenBucket
+from kconfigs_enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.rates import RateSensor, SampledRate
+from kconfigs_enforcement.sensors import NO_CAP_MS, AvgSensor, SensorRegistry
+from kconfigs_enforcement.stats import UNLIMITED
+from kconfigs_enforcement.throttle import token_bucket_throttle_ms
+from kconfigs_enforcement.token_bucket import TokenBucket
 
 NANOS_TO_PERCENT_PER_SEC = 100.0 / 1_000_000_000  # ClientRequestQuotaManager.NanosToPercentagePerSecond
 BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS = 2, 30_000  # metrics.num.samples / sample.window.ms

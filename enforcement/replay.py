@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Iterable, Iterator, NamedTuple
 
 from kconfigs.keys import QUOTA_KINDS
-from enforcement.enforcer import DEFAULT_CONFIG, EnforcementConfig, Enforcer
-from enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.enforcer import DEFAULT_CONFIG, EnforcementConfig, Enforcer
+from kconfigs_enforcement.resolution import QuotaSnapshot
 
 EXPIRE_INTERVAL_MS = 30_000  # Metrics' ExpireSensorTask period
 

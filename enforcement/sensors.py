@@ -9,18 +9,18 @@ is lost with it.
 ``QuotaUtils.(bounded)throttleTime``, fused into one call with the ``SampledRate`` internals
 inlined (same arithmetic as ``record`` + ``measure`` + ``window_ms``; the property tests compare
 it with a literal port of Kafka). ``enforcement/native`` has the same sensor in Rust, used when
-built (``enforcement.rates``).
+built (``kconfigs_enforcement.rates``).
 """
 
 from __future__ import annotations
 
-from enforcement.stats import UNLIMITED, PureSampledRate, SampledAvg, java_round, ordered_sum, trunc_div
+from kconfigs_enforcement.stats import UNLIMITED, PureSampledRate, SampledAvg, java_round, ordered_sum, trunc_div
 
 NO_CAP_MS = 2**63 - 1
 
 
 class PureRateSensor(PureSampledRate):
-    """A quota sensor around a ``PureSampledRate`` (the fallback of ``enforcement.rates.RateSensor``).
+    """A quota sensor around a ``PureSampledRate`` (the fallback of ``kconfigs_enforcement.rates.RateSensor``).
 
     :param bound: the quota (per second); ``UNLIMITED`` = Long.MAX_VALUE like Kafka
     :param cap_ms: ``boundedThrottleTime`` cap (one sample window) or ``NO_CAP_MS``

@@ -18,7 +18,7 @@ expired. Non-integral values (request percentages) switch the stat to summing th
 order on each measure, exactly like ``WindowedSum.combine``, so rounding matches Java's doubles.
 ``tests/unit/enforcement`` checks this against a literal transliteration of the Java classes.
 
-This pure-Python rate is the fallback; ``enforcement.rates`` picks the compiled one
+This pure-Python rate is the fallback; ``kconfigs_enforcement.rates`` picks the compiled one
 (``enforcement/native``, the same algorithm in Rust) when it is built.
 """
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spark_analysis.kinds import KIND_QUOTA_KEY
-from spark_analysis.quotas import render_quota_toml
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY
+from kconfigs_analysis.quotas import render_quota_toml
 from kconfigs.sanitize import sanitize
 
 KINDS = ("fetch", "produce")  # JmxTool order: Fetch sorts before Produce
@@ -133,7 +133,7 @@ def _quota_records(models: list[EntityModel]) -> list:
 def _series_tags(models: list[EntityModel], records: list) -> dict[tuple, tuple]:
     """(kind, user, client) -> (user tag decoded or None, client tag or None), as a broker names
     the sensor (``QuotaSnapshot.metric_tags``): the tag shape depends on the quota levels set."""
-    from enforcement import QuotaSnapshot
+    from kconfigs_enforcement import QuotaSnapshot
 
     snapshot = QuotaSnapshot.from_records(records)
     tags = {}

@@ -18,9 +18,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kconfigs.errors import UsageError
-from spark_analysis import dumpfiles
-from spark_analysis import metric_names as names
-from spark_analysis.dumpfiles import DumpFile, ReadOptions
+from kconfigs_analysis import dumpfiles
+from kconfigs_analysis import metric_names as names
+from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
 
 SNIFF_LINES = 50
 #: letters of a date pattern that print a zone or an offset (the time is then absolute)

@@ -15,12 +15,12 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from kconfigs.errors import ValidationError
-from spark_analysis import quotas as quota_io
-from spark_analysis import readers, report_scan, sizing, transforms
-from spark_analysis.dumpfiles import ReadOptions
-from spark_analysis.kinds import KIND_QUOTA_KEY
-from spark_analysis.report import ReportData
-from spark_analysis.schemas import ENTITY_COLUMNS
+from kconfigs_analysis import quotas as quota_io
+from kconfigs_analysis import readers, report_scan, sizing, transforms
+from kconfigs_analysis.dumpfiles import ReadOptions
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY
+from kconfigs_analysis.report import ReportData
+from kconfigs_analysis.schemas import ENTITY_COLUMNS
 
 CHART_BUCKETS = 120
 NO_QUOTA_METRICS = (
@@ -116,7 +116,7 @@ def _chart_data(inputs: report_scan.Inputs, rows: list[dict], summary: dict, arg
 
 
 def _heat_rows(heated: list[dict], by_key: dict, buckets: list[int]) -> list[tuple[str, list]]:
-    from spark_analysis.report import entity_label
+    from kconfigs_analysis.report import entity_label
 
     rows = []
     for r in heated:
@@ -167,7 +167,7 @@ class WhatIfArgs:
 
 def _whatif_events(spark: SparkSession, inputs: InputArgs, step: Step) -> DataFrame:
     """Events from ``simulate`` traces, or derived from metric dumps / usage logs."""
-    from spark_analysis import whatif
+    from kconfigs_analysis import whatif
 
     files = readers.classify_inputs(inputs.paths, inputs.input_format)
     traces = [f.path for f in files if f.format == "trace"]
@@ -202,7 +202,7 @@ def _rollup_whatif(rows: list[dict], proposed: list) -> list[dict]:
 
 def run_whatif(spark: SparkSession, args: WhatIfArgs, step: Step = lambda _: None) -> list[dict]:
     """Who would be throttled under ``proposed`` (and under ``current``), and by how much."""
-    from spark_analysis import whatif
+    from kconfigs_analysis import whatif
 
     events = _whatif_events(spark, args.inputs, step).persist(StorageLevel.MEMORY_AND_DISK)
     step("replaying proposed quotas")

@@ -13,9 +13,9 @@ import sys
 
 from kconfigs.atomic_file import write_file_atomically
 from kconfigs.errors import UsageError
-from spark_analysis.kinds import KIND_RATE_UNIT
-from spark_analysis.report import ReportData, entity_label
-from spark_analysis.svg_charts import human_rate
+from kconfigs_analysis.kinds import KIND_RATE_UNIT
+from kconfigs_analysis.report import ReportData, entity_label
+from kconfigs_analysis.svg_charts import human_rate
 
 MACHINE_FORMATS = ("json", "csv", "parquet")
 PIPE_WIDTH = 200  # rich uses 80 columns when stdout is not a terminal: too narrow for entity names

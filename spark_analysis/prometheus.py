@@ -22,9 +22,9 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kconfigs.errors import ValidationError
-from spark_analysis import dumpfiles
-from spark_analysis import metric_names as names
-from spark_analysis.dumpfiles import DumpFile, ReadOptions
+from kconfigs_analysis import dumpfiles
+from kconfigs_analysis import metric_names as names
+from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
 
 #: the series a line belongs to (name and labels), or a ``# TYPE`` line (once per scrape)
 _SERIES_KEY_RE = r"^\s*(#\s*TYPE\s+\S+|[^{\s]*(?:\{.*\})?)"

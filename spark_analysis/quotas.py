@@ -7,7 +7,7 @@ written by ``kconfigs.quotafile`` (docs/quota-file.md)::
     entity = { user = "alice", client-id = { default = true } }   # { default = true } = the default
     producer_byte_rate = 1048576
 
-Resolution of the 8-level precedence is ``enforcement.QuotaSnapshot``'s, so the analysis
+Resolution of the 8-level precedence is ``kconfigs_enforcement.QuotaSnapshot``'s, so the analysis
 agrees with the gateway and ``kconfigs simulate``; this module only adapts inputs to it.
 """
 
@@ -91,8 +91,8 @@ def write_quota_file(path: str, records: list[QuotaRecordTuple], header_lines: I
 
 
 def build_snapshot(records: list[QuotaRecordTuple]):
-    """``enforcement.QuotaSnapshot`` over ``records`` (imported lazily: heavy for --help)."""
-    from enforcement import QuotaSnapshot
+    """``kconfigs_enforcement.QuotaSnapshot`` over ``records`` (imported lazily: heavy for --help)."""
+    from kconfigs_enforcement import QuotaSnapshot
 
     return QuotaSnapshot.from_records(records)
 

@@ -18,10 +18,10 @@ from pyspark.sql import functions as F
 
 from kconfigs.keys import QUOTA_KINDS
 from kconfigs.errors import UsageError
-from spark_analysis import dumpfiles, jmxtool, prometheus
-from spark_analysis import metric_names as names
-from spark_analysis.dumpfiles import DumpFile, ReadOptions
-from spark_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
+from kconfigs_analysis import dumpfiles, jmxtool, prometheus
+from kconfigs_analysis import metric_names as names
+from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
+from kconfigs_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
 
 FORMATS = ("jmxtool", "prometheus", "usage-log")
 TRACE_HEADER = "time_ms,user,client_id,ip,kind,value"  # kconfigs simulate --trace (what-if only)
@@ -102,7 +102,7 @@ def load_dumps(spark: SparkSession, files: list[DumpFile], options: ReadOptions 
     return result
 
 
-# --- JmxTool "original" CSV (spark_analysis.jmxtool) ----------------------------------------------
+# --- JmxTool "original" CSV (kconfigs_analysis.jmxtool) ----------------------------------------------
 
 
 def _load_jmxtool(spark: SparkSession, dump: DumpFile, options: ReadOptions) -> DataFrame:
@@ -110,7 +110,7 @@ def _load_jmxtool(spark: SparkSession, dump: DumpFile, options: ReadOptions) -> 
     return jmxtool.canonical(spark, jmxtool.read_header(dump), options, _OUTPUT_COLUMNS)
 
 
-# --- Prometheus text exposition: spark_analysis.prometheus ---------------------------------------
+# --- Prometheus text exposition: kconfigs_analysis.prometheus ---------------------------------------
 
 
 # --- gateway usage log (docs/usage-log.md) -------------------------------------------------------
@@ -161,7 +161,7 @@ def with_idle_windows(usage: DataFrame) -> DataFrame:
     throttled fraction would describe only the windows in which the entity sent something.
     Each line becomes itself plus its idle successors in one explode (one pass over the input).
     """
-    from enforcement.enforcer import EnforcementConfig
+    from kconfigs_enforcement.enforcer import EnforcementConfig
 
     entity = Window.partitionBy("_bad", "source", "kind", "user", "client_id", "ip", "window_ms").orderBy("ts_ms")
     # a generator cannot hold a window function: the next line's start becomes a column first

@@ -10,9 +10,9 @@ import datetime as dt
 from dataclasses import dataclass, field
 from html import escape
 
-from spark_analysis import svg_charts
-from spark_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT
-from spark_analysis.sizing import plain_number
+from kconfigs_analysis import svg_charts
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT
+from kconfigs_analysis.sizing import plain_number
 
 _KEY_UNIT = {key: KIND_RATE_UNIT[kind] for kind, key in KIND_QUOTA_KEY.items()}
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_analysis import jmxtool, readers, transforms
-from spark_analysis.dumpfiles import ReadOptions
-from spark_analysis.schemas import ENTITY_COLUMNS
+from kconfigs_analysis import jmxtool, readers, transforms
+from kconfigs_analysis.dumpfiles import ReadOptions
+from kconfigs_analysis.schemas import ENTITY_COLUMNS
 
 _CANONICAL_KEYS = ENTITY_COLUMNS + ["source"]
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 from kconfigs.keys import WHOLE_NUMBER_KEYS
-from spark_analysis.quotas import QuotaRecordTuple
+from kconfigs_analysis.quotas import QuotaRecordTuple
 
 #: minimum recommended value per kind (Confluent Cloud: byte-rate quotas of at least 1 MiB/s).
 DEFAULT_FLOORS: Mapping[str, float] = {

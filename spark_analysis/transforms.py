@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_analysis.schemas import CANONICAL_COLUMNS, ENTITY_COLUMNS, ENTITY_STATS_SCHEMA
+from kconfigs_analysis.schemas import CANONICAL_COLUMNS, ENTITY_COLUMNS, ENTITY_STATS_SCHEMA
 
 PERCENTILES = (0.5, 0.95, 0.99)
 #: percentile_approx accuracy: rank error ≤ n/accuracy per (entity, broker) series. 10x Spark's

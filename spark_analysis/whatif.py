@@ -1,9 +1,9 @@
-"""What-if: replay usage against proposed quotas with ``enforcement.replay``, per sensor in Spark.
+"""What-if: replay usage against proposed quotas with ``kconfigs_enforcement.replay``, per sensor in Spark.
 
 Kafka keeps one Rate sensor per (broker, quota type, metric tags), and sensors never interact,
 so replaying each sensor's events on its own ``Enforcer`` gives exactly the decisions of one
 replay of the whole trace (what ``kconfigs simulate`` does). Spark groups the events by sensor
-and runs ``enforcement.replay.decide`` per group in ``applyInPandas`` — the one place Python
+and runs ``kconfigs_enforcement.replay.decide`` per group in ``applyInPandas`` — the one place Python
 runs inside Spark (style §7). Sensor expiry checks keep the global 30-s schedule of
 ``replay.replay`` (anchored at the first event of the whole trace) and each group replays in
 trace order (``seq``), so results match a single replay of the trace exactly.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from spark_analysis.kinds import KIND_QUOTA_KEY
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY
 
 TRACE_SCHEMA = "time_ms long, user string, client_id string, ip string, kind string, value long"
 RESULT_SCHEMA = (
@@ -87,7 +87,7 @@ def _sensor_key(snapshot, kind: str, user: str, client_id: str, ip: str) -> str:
 
 def sensor_groups(spark: SparkSession, events: DataFrame, records: list) -> DataFrame:
     """Tiny frame (kind, user, client_id, ip) -> sensor key, resolved on the driver."""
-    from spark_analysis.quotas import build_snapshot
+    from kconfigs_analysis.quotas import build_snapshot
 
     snapshot = build_snapshot(records)
     entities = events.select("kind", "user", "client_id", "ip").distinct().collect()
@@ -101,8 +101,8 @@ def _replay_function(records: list, origin_ms: int, config_kwargs: dict):
     def replay_group(frame):
         import pandas as pd
 
-        from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot
-        from enforcement.replay import EXPIRE_INTERVAL_MS, UsageEvent, decide
+        from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot
+        from kconfigs_enforcement.replay import EXPIRE_INTERVAL_MS, UsageEvent, decide
 
         enforcer = Enforcer(QuotaSnapshot.from_records(records), EnforcementConfig(**config_kwargs))
         frame = frame.sort_values("seq", kind="stable")  # trace file order, as simulate replays it

@@ -46,7 +46,7 @@ def load_quota_file(path: str) -> list[tuple[dict, dict]]:
 def load_snapshot(quotas_path: str | None, store_kwargs: dict):
     """A ``QuotaSnapshot`` from ``--quotas FILE`` or else from the store named by the options
     (resolved either way, so a bad ``--profile`` or an empty ``--zookeeper`` is never ignored)."""
-    from enforcement import QuotaSnapshot
+    from kconfigs_enforcement import QuotaSnapshot
     from kconfigs.commands.options import pop_store_flags
     from kconfigs.profiles import resolve_store_options
 

@@ -18,8 +18,8 @@ import click
               help="Who answers DescribeClientQuotas/AlterClientQuotas (default auto).")
 def serve(config_file: str | None, **options) -> None:
     """Run a Kafka-protocol gateway in front of brokers that enforces client quotas."""
-    from enforcement.gateway.config import config_from_mapping, load_toml
-    from enforcement.gateway.runner import run
+    from kconfigs_enforcement.gateway.config import config_from_mapping, load_toml
+    from kconfigs_enforcement.gateway.runner import run
 
     base = config_from_mapping(load_toml(config_file)) if config_file else None
     run(config_from_mapping(options, base).validate())

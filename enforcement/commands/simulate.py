@@ -51,7 +51,7 @@ def _rows(reader, path: str):
 
 def parse_trace(text: str, path: str) -> list:
     """Rows of a trace -> ``UsageEvent`` list. :raises ValidationError: naming the line."""
-    from enforcement.replay import UsageEvent
+    from kconfigs_enforcement.replay import UsageEvent
 
     events, last_time = [], {}
     reader = csv.reader(io.StringIO(text))
@@ -103,7 +103,7 @@ class Summary:
 
 
 def simulate_to_csv(events: list, snapshot, config) -> tuple[str, Summary]:
-    from enforcement import replay
+    from kconfigs_enforcement import replay
 
     out, summary = io.StringIO(), Summary()
     writer = csv.writer(out, lineterminator="\n")
@@ -145,8 +145,8 @@ def _write_atomically(path: str, text: str) -> None:
 @store_options
 def simulate(trace_path, quotas_path, out_path, samples, window_ms, legacy_pre_3_8, **store_kwargs) -> None:
     """Replay a traffic trace and print each event's throttle_ms, as a Kafka broker computes it."""
-    from enforcement import EnforcementConfig
-    from enforcement.commands.resolve import load_snapshot
+    from kconfigs_enforcement import EnforcementConfig
+    from kconfigs_enforcement.commands.resolve import load_snapshot
 
     events = parse_trace(_read_text(trace_path), trace_path)
     if samples < 1 or window_ms < 1:

@@ -14,9 +14,9 @@ import asyncio
 import logging
 from typing import Any, Iterable, Mapping
 
-from enforcement.gateway import codec
-from enforcement.gateway.headers import RequestPrefix
-from enforcement.gateway.versions import ALTER_CLIENT_QUOTAS, DESCRIBE_CLIENT_QUOTAS, VersionRange
+from kconfigs_enforcement.gateway import codec
+from kconfigs_enforcement.gateway.headers import RequestPrefix
+from kconfigs_enforcement.gateway.versions import ALTER_CLIENT_QUOTAS, DESCRIBE_CLIENT_QUOTAS, VersionRange
 from kconfigs.errors import KconfigsError, ValidationError
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity
 

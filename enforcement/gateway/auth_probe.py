@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from enforcement.gateway import codec, framing
-from enforcement.gateway.headers import MalformedFrame
+from kconfigs_enforcement.gateway import codec, framing
+from kconfigs_enforcement.gateway.headers import MalformedFrame
 
 PROBE_TTL_S = 60.0
 _METADATA = 3

@@ -13,7 +13,7 @@ decoding are never copied in Python, and large ones stream through without being
 The buffer is an anonymous mmap: pages are only made resident when bytes land in them, so an idle
 connection costs a page or two, not the whole capacity. On Linux the part of a large frame that has
 not reached the buffer yet does not enter it at all: ``forward`` splices it socket to socket
-(:mod:`enforcement.gateway.splice`).
+(:mod:`kconfigs_enforcement.gateway.splice`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import mmap
 
-from enforcement.gateway import splice
+from kconfigs_enforcement.gateway import splice
 
 #: receive buffer per socket; larger frames grow it (bounded by the frame size limit) when they
 #: must be held whole, and stream through it otherwise

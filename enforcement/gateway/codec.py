@@ -15,7 +15,7 @@ from typing import Any
 
 from kafka.protocol.schemas import BaseField
 
-from enforcement.gateway.headers import MalformedFrame
+from kconfigs_enforcement.gateway.headers import MalformedFrame
 
 API_VERSIONS = 18
 

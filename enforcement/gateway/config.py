@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from enforcement.gateway.channel import RECEIVE_BUFFER_BYTES
+from kconfigs_enforcement.gateway.channel import RECEIVE_BUFFER_BYTES
 from kconfigs.errors import ValidationError
 
 Address = tuple[str, int]

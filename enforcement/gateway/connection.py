@@ -5,7 +5,7 @@ identity (client id, SASL), version caps, producer ids and acks, the in-flight e
 the bytes go upstream unchanged, several requests per send when they arrived together; the rest
 of a large Produce streams through. While the connection owes a throttle the next request is held
 (not read), which is Kafka's channel muting and holds clients that ignore throttle_time_ms. The
-upstream -> client half is :class:`~enforcement.gateway.responses.ResponseRelay`. Backpressure
+upstream -> client half is :class:`~kconfigs_enforcement.gateway.responses.ResponseRelay`. Backpressure
 both ways: a socket whose send buffer is above the high-water mark stops reading from the other.
 A bad frame closes only this connection; the log names the peer and the API key.
 """
@@ -19,15 +19,15 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from enforcement.gateway import codec, framing, versions
-from enforcement.gateway.channel import Channel
-from enforcement.gateway.headers import MalformedFrame, ProtocolViolation, RequestPrefix, parse_request_prefix, produce_acks
-from enforcement.gateway.inflight import InflightRequest, InflightTable
-from enforcement.gateway.responses import EXEMPT_APIS, FETCH, QUICK_HEAD_BYTES, STREAM_HEAD_BYTES, ResponseRelay, now_ms
-from enforcement.gateway.sasl import SaslState, UnsupportedSasl
+from kconfigs_enforcement.gateway import codec, framing, versions
+from kconfigs_enforcement.gateway.channel import Channel
+from kconfigs_enforcement.gateway.headers import MalformedFrame, ProtocolViolation, RequestPrefix, parse_request_prefix, produce_acks
+from kconfigs_enforcement.gateway.inflight import InflightRequest, InflightTable
+from kconfigs_enforcement.gateway.responses import EXEMPT_APIS, FETCH, QUICK_HEAD_BYTES, STREAM_HEAD_BYTES, ResponseRelay, now_ms
+from kconfigs_enforcement.gateway.sasl import SaslState, UnsupportedSasl
 
 if TYPE_CHECKING:
-    from enforcement.gateway.context import GatewayContext
+    from kconfigs_enforcement.gateway.context import GatewayContext
 
 __all__ = ["IdleConnection", "Peer", "ProtocolViolation", "ProxyConnection", "SlowRequest"]
 log = logging.getLogger("kconfigs.gateway")
@@ -398,7 +398,7 @@ class ProxyConnection(ResponseRelay):
 
 
 def _safe_producer_ids(prefix: RequestPrefix, frame: memoryview) -> set[int]:
-    from enforcement.gateway.producer_ids import produce_request_producer_ids
+    from kconfigs_enforcement.gateway.producer_ids import produce_request_producer_ids
 
     try:
         return produce_request_producer_ids(prefix.api_version, bytes(frame))

@@ -8,9 +8,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from enforcement.gateway.config import Address, GatewayConfig
-from enforcement.gateway.metrics import GatewayStats
-from enforcement.gateway.quotas import QuotaGate
+from kconfigs_enforcement.gateway.config import Address, GatewayConfig
+from kconfigs_enforcement.gateway.metrics import GatewayStats
+from kconfigs_enforcement.gateway.quotas import QuotaGate
 
 log = logging.getLogger("kconfigs.gateway")
 
@@ -30,9 +30,9 @@ class GatewayContext:
     registry: "BrokerRegistry"
     quotas: QuotaGate
     stats: GatewayStats
-    admin: Any = None  # enforcement.gateway.admin.QuotaAdmin when the gateway owns quota admin
+    admin: Any = None  # kconfigs_enforcement.gateway.admin.QuotaAdmin when the gateway owns quota admin
     connections: set = field(default_factory=set)
-    auth_probe: Any = None  # enforcement.gateway.auth_probe.AnonymousProbe (no auth downgrade)
+    auth_probe: Any = None  # kconfigs_enforcement.gateway.auth_probe.AnonymousProbe (no auth downgrade)
 
 
 class BrokerRegistry:

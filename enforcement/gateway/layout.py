@@ -9,7 +9,7 @@ spliced socket to socket), and drops unknown tagged fields when it re-encodes.
 
 Frames held whole (every Produce response, most Fetch responses) are walked directly
 (:func:`produce_positions`, :func:`fetch_tags_position`). A Fetch response streaming through
-(:mod:`enforcement.gateway.fetch_stream`) is walked by :func:`fetch_response`, a generator of
+(:mod:`kconfigs_enforcement.gateway.fetch_stream`) is walked by :func:`fetch_response`, a generator of
 operations (sans I/O): only the small structural fields are read, and each partition's records are
 forwarded unread. It starts at the response header and returns at the top-level tagged fields.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 from typing import Generator
 
-from enforcement.gateway.headers import MalformedFrame, read_uvarint
+from kconfigs_enforcement.gateway.headers import MalformedFrame, read_uvarint
 
 #: Operations a walker yields. SKIP n: n opaque bytes. INT16/INT32: read one (sent back).
 #: UVARINT: read an unsigned varint (sent back). MARK name: the current position is ``name``.

@@ -44,13 +44,13 @@ class QuotaGate:
 
     def load(self, records: QuotaRecords) -> None:
         """Install a full quota snapshot; the next request is judged by it (live reload)."""
-        import enforcement
+        import kconfigs_enforcement
 
         records = list(records)
-        snapshot = enforcement.QuotaSnapshot.from_records(records)
+        snapshot = kconfigs_enforcement.QuotaSnapshot.from_records(records)
         if self._enforcer is None:
-            config = enforcement.EnforcementConfig(samples=self._window[0], window_ms=self._window[1] * 1000)
-            self._enforcer = enforcement.Enforcer(snapshot, config)
+            config = kconfigs_enforcement.EnforcementConfig(samples=self._window[0], window_ms=self._window[1] * 1000)
+            self._enforcer = kconfigs_enforcement.Enforcer(snapshot, config)
         else:
             self._enforcer.swap_snapshot(snapshot)
         users = {entity.get("user") for entity, quotas in records if PRODUCER_IDS_RATE in quotas}

@@ -16,16 +16,16 @@ import time
 from typing import TYPE_CHECKING
 
 from kconfigs.clock import MONOTONIC
-from enforcement.gateway import codec, framing, layout, versions
-from enforcement.gateway.fetch_stream import relay_fetch_with_endpoints
-from enforcement.gateway.headers import MalformedFrame, ProtocolViolation, parse_response_correlation_id, response_body_offset
-from enforcement.gateway.inflight import CorrelationMismatch, InflightRequest
-from enforcement.gateway.rewrite import REWRITTEN_APIS, AddressRewrite, node_endpoints_rewrite, prepare_rewrite
-from enforcement.gateway.throttling import patch_throttle_time
+from kconfigs_enforcement.gateway import codec, framing, layout, versions
+from kconfigs_enforcement.gateway.fetch_stream import relay_fetch_with_endpoints
+from kconfigs_enforcement.gateway.headers import MalformedFrame, ProtocolViolation, parse_response_correlation_id, response_body_offset
+from kconfigs_enforcement.gateway.inflight import CorrelationMismatch, InflightRequest
+from kconfigs_enforcement.gateway.rewrite import REWRITTEN_APIS, AddressRewrite, node_endpoints_rewrite, prepare_rewrite
+from kconfigs_enforcement.gateway.throttling import patch_throttle_time
 
 if TYPE_CHECKING:
-    from enforcement.gateway.channel import Channel
-    from enforcement.gateway.context import GatewayContext
+    from kconfigs_enforcement.gateway.channel import Channel
+    from kconfigs_enforcement.gateway.context import GatewayContext
 
 log = logging.getLogger("kconfigs.gateway")
 FETCH = 1

@@ -21,9 +21,9 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from enforcement.gateway import codec, layout
-from enforcement.gateway.headers import MalformedFrame, read_uvarint, response_body_offset, skip_tagged_fields
-from enforcement.gateway.versions import DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA
+from kconfigs_enforcement.gateway import codec, layout
+from kconfigs_enforcement.gateway.headers import MalformedFrame, read_uvarint, response_body_offset, skip_tagged_fields
+from kconfigs_enforcement.gateway.versions import DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA
 
 Address = tuple[str, int]
 AddressMap = Mapping[Address, Address]

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Iterator
 
-from enforcement.gateway.config import GatewayConfig
+from kconfigs_enforcement.gateway.config import GatewayConfig
 from kconfigs.errors import UsageError
 
 log = logging.getLogger("kconfigs.gateway")
@@ -49,9 +49,9 @@ def open_gateway_store(config: GatewayConfig):
 
 async def serve(config: GatewayConfig, store) -> None:
     """Run until SIGTERM/SIGINT, then drain in-flight requests and stop."""
-    from enforcement.gateway.admin import QuotaAdmin
-    from enforcement.gateway.reload import QuotaReloader
-    from enforcement.gateway.server import Gateway
+    from kconfigs_enforcement.gateway.admin import QuotaAdmin
+    from kconfigs_enforcement.gateway.reload import QuotaReloader
+    from kconfigs_enforcement.gateway.server import Gateway
 
     admin = None if config.quota_admin == "passthrough" else QuotaAdmin(store, config.quota_admin, config.quota_admin_principals)
     gateway = Gateway(config, admin=admin)
@@ -65,7 +65,7 @@ async def serve(config: GatewayConfig, store) -> None:
 
 
 async def _serve_until_signal(config: GatewayConfig, gateway, loop) -> None:
-    from enforcement.gateway.metrics import start_http_endpoint
+    from kconfigs_enforcement.gateway.metrics import start_http_endpoint
 
     with _bind_errors(config.listen):
         await gateway.start()

@@ -14,14 +14,14 @@ import ssl
 import time
 from typing import Any
 
-from enforcement import rates
-from enforcement.gateway.auth_probe import AnonymousProbe
-from enforcement.gateway.channel import Channel
-from enforcement.gateway.config import Address, GatewayConfig
-from enforcement.gateway.connection import Peer, ProxyConnection
-from enforcement.gateway.context import BrokerRegistry, GatewayContext
-from enforcement.gateway.metrics import GatewayStats
-from enforcement.gateway.quotas import QuotaGate
+from kconfigs_enforcement import rates
+from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
+from kconfigs_enforcement.gateway.channel import Channel
+from kconfigs_enforcement.gateway.config import Address, GatewayConfig
+from kconfigs_enforcement.gateway.connection import Peer, ProxyConnection
+from kconfigs_enforcement.gateway.context import BrokerRegistry, GatewayContext
+from kconfigs_enforcement.gateway.metrics import GatewayStats
+from kconfigs_enforcement.gateway.quotas import QuotaGate
 
 log = logging.getLogger("kconfigs.gateway")
 
@@ -63,7 +63,7 @@ class Gateway:
         log.info("data path: %s; rate core: %s", _data_path_description(self.config), rates.DESCRIPTION)
 
     def _start_usage_log(self, path: str) -> None:
-        from enforcement.gateway.usage_log import UsageLog
+        from kconfigs_enforcement.gateway.usage_log import UsageLog
 
         out = open(path, "a", encoding="utf-8")
         self.usage_log = UsageLog(out, self.config.usage_log_window_ms, self.quotas.quota_for)
@@ -187,7 +187,7 @@ def _tls_principal(client: Channel) -> str | None:
 
 
 def _data_path_description(config) -> str:
-    from enforcement.gateway import splice
+    from kconfigs_enforcement.gateway import splice
 
     if not config.zero_copy:
         return "user-space copy (zero_copy = false)"

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from enforcement.gateway import codec, layout
+from kconfigs_enforcement.gateway import codec, layout
 
 PRODUCE, FETCH, METADATA, FIND_COORDINATOR = 0, 1, 3, 10
 SASL_HANDSHAKE, API_VERSIONS, SASL_AUTHENTICATE = 17, 18, 36

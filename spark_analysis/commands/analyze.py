@@ -29,8 +29,8 @@ def _check_timezone(ctx, param, value: str | None) -> str | None:
 
 def _input_args(kwargs: dict):
     """InputArgs from the shared input options (popped from ``kwargs``)."""
-    from spark_analysis.dumpfiles import ReadOptions
-    from spark_analysis.jobs import InputArgs
+    from kconfigs_analysis.dumpfiles import ReadOptions
+    from kconfigs_analysis.jobs import InputArgs
 
     interval_s = kwargs.pop("scrape_interval_s")
     read = ReadOptions(kwargs.pop("jmx_date_format"), kwargs.pop("timezone"),
@@ -85,7 +85,7 @@ def _quota_records(kwargs: dict) -> list | None:
     else None (no quotas known: the embedded default store is not consulted)."""
     from kconfigs.commands.options import pop_store_flags
     from kconfigs.profiles import resolve_store_options
-    from spark_analysis import quotas as quota_io
+    from kconfigs_analysis import quotas as quota_io
 
     flags, profile = pop_store_flags(kwargs)
     options = resolve_store_options(flags, profile)  # even with --quotas: a bad --profile is an error
@@ -106,7 +106,7 @@ def _quota_records(kwargs: dict) -> list | None:
 @contextlib.contextmanager
 def _spark(kwargs: dict) -> Iterator[tuple]:
     """One SparkSession for the command, with its progress line."""
-    from spark_analysis.session import SessionOptions, SparkProgress, spark_session
+    from kconfigs_analysis.session import SessionOptions, SparkProgress, spark_session
 
     options = SessionOptions(master=kwargs.pop("master"), verbose=kwargs.pop("verbose"),
                              driver_memory=kwargs.pop("driver_memory"))
@@ -116,13 +116,13 @@ def _spark(kwargs: dict) -> Iterator[tuple]:
 
 
 def _report_args(kwargs: dict, top_n: int):
-    from spark_analysis.jobs import ReportArgs
+    from kconfigs_analysis.jobs import ReportArgs
 
     return ReportArgs(_input_args(kwargs), _quota_records(kwargs), top_n=top_n)
 
 
 def _emit(data, fmt: str, output_path: str | None, html_path: str | None, extra: dict | None = None) -> None:
-    from spark_analysis import outputs, report
+    from kconfigs_analysis import outputs, report
 
     if html_path:
         outputs.write_text_output(report.render_html(data), html_path)
@@ -142,7 +142,7 @@ def analyze() -> None:
 @_output_options
 def report_command(fmt, output_path, html_path, top_n, **kwargs) -> None:
     """Per-entity percentiles, utilisation vs the effective quota, throttling, idle quotas."""
-    from spark_analysis.jobs import run_report
+    from kconfigs_analysis.jobs import run_report
 
     args = _report_args(kwargs, top_n)
     with _spark(kwargs) as (spark, progress):
@@ -167,9 +167,9 @@ def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile
     """
     from dataclasses import asdict
 
-    from spark_analysis import quotas as quota_io
-    from spark_analysis import sizing
-    from spark_analysis.jobs import run_recommend
+    from kconfigs_analysis import quotas as quota_io
+    from kconfigs_analysis import sizing
+    from kconfigs_analysis.jobs import run_recommend
 
     args = _report_args(kwargs, top_n)
     policy = sizing.SizingPolicy(percentile=percentile, headroom=headroom)
@@ -197,9 +197,9 @@ def whatif_command(proposed_file, fmt, output_path, top_n, **kwargs) -> None:
     Uses enforcement/ per Kafka sensor inside Spark, so a trace gives the same throttles as
     ``kconfigs simulate``. With --quotas (or a store) the current quotas are replayed too.
     """
-    from spark_analysis import outputs
-    from spark_analysis import quotas as quota_io
-    from spark_analysis.jobs import WhatIfArgs, run_whatif
+    from kconfigs_analysis import outputs
+    from kconfigs_analysis import quotas as quota_io
+    from kconfigs_analysis.jobs import WhatIfArgs, run_whatif
 
     args = WhatIfArgs(_input_args(kwargs), quota_io.load_quota_file(proposed_file), _quota_records(kwargs))
     with _spark(kwargs) as (spark, progress):
@@ -223,7 +223,7 @@ def generate_command(fmt, samples, entities, brokers, seed, out_dir) -> None:
     """Write a synthetic dump with known ground truth (truth.json) and its quotas.toml."""
     import json
 
-    from spark_analysis.generate import GeneratorSpec, generate
+    from kconfigs_analysis.generate import GeneratorSpec, generate
 
     summary = generate(GeneratorSpec(samples, out_dir, fmt, entities, brokers, seed=seed))
     click.echo(json.dumps(summary, indent=2))

@@ -106,7 +106,7 @@ trace_rows = st.lists(st.tuples(
 @CASES
 @given(rows=trace_rows, header=st.booleans())
 def test_trace_files_replay_or_fail_with_the_line_number(tmp_path_factory, rows, header):
-    from enforcement.commands.simulate import parse_trace
+    from kconfigs_enforcement.commands.simulate import parse_trace
 
     lines = (["time_ms,user,client_id,ip,kind,value"] if header else []) + [",".join(r) for r in rows]
     try:

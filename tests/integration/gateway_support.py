@@ -15,8 +15,8 @@ import uuid
 from contextlib import closing
 from pathlib import Path
 
-from enforcement.gateway.config import config_from_mapping
-from enforcement.gateway.server import Gateway
+from kconfigs_enforcement.gateway.config import config_from_mapping
+from kconfigs_enforcement.gateway.server import Gateway
 
 LOCALHOST = "127.0.0.1"
 

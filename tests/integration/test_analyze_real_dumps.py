@@ -25,7 +25,7 @@ from harness.java import java_binary, java_command
 from harness.jmx_exporter import javaagent_flag, jmx_exporter_jar, jmx_url, remote_jmx_flags
 from harness.processes import free_ports
 from harness.versions import KAFKA_3_VERSION
-from spark_analysis.session import SessionOptions, spark_session
+from kconfigs_analysis.session import SessionOptions, spark_session
 
 CAPTURE_S = 16
 SCRAPE_EVERY_S = 2

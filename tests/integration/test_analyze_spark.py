@@ -3,7 +3,7 @@ numbers against an independent plain-Python computation, what-if against ``kconf
 recommendations that ``kconfigs.quotafile`` reads back, errors, and the HTML report in Chromium.
 
 One SparkSession serves the whole module (Spark start-up is slow on 2 cores); the CLI commands
-run in-process and borrow it (``spark_analysis.session`` reuses an active session).
+run in-process and borrow it (``kconfigs_analysis.session`` reuses an active session).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import run_main
-from spark_analysis.generate import GeneratorSpec, generate
-from spark_analysis.session import SessionOptions, spark_session
+from kconfigs_analysis.generate import GeneratorSpec, generate
+from kconfigs_analysis.session import SessionOptions, spark_session
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dumps"
 REPO = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def spark():
 
 
 def _rows(spark, *names: str) -> list[dict]:
-    from spark_analysis import readers
+    from kconfigs_analysis import readers
 
     files = readers.classify_inputs([str(FIXTURES / n) for n in names])
     return [r.asDict() for r in readers.load_dumps(spark, files).collect()]

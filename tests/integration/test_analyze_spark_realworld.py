@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import run_main
-from spark_analysis import metric_names, readers
-from spark_analysis.dumpfiles import ReadOptions
-from spark_analysis.schemas import CANONICAL_SCHEMA
-from spark_analysis.session import SessionOptions, spark_session
+from kconfigs_analysis import metric_names, readers
+from kconfigs_analysis.dumpfiles import ReadOptions
+from kconfigs_analysis.schemas import CANONICAL_SCHEMA
+from kconfigs_analysis.session import SessionOptions, spark_session
 
 T0 = 1_714_557_600_000  # 2024-05-01 10:00:00 UTC
 PRODUCE = "kafka.server:type=Produce,client-id={}:{}"
@@ -214,7 +214,7 @@ def test_dated_jmxtool_times_are_read_in_the_given_or_the_machines_time_zone(spa
 
 
 def test_whatif_charges_each_sample_with_the_series_spacing_the_last_one_too(spark):
-    from spark_analysis import whatif
+    from kconfigs_analysis import whatif
 
     # 1 s apart, then a 10-s hole (an expired sensor), then 1 s apart: 1000 B/s each
     times = [T0, T0 + 1000, T0 + 2000, T0 + 12_000, T0 + 13_000]

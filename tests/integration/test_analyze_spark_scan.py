@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from spark_analysis import readers, report_scan, transforms
-from spark_analysis.generate import GeneratorSpec, generate
-from spark_analysis.schemas import ENTITY_COLUMNS
-from spark_analysis.session import SessionOptions, spark_session
+from kconfigs_analysis import readers, report_scan, transforms
+from kconfigs_analysis.generate import GeneratorSpec, generate
+from kconfigs_analysis.schemas import ENTITY_COLUMNS
+from kconfigs_analysis.session import SessionOptions, spark_session
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dumps"
 KEYS = ENTITY_COLUMNS + ["source"]

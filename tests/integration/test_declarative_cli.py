@@ -156,7 +156,7 @@ def test_apply_reads_the_file_from_stdin(env, monkeypatch):
 
 
 def test_an_exported_file_is_read_by_resolve_and_analyze_quota_loaders(env):
-    from spark_analysis.quotas import load_quota_file as analyze_load
+    from kconfigs_analysis.quotas import load_quota_file as analyze_load
 
     run_main("apply", str(env / "quotas.toml"))
     exported = env / "exported.toml"

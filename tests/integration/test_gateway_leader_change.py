@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from enforcement.gateway import responses
+from kconfigs_enforcement.gateway import responses
 from harness.cluster import KraftCluster
 from harness.javac import java_program_command
 from harness.versions import KAFKA_4_VERSION

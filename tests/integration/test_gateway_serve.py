@@ -15,8 +15,8 @@ import uuid
 
 import pytest
 
-from enforcement import rates
-from enforcement.gateway import splice
+from kconfigs_enforcement import rates
+from kconfigs_enforcement.gateway import splice
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
 from tests.integration.gateway_support import USAGE_WINDOW_MS, free_port, mean_rate, read_usage, usage_inside, wait_for_port

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from enforcement.gateway import channel, responses
+from kconfigs_enforcement.gateway import channel, responses
 from tests.integration.gateway_support import GatewayThread
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from enforcement.gateway.reload import QuotaReloader
+from kconfigs_enforcement.gateway.reload import QuotaReloader
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.factory import StoreOptions, open_store
 from tests.integration.gateway_support import USAGE_WINDOW_MS, GatewayThread, mean_rate, produce_until, read_usage, usage_inside

@@ -123,8 +123,8 @@ def test_thousand_connections_each_held_to_its_quota(tansu_broker, tmp_path):
 def drive_million_client_ids(total: int = 1_000_000, waves: int = 4) -> list[dict]:
     """``total`` distinct client ids in ``waves`` an hour apart on the gateway's QuotaGate (its
     ``expire()`` is what the gateway runs every 30 s); memory is read after each wave."""
-    from enforcement import ManualClock
-    from enforcement.gateway.quotas import QuotaGate
+    from kconfigs_enforcement import ManualClock
+    from kconfigs_enforcement.gateway.quotas import QuotaGate
 
     clock = ManualClock(1_000_000)
     gate = QuotaGate(clock_ms=clock.now_ms)

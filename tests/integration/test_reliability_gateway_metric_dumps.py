@@ -103,9 +103,9 @@ def write_hostile_dumps(workdir: Path, seed: int = SEED) -> dict[str, tuple[Path
 def test_malformed_metric_dump_lines_are_counted_never_fatal(tmp_path):
     from pyspark.sql import functions as F
 
-    from spark_analysis.dumpfiles import ReadOptions, dump_file
-    from spark_analysis.readers import load_dumps
-    from spark_analysis.session import SessionOptions, spark_session
+    from kconfigs_analysis.dumpfiles import ReadOptions, dump_file
+    from kconfigs_analysis.readers import load_dumps
+    from kconfigs_analysis.session import SessionOptions, spark_session
 
     written = write_hostile_dumps(tmp_path)
     with spark_session(SessionOptions(master="local[1]", shuffle_partitions=2)) as spark:

@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = {"kconfigs": "kconfigs", "enforcement": "enforcement", "spark_analysis": "spark_analysis"}
+FOLDERS = {"kconfigs": "kconfigs", "enforcement": "kconfigs_enforcement", "spark_analysis": "kconfigs_analysis"}
 # compiled modules (no .py source) that are imported by name
-EXTENSIONS = {"enforcement._native"}
+EXTENSIONS = {"kconfigs_enforcement._native"}
 # lower layers first: a package may import only those before it
-LAYERS = ["kconfigs", "enforcement", "spark_analysis"]
+LAYERS = ["kconfigs", "kconfigs_enforcement", "kconfigs_analysis"]
 # values plus now_ms in, values or a kconfigs error out (docs/ARCHITECTURE.md)
 PURE_CORE = [
     "kconfigs.errors", "kconfigs.sanitize", "kconfigs.model", "kconfigs.keys", "kconfigs.javafmt",
     "kconfigs.config_grammar",
-    "enforcement.stats", "enforcement.sensors", "enforcement.throttle",
-    "enforcement.token_bucket", "enforcement.resolution",
-    "enforcement.quota_manager",
+    "kconfigs_enforcement.stats", "kconfigs_enforcement.sensors", "kconfigs_enforcement.throttle",
+    "kconfigs_enforcement.token_bucket", "kconfigs_enforcement.resolution",
+    "kconfigs_enforcement.quota_manager",
 ]
 IO_MODULES = {"os", "io", "socket", "ssl", "asyncio", "selectors", "subprocess", "threading", "time", "sqlite3",
               "logging", "pathlib", "shutil", "tempfile", "http", "urllib.request", "kazoo", "kafka", "pyspark",
@@ -33,7 +33,7 @@ IO_MODULES = {"os", "io", "socket", "ssl", "asyncio", "selectors", "subprocess",
 
 # (module, import): the one environment read below the adapters: which rate implementation runs
 # (native or pure Python) is chosen once per process at import, like the extension's presence
-ALLOWED_IO = {("enforcement.rates", "os")}
+ALLOWED_IO = {("kconfigs_enforcement.rates", "os")}
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,11 +1,11 @@
-//! `enforcement._native`: the enforcement hot path in Rust.
+//! `kconfigs_enforcement._native`: the enforcement hot path in Rust.
 //!
 //! Why native code: a decision (record + quota check + throttle) is ~1.8 us in CPython even with
 //! the Python rate fused and inlined, half of the 1 us budget of issue 3. PyO3 (a maintained
 //! library) does the CPython binding; the rate arithmetic itself is in ring.rs.
 //!
 //! `RateCore` carries a rate plus the sensor fields the hot path reads (bound, cap, last record
-//! time). Python subclasses it: `enforcement.native_rates` adds names/tags and the public API.
+//! time). Python subclasses it: `kconfigs_enforcement.native_rates` adds names/tags and the public API.
 
 mod ring;
 #[cfg(test)]
@@ -29,7 +29,7 @@ fn to_value(value: &Bound<'_, PyAny>) -> PyResult<Value> {
     Ok(Value::Float(value.extract::<f64>()?))
 }
 
-#[pyclass(subclass, module = "enforcement._native")]
+#[pyclass(subclass, module = "kconfigs_enforcement._native")]
 pub struct RateCore {
     ring: Ring,
     /// the quota per second (`UNLIMITED` = no quota)

@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, SampledRate, java_round, throttle_time_ms
-from enforcement.quota_manager import NANOS_TO_PERCENT_PER_SEC
+from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, SampledRate, java_round, throttle_time_ms
+from kconfigs_enforcement.quota_manager import NANOS_TO_PERCENT_PER_SEC
 
 T0 = 1_700_000_000_000
 

@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, SampledRate, rates
-from enforcement.native_rates import NativeRateSensor, NativeSampledRate
-from enforcement.sensors import PureRateSensor
-from enforcement.stats import PureSampledRate
+from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, SampledRate, rates
+from kconfigs_enforcement.native_rates import NativeRateSensor, NativeSampledRate
+from kconfigs_enforcement.sensors import PureRateSensor
+from kconfigs_enforcement.stats import PureSampledRate
 
 T0 = 1_700_000_000_000
 

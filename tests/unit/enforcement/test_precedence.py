@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from enforcement import QuotaSnapshot
+from kconfigs_enforcement import QuotaSnapshot
 
 ALL_LEVELS = [
     ({"user": "alice", "client-id": "app"}, 1),

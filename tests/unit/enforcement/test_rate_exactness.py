@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enforcement.native_rates import NativeRateSensor, NativeSampledRate
-from enforcement.sensors import PureRateSensor
-from enforcement.stats import PureSampledRate
+from kconfigs_enforcement.native_rates import NativeRateSensor, NativeSampledRate
+from kconfigs_enforcement.sensors import PureRateSensor
+from kconfigs_enforcement.stats import PureSampledRate
 from kafka_model import KafkaRate, kafka_throttle
 
 rate_classes = pytest.mark.parametrize("SampledRate", [NativeSampledRate, PureSampledRate], ids=["native", "pure"])

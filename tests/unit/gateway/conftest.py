@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from enforcement.gateway.channel import Channel
+from kconfigs_enforcement.gateway.channel import Channel
 
 
 async def _accepted_pair(capacity: int):

@@ -12,8 +12,8 @@ import struct
 
 import pytest
 
-from enforcement.gateway import splice
-from enforcement.gateway.channel import Channel
+from kconfigs_enforcement.gateway import splice
+from kconfigs_enforcement.gateway.channel import Channel
 
 
 def _run(coro):

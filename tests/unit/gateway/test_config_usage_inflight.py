@@ -7,11 +7,11 @@ import struct
 
 import pytest
 
-from enforcement.gateway import framing
-from enforcement.gateway.config import config_from_mapping, parse_address
-from enforcement.gateway.headers import MalformedFrame
-from enforcement.gateway.inflight import CorrelationMismatch, InflightRequest, InflightTable
-from enforcement.gateway.usage_log import UsageLog
+from kconfigs_enforcement.gateway import framing
+from kconfigs_enforcement.gateway.config import config_from_mapping, parse_address
+from kconfigs_enforcement.gateway.headers import MalformedFrame
+from kconfigs_enforcement.gateway.inflight import CorrelationMismatch, InflightRequest, InflightTable
+from kconfigs_enforcement.gateway.usage_log import UsageLog
 from kconfigs.errors import ValidationError
 
 
@@ -114,7 +114,7 @@ def test_frame_size_limits_checked_from_the_prefix():
 
 
 def test_receive_buffer_is_a_validated_setting():
-    from enforcement.gateway.config import config_from_mapping
+    from kconfigs_enforcement.gateway.config import config_from_mapping
     from kconfigs.errors import ValidationError
 
     assert config_from_mapping({"upstreams": "a:1", "receive_buffer_bytes": 24576}).validate().receive_buffer_bytes == 24576

@@ -2,7 +2,7 @@
 
 import pytest
 
-from enforcement.gateway.headers import (
+from kconfigs_enforcement.gateway.headers import (
     MalformedFrame, parse_request_prefix, parse_response_correlation_id, produce_acks, read_uvarint, skip_tagged_fields,
 )
 

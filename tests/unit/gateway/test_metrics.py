@@ -2,8 +2,8 @@
 
 from prometheus_client import generate_latest
 
-from enforcement import MetricSample
-from enforcement.gateway.metrics import GatewayStats, prometheus_name
+from kconfigs_enforcement import MetricSample
+from kconfigs_enforcement.gateway.metrics import GatewayStats, prometheus_name
 
 
 def test_names_follow_jmx_exporter_lowercase_default():

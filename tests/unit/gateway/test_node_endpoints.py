@@ -8,11 +8,11 @@ import uuid
 
 import pytest
 
-from enforcement.gateway import layout, splice
-from enforcement.gateway.fetch_stream import _walk_in_memory, relay_fetch_with_endpoints
-from enforcement.gateway.headers import MalformedFrame
-from enforcement.gateway.rewrite import PADDING_TAG, parse_tagged_fields, prepare_rewrite, prepare_tagged_section_rewrite
-from enforcement.gateway.throttling import patch_throttle_time
+from kconfigs_enforcement.gateway import layout, splice
+from kconfigs_enforcement.gateway.fetch_stream import _walk_in_memory, relay_fetch_with_endpoints
+from kconfigs_enforcement.gateway.headers import MalformedFrame
+from kconfigs_enforcement.gateway.rewrite import PADDING_TAG, parse_tagged_fields, prepare_rewrite, prepare_tagged_section_rewrite
+from kconfigs_enforcement.gateway.throttling import patch_throttle_time
 
 
 MAPPING = {("10.0.0.2", 9092): ("gw", 30002), ("10.0.0.3", 9093): ("gateway.example", 30003)}

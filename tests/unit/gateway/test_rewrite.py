@@ -2,8 +2,8 @@
 
 import pytest
 
-from enforcement.gateway.headers import MalformedFrame
-from enforcement.gateway.rewrite import encode_metadata_brokers, parse_metadata_brokers, prepare_rewrite
+from kconfigs_enforcement.gateway.headers import MalformedFrame
+from kconfigs_enforcement.gateway.rewrite import encode_metadata_brokers, parse_metadata_brokers, prepare_rewrite
 
 MAPPING = {("10.0.0.1", 9092): ("gw", 30001), ("10.0.0.2", 9092): ("gw", 30002)}
 

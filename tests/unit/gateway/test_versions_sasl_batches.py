@@ -4,11 +4,11 @@ import struct
 
 import pytest
 
-from enforcement.gateway import codec
-from enforcement.gateway.producer_ids import batch_producer_ids, produce_request_producer_ids
-from enforcement.gateway.sasl import ANONYMOUS, SaslState, UnsupportedSasl, plain_authcid, scram_username
-from enforcement.gateway.throttling import patch_throttle_time, response_throttle_time
-from enforcement.gateway.versions import VersionRange, cap_ranges, rewrite_api_versions_response, unsupported_version_response
+from kconfigs_enforcement.gateway import codec
+from kconfigs_enforcement.gateway.producer_ids import batch_producer_ids, produce_request_producer_ids
+from kconfigs_enforcement.gateway.sasl import ANONYMOUS, SaslState, UnsupportedSasl, plain_authcid, scram_username
+from kconfigs_enforcement.gateway.throttling import patch_throttle_time, response_throttle_time
+from kconfigs_enforcement.gateway.versions import VersionRange, cap_ranges, rewrite_api_versions_response, unsupported_version_response
 
 
 def _api_versions_frame(version, ranges, error_code=0):

@@ -171,7 +171,7 @@ def test_quota_keys_and_kafka_quota_types_are_spelled_only_in_the_kind_table():
 
 def test_every_kind_names_one_key_a_unit_and_a_kafka_metric_group():
     from kconfigs.keys import QUOTA_KEYS, QUOTA_KINDS
-    from spark_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT
+    from kconfigs_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT
 
     assert len(QUOTA_KINDS) == len(QUOTA_KEYS) == 6
     assert {kind: spec.name for kind, spec in QUOTA_KINDS.items()} == KIND_QUOTA_KEY

@@ -6,8 +6,8 @@ import sys
 from click.testing import CliRunner
 
 from kconfigs.cli import cli
-from spark_analysis import svg_charts
-from spark_analysis.report import ReportData, render_html
+from kconfigs_analysis import svg_charts
+from kconfigs_analysis.report import ReportData, render_html
 
 
 def test_every_analyze_help_renders():
@@ -107,7 +107,7 @@ def test_an_unknown_timezone_is_one_usage_line_before_spark():
 
 
 def test_recommendations_on_a_default_show_the_default():
-    from spark_analysis.sizing import Recommendation
+    from kconfigs_analysis.sizing import Recommendation
 
     rec = Recommendation({"client-id": None}, "produce", "producer_byte_rate", 20_000_000.0, 5_242_880, 4e6, 0.0, "p99 × 1.25", 3)
     page = render_html(_data(recommendations=[rec]))

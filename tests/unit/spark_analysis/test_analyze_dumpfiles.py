@@ -8,7 +8,7 @@ import pytest
 import zstandard
 
 from kconfigs.errors import UsageError
-from spark_analysis import dumpfiles, readers
+from kconfigs_analysis import dumpfiles, readers
 
 HEADER = '"time","kafka.server:type=Produce,client-id=app:byte-rate","kafka.server:type=Produce,client-id=app:throttle-time"\n'
 JMX = HEADER + "1714557600000,1000.0,NaN\n1714557601000,2000.0,NaN\n"

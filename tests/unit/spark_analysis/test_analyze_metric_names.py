@@ -3,8 +3,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_analysis import metric_names as names
-from spark_analysis.metric_names import MetricKey
+from kconfigs_analysis import metric_names as names
+from kconfigs_analysis.metric_names import MetricKey
 
 
 def test_jmxtool_header_splits_on_quote_comma_quote_even_with_quoted_object_name_values():

@@ -1,7 +1,7 @@
 """Recommendations (percentile × headroom, censored demand) and idle quotas (spec §D)."""
 
-from spark_analysis import sizing
-from spark_analysis.kinds import KIND_QUOTA_KEY
+from kconfigs_analysis import sizing
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY
 
 
 def _row(**overrides):
