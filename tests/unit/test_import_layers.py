@@ -185,3 +185,21 @@ def test_pure_core_imports_nothing_with_io(module):
             if (name.split(".")[0] in IO_MODULES or name in IO_MODULES) and (current, name) not in ALLOWED_IO:
                 used.add(f"{current}: {name}")
     assert sorted(used) == []
+
+
+def test_every_package_folder_is_installed_under_the_projects_names():
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    folders = {installed: folder for folder, installed in FOLDERS.items()}
+    assert setuptools["package-dir"] == folders
+    packages = {module for module, path in _modules().items() if path.name == "__init__.py"}
+    assert sorted(setuptools["packages"]) == sorted(packages)
+    assert all(name.split(".")[0].startswith("kconfigs") for name in packages)
+
+
+def test_nothing_imports_a_folder_by_a_name_that_is_not_installed():
+    uninstalled = {folder for folder, installed in FOLDERS.items() if folder != installed}
+    found = sorted(f"{module}: {name}" for module, path in _modules().items()
+                   for name in _imported_names(module, path) if name.split(".")[0] in uninstalled)
+    assert found == []
