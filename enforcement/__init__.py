@@ -13,18 +13,31 @@ Above them: ``gateway/`` (the asyncio Kafka-protocol proxy that applies these de
 model and stores; ``kconfigs`` never imports it.
 """
 
-from kconfigs_enforcement import replay
 from kconfigs.clock import Clock, ManualClock, MonotonicClock
+from kconfigs_enforcement import replay
 from kconfigs_enforcement.connection_quota import ConnectionDecision
 from kconfigs_enforcement.enforcer import EnforcementConfig, Enforcer
 from kconfigs_enforcement.quota_manager import MetricSample, MutationDecision
-from kconfigs_enforcement.resolution import QuotaSnapshot, Resolved
 from kconfigs_enforcement.rates import Rate, SampledRate
+from kconfigs_enforcement.resolution import QuotaSnapshot, Resolved
 from kconfigs_enforcement.stats import Sample, java_round
 from kconfigs_enforcement.throttle import throttle_time_ms
 
 __all__ = [
-    "Clock", "ConnectionDecision", "EnforcementConfig", "Enforcer", "ManualClock", "MetricSample",
-    "MonotonicClock", "MutationDecision", "QuotaSnapshot", "Rate", "Resolved", "Sample", "SampledRate",
-    "java_round", "replay", "throttle_time_ms",
+    "Clock",
+    "ConnectionDecision",
+    "EnforcementConfig",
+    "Enforcer",
+    "ManualClock",
+    "MetricSample",
+    "MonotonicClock",
+    "MutationDecision",
+    "QuotaSnapshot",
+    "Rate",
+    "Resolved",
+    "Sample",
+    "SampledRate",
+    "java_round",
+    "replay",
+    "throttle_time_ms",
 ]

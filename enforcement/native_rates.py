@@ -71,9 +71,20 @@ class NativeRateSensor(_CopyableCore):
 
     __slots__ = ("name", "tags", "user", "client_id")
 
-    def __init__(self, samples: int, window_ms: int, legacy_pre_3_8: bool, *, bound: float = UNLIMITED,
-                 cap_ms: int = NO_CAP_MS, now_ms: int = 0, name: str = "", tags: dict | None = None,
-                 user: str = "", client_id: str = ""):
+    def __init__(
+        self,
+        samples: int,
+        window_ms: int,
+        legacy_pre_3_8: bool,
+        *,
+        bound: float = UNLIMITED,
+        cap_ms: int = NO_CAP_MS,
+        now_ms: int = 0,
+        name: str = "",
+        tags: dict | None = None,
+        user: str = "",
+        client_id: str = "",
+    ):
         # bound, cap_ms and now_ms were taken by RateCore.__new__
         self.name = name
         self.tags = tags or {}

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
 from kconfigs.keys import QUOTA_KINDS
-from kconfigs_enforcement.resolution import QuotaSnapshot
 from kconfigs_enforcement.rates import RateSensor, SampledRate
+from kconfigs_enforcement.resolution import QuotaSnapshot
 from kconfigs_enforcement.sensors import NO_CAP_MS, AvgSensor, SensorRegistry
 from kconfigs_enforcement.stats import UNLIMITED
 from kconfigs_enforcement.throttle import token_bucket_throttle_ms
@@ -115,9 +115,16 @@ class ClientQuotaManager:
     def _new_sensor(self, name, user, client_id, user_tag, client_tag, now_ms) -> RateSensor:
         s = self._settings
         return RateSensor(
-            s.samples, s.window_ms, s.legacy_pre_3_8, bound=self._bound(user, client_id, user_tag, client_tag),
-            cap_ms=s.cap_ms, now_ms=now_ms, name=name, tags={"user": user_tag, "client-id": client_tag},
-            user=user, client_id=client_id,
+            s.samples,
+            s.window_ms,
+            s.legacy_pre_3_8,
+            bound=self._bound(user, client_id, user_tag, client_tag),
+            cap_ms=s.cap_ms,
+            now_ms=now_ms,
+            name=name,
+            tags={"user": user_tag, "client-id": client_tag},
+            user=user,
+            client_id=client_id,
         )
 
     def _bound(self, user: str, client_id: str, user_tag: str, client_tag: str) -> float:
@@ -208,9 +215,17 @@ class ControllerMutationManager(ClientQuotaManager):
 
     def _new_sensor(self, name, user, client_id, user_tag, client_tag, now_ms) -> RateSensor:
         bound = self._bound(user, client_id, user_tag, client_tag)
-        sensor = MutationSensor(BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, self._settings.legacy_pre_3_8,
-                                bound=bound, now_ms=now_ms, name=name,
-                                tags={"user": user_tag, "client-id": client_tag}, user=user, client_id=client_id)
+        sensor = MutationSensor(
+            BROKER_METRICS_SAMPLES,
+            BROKER_METRICS_WINDOW_MS,
+            self._settings.legacy_pre_3_8,
+            bound=bound,
+            now_ms=now_ms,
+            name=name,
+            tags={"user": user_tag, "client-id": client_tag},
+            user=user,
+            client_id=client_id,
+        )
         sensor.bucket = TokenBucket(self._bucket_samples, self._bucket_window_ms, bound)
         return sensor
 

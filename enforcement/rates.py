@@ -14,6 +14,7 @@ from kconfigs_enforcement.stats import PureSampledRate
 
 try:
     from kconfigs_enforcement import native_rates
+
     _pure_because = ""
 except ImportError:  # not built: no Rust toolchain at install time
     native_rates = None

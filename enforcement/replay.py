@@ -49,8 +49,11 @@ def decide(enforcer: Enforcer, event: UsageEvent) -> ReplayResult:
         return ReplayResult(event, decision.delay_ms, decision.accept)
     if kind == "producer_id":
         return ReplayResult(event, enforcer.record_producer_ids(event.user, (event.value,), now_ms), True)
-    recorders = {"produce": enforcer.record_produce, "fetch": enforcer.record_fetch,
-                 "request": enforcer.record_request_time}
+    recorders = {
+        "produce": enforcer.record_produce,
+        "fetch": enforcer.record_fetch,
+        "request": enforcer.record_request_time,
+    }
     if kind not in recorders:
         raise ValueError(f"Unknown event kind: {kind}")
     quota_type, record = QUOTA_KINDS[kind].metric_group, recorders[kind]
@@ -60,8 +63,12 @@ def decide(enforcer: Enforcer, event: UsageEvent) -> ReplayResult:
     return ReplayResult(event, throttle_ms, True)
 
 
-def replay(events: Iterable[UsageEvent], snapshot: QuotaSnapshot,
-           config: EnforcementConfig = DEFAULT_CONFIG, enforcer: Enforcer | None = None) -> Iterator[ReplayResult]:
+def replay(
+    events: Iterable[UsageEvent],
+    snapshot: QuotaSnapshot,
+    config: EnforcementConfig = DEFAULT_CONFIG,
+    enforcer: Enforcer | None = None,
+) -> Iterator[ReplayResult]:
     """Yield one :class:`ReplayResult` per event, in order, from a fresh broker (or ``enforcer``)."""
     enforcer = enforcer or Enforcer(snapshot, config)
     next_expiry_ms = None

@@ -28,9 +28,20 @@ class PureRateSensor(PureSampledRate):
 
     __slots__ = ("bound", "cap_ms", "last_record_ms", "name", "tags", "user", "client_id", "_padded_below_ms")
 
-    def __init__(self, samples: int, window_ms: int, legacy_pre_3_8: bool, *, bound: float = UNLIMITED,
-                 cap_ms: int = NO_CAP_MS, now_ms: int = 0, name: str = "", tags: dict | None = None,
-                 user: str = "", client_id: str = ""):
+    def __init__(
+        self,
+        samples: int,
+        window_ms: int,
+        legacy_pre_3_8: bool,
+        *,
+        bound: float = UNLIMITED,
+        cap_ms: int = NO_CAP_MS,
+        now_ms: int = 0,
+        name: str = "",
+        tags: dict | None = None,
+        user: str = "",
+        client_id: str = "",
+    ):
         super().__init__(samples, window_ms, legacy_pre_3_8)
         self._padded_below_ms = (self._samples - 1) * self._window_ms  # windowSize pads below this
         self.bound = bound

@@ -51,11 +51,24 @@ _TABLE = (
     QuotaKey("producer_byte_rate", ValueType.LONG, Scope.USER_CLIENT, "produce", "B/s", "Produce"),
     QuotaKey("consumer_byte_rate", ValueType.LONG, Scope.USER_CLIENT, "fetch", "B/s", "Fetch"),
     QuotaKey("request_percentage", ValueType.DOUBLE, Scope.USER_CLIENT, "request", "% thread", "Request"),
-    QuotaKey("controller_mutation_rate", ValueType.DOUBLE, Scope.USER_CLIENT, "controller_mutation", "mutations/s",
-             "ControllerMutation"),
+    QuotaKey(
+        "controller_mutation_rate",
+        ValueType.DOUBLE,
+        Scope.USER_CLIENT,
+        "controller_mutation",
+        "mutations/s",
+        "ControllerMutation",
+    ),
     # per-IP connection rates are socket-server metrics in Kafka, not a client quota type (KIP-612)
-    QuotaKey("connection_creation_rate", ValueType.INT, Scope.IP, "connection", "conn/s", "socket-server-metrics",
-             zero_allowed=True),
+    QuotaKey(
+        "connection_creation_rate",
+        ValueType.INT,
+        Scope.IP,
+        "connection",
+        "conn/s",
+        "socket-server-metrics",
+        zero_allowed=True,
+    ),
     QuotaKey("producer_ids_rate", ValueType.DOUBLE, Scope.USER_ONLY, "producer_id", "ids/s", "ProducerIds"),
 )
 QUOTA_KEYS: dict[str, QuotaKey] = {k.name: k for k in _TABLE}
@@ -127,7 +140,7 @@ def java_string_hash(text: str) -> int:
     h = 0
     data = text.encode("utf-16-be", "surrogatepass")
     for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
     return h
 
 

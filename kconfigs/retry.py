@@ -64,9 +64,13 @@ class Backoff:
         return min(max(delay, at_least_ms), self.remaining_ms())
 
 
-def retry_until(attempt: Callable[[], T], backoff: Backoff, *,
-                retry_if: Callable[[Exception], bool] = lost_a_race,
-                on_give_up: Callable[[], Exception] | None = None) -> T:
+def retry_until(
+    attempt: Callable[[], T],
+    backoff: Backoff,
+    *,
+    retry_if: Callable[[Exception], bool] = lost_a_race,
+    on_give_up: Callable[[], Exception] | None = None,
+) -> T:
     """Run ``attempt`` until it returns; an error ``retry_if`` accepts is retried after the
     back-off's next delay, any other error is raised at once.
 

@@ -17,8 +17,11 @@ from kconfigs.sanitize import desanitize
 GROUP_TO_KIND: dict[str, str] = {
     spelling: kind
     for kind in ("produce", "fetch", "request", "controller_mutation", "connection")
-    for spelling in {QUOTA_KINDS[kind].metric_group.lower(), QUOTA_KINDS[kind].metric_group.lower().replace("-", "_"),
-                     kind}
+    for spelling in {
+        QUOTA_KINDS[kind].metric_group.lower(),
+        QUOTA_KINDS[kind].metric_group.lower().replace("-", "_"),
+        kind,
+    }
 }
 
 #: attribute -> canonical column. The "rate" attributes are Kafka's quota-checked Rate metrics;

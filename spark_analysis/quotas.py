@@ -42,8 +42,9 @@ def parse_quota_toml(text: str, origin: str = "quota file") -> list[QuotaRecordT
     """Parse a quota file's text (``kconfigs.quotafile``). :raises ValidationError: naming the bad table."""
     from kconfigs.quotafile import parse_quota_text
 
-    return [(d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
-            for d in parse_quota_text(text, "toml", origin)]
+    return [
+        (d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()}) for d in parse_quota_text(text, "toml", origin)
+    ]
 
 
 def load_quota_file(path: str) -> list[QuotaRecordTuple]:
@@ -60,8 +61,10 @@ def records_from_store(store) -> list[QuotaRecordTuple]:
     from kconfigs.model import MATCH_ALL
     from kconfigs.quotafile import desired_from_records
 
-    return [(d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
-            for d in desired_from_records(store.describe(MATCH_ALL))]
+    return [
+        (d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
+        for d in desired_from_records(store.describe(MATCH_ALL))
+    ]
 
 
 def render_quota_toml(records: Iterable[QuotaRecordTuple], header_lines: Iterable[str] = ()) -> str:
@@ -75,8 +78,10 @@ def render_quota_toml(records: Iterable[QuotaRecordTuple], header_lines: Iterabl
         whole = spec is not None and spec.value_type is not ValueType.DOUBLE
         return int(round(float(value))) if whole else float(value)
 
-    desired = [DesiredQuota(QuotaEntity.from_json(entity), {k: number(k, v) for k, v in quotas.items()})
-               for entity, quotas in records]
+    desired = [
+        DesiredQuota(QuotaEntity.from_json(entity), {k: number(k, v) for k, v in quotas.items()})
+        for entity, quotas in records
+    ]
     return render_quota_text(desired, "toml", header_lines)
 
 
@@ -120,7 +125,9 @@ class _Limit:
     level: int
 
 
-def resolve_entities(records: list[QuotaRecordTuple], entities: Iterable[tuple], kind_keys: Mapping[str, str]) -> list[ResolvedQuota]:
+def resolve_entities(
+    records: list[QuotaRecordTuple], entities: Iterable[tuple], kind_keys: Mapping[str, str]
+) -> list[ResolvedQuota]:
     """Effective quota (and its precedence level, 1..8) for each (kind, user, client_id, ip)."""
     snapshot = build_snapshot(records)
     resolved = []
@@ -134,8 +141,14 @@ def resolve_entities(records: list[QuotaRecordTuple], entities: Iterable[tuple],
 
 KEYS_BY_TAGS = frozenset(CLIENT_KEYS)
 _LEVEL_NAMES = {
-    (False, 1): "1 user+client", (False, 2): "2 user+<default> client", (False, 3): "3 user",
-    (False, 4): "4 <default> user+client", (False, 5): "5 <default> user+<default> client",
-    (False, 6): "6 <default> user", (False, 7): "7 client", (False, 8): "8 <default> client",
-    (True, 1): "ip", (True, 2): "<default> ip",
+    (False, 1): "1 user+client",
+    (False, 2): "2 user+<default> client",
+    (False, 3): "3 user",
+    (False, 4): "4 <default> user+client",
+    (False, 5): "5 <default> user+<default> client",
+    (False, 6): "6 <default> user",
+    (False, 7): "7 client",
+    (False, 8): "8 <default> client",
+    (True, 1): "ip",
+    (True, 2): "<default> ip",
 }

@@ -16,8 +16,8 @@ import os
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from kconfigs.keys import QUOTA_KINDS
 from kconfigs.errors import UsageError
+from kconfigs.keys import QUOTA_KINDS
 from kconfigs_analysis import dumpfiles, jmxtool, prometheus
 from kconfigs_analysis import metric_names as names
 from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
@@ -173,9 +173,23 @@ def with_idle_windows(usage: DataFrame) -> DataFrame:
     has_gap = ~F.col("_bad") & F.col("_next_ts_ms").isNotNull() & (last_idle >= first_idle)
     idle_starts = F.when(has_gap, F.sequence(first_idle, last_idle, window_ms)).otherwise(F.array().cast("array<long>"))
     measured = ("ts_ms", "rate", "throttle_ms", "_bad", "_line")
-    idle = F.transform(idle_starts, lambda start: F.struct(
-        start.alias("ts_ms"), F.lit(0.0).alias("rate"), F.lit(0.0).alias("throttle_ms"), F.lit(False).alias("_bad"),
-        F.lit(None).cast("string").alias("_line")))
-    rows = with_next.select("source", "kind", "user", "client_id", "ip", "window_ms",
-                            F.explode(F.concat(F.array(F.struct(*measured)), idle)).alias("_w"))
+    idle = F.transform(
+        idle_starts,
+        lambda start: F.struct(
+            start.alias("ts_ms"),
+            F.lit(0.0).alias("rate"),
+            F.lit(0.0).alias("throttle_ms"),
+            F.lit(False).alias("_bad"),
+            F.lit(None).cast("string").alias("_line"),
+        ),
+    )
+    rows = with_next.select(
+        "source",
+        "kind",
+        "user",
+        "client_id",
+        "ip",
+        "window_ms",
+        F.explode(F.concat(F.array(F.struct(*measured)), idle)).alias("_w"),
+    )
     return rows.select(*(F.col(f"_w.{c}").alias(c) if c in measured else c for c in _OUTPUT_COLUMNS))

@@ -51,8 +51,11 @@ def open_inputs(spark: SparkSession, files: list, options: ReadOptions | None = 
 
 
 def _narrow(inputs: Inputs, only: set[int] | None = None, check_cells: bool = True) -> DataFrame | None:
-    frames = [jmxtool.cells(inputs.spark, header, inputs.options, series_of, bad, only, check_cells)
-              for header, series_of, bad in inputs.jmx if only is None or only & set(series_of.values())]
+    frames = [
+        jmxtool.cells(inputs.spark, header, inputs.options, series_of, bad, only, check_cells)
+        for header, series_of, bad in inputs.jmx
+        if only is None or only & set(series_of.values())
+    ]
     return _union(frames)
 
 

@@ -64,7 +64,9 @@ def source_stats_schema():
     """Schema of per-source statistics rows (entity, source, ENTITY_STATS_SCHEMA's numbers)."""
     from pyspark.sql.types import StringType, StructField, StructType
 
-    fields = ENTITY_STATS_SCHEMA.fields[:4] + [StructField("source", StringType(), True)] + ENTITY_STATS_SCHEMA.fields[4:]
+    fields = (
+        ENTITY_STATS_SCHEMA.fields[:4] + [StructField("source", StringType(), True)] + ENTITY_STATS_SCHEMA.fields[4:]
+    )
     return StructType(fields)
 
 

@@ -33,9 +33,14 @@ def load_trace(spark: SparkSession, path: str) -> DataFrame:
     is_header = F.col("time_ms").isNull() & (F.col("kind") == "kind")
     events = rows.filter(~is_header).withColumn("seq", F.monotonically_increasing_id())
     return events.select(
-        "time_ms", F.lit("trace").alias("source"), F.coalesce("user", F.lit("")).alias("user"),
-        F.coalesce("client_id", F.lit("")).alias("client_id"), F.coalesce("ip", F.lit("")).alias("ip"),
-        "kind", F.coalesce("value", F.lit(0)).alias("value"), "seq",
+        "time_ms",
+        F.lit("trace").alias("source"),
+        F.coalesce("user", F.lit("")).alias("user"),
+        F.coalesce("client_id", F.lit("")).alias("client_id"),
+        F.coalesce("ip", F.lit("")).alias("ip"),
+        "kind",
+        F.coalesce("value", F.lit(0)).alias("value"),
+        "seq",
     )
 
 
@@ -55,8 +60,9 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
     rated = samples.filter(F.col("rate").isNotNull() & F.col("kind").isin(*_AMOUNT_PER_RATE_MS))
     next_gap_ms = F.lead("ts_ms").over(Window.partitionBy(*series).orderBy("ts_ms")) - F.col("ts_ms")
     with_gap = rated.select("*", next_gap_ms.alias("_gap_ms"))
-    usual_ms = F.coalesce(F.median("_gap_ms").over(Window.partitionBy(*series)),
-                          F.median("_gap_ms").over(Window.partitionBy("source")))
+    usual_ms = F.coalesce(
+        F.median("_gap_ms").over(Window.partitionBy(*series)), F.median("_gap_ms").over(Window.partitionBy("source"))
+    )
     in_step = F.col("_gap_ms") <= 2 * F.col("_usual_ms")  # null (last sample) -> the usual spacing
     with_usual = with_gap.select("*", usual_ms.alias("_usual_ms"))
     interval_ms = F.coalesce(F.col("window_ms"), F.when(in_step, F.col("_gap_ms")).otherwise(F.col("_usual_ms")))
@@ -69,8 +75,12 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
     repeat = F.when(F.col("kind") == "connection", F.col("amount")).otherwise(F.lit(1))
     exploded = busy.select("*", F.explode(F.sequence(F.lit(1), repeat)).alias("_n"))
     return exploded.select(
-        F.col("ts_ms").alias("time_ms"), "source", F.coalesce("user", F.lit("")).alias("user"),
-        F.coalesce("client_id", F.lit("")).alias("client_id"), F.coalesce("ip", F.lit("")).alias("ip"), "kind",
+        F.col("ts_ms").alias("time_ms"),
+        "source",
+        F.coalesce("user", F.lit("")).alias("user"),
+        F.coalesce("client_id", F.lit("")).alias("client_id"),
+        F.coalesce("ip", F.lit("")).alias("ip"),
+        "kind",
         F.when(F.col("kind") == "connection", F.lit(0)).otherwise(F.col("amount")).alias("value"),
         F.col("ts_ms").alias("seq"),  # replay in time order
     )
@@ -128,7 +138,9 @@ def _replay_function(records: list, origin_ms: int, config_kwargs: dict):
 RESULT_SCHEMA_COLUMNS = [part.split()[0] for part in RESULT_SCHEMA.split(", ")]
 
 
-def replay_events(spark: SparkSession, events: DataFrame, records: list, config_kwargs: dict | None = None) -> DataFrame:
+def replay_events(
+    spark: SparkSession, events: DataFrame, records: list, config_kwargs: dict | None = None
+) -> DataFrame:
     """Per (source, entity): events, throttled events, throttle ms (sum, max), dropped connections."""
     replayable = events.filter(F.col("kind").isin(*REPLAY_KINDS))
     origin_ms = replayable.agg(F.min_by("time_ms", "seq")).first()[0]  # replay.replay: first event

@@ -74,8 +74,10 @@ def parse_trace(text: str, path: str) -> list:
         entity = _entity_of(kind, user, client_id, ip)
         previous = last_time.get(entity)
         if previous is not None and time_ms < previous:
-            raise ValidationError(f"{where}: time_ms {time_ms} is earlier than {previous} for the same "
-                                  f"{entity[0]} ({', '.join(entity[1:])})")
+            raise ValidationError(
+                f"{where}: time_ms {time_ms} is earlier than {previous} for the same "
+                f"{entity[0]} ({', '.join(entity[1:])})"
+            )
         last_time[entity] = time_ms
         events.append(UsageEvent(time_ms, user, client_id, ip, kind, value))
     return events
@@ -89,7 +91,12 @@ class Summary:
 
     def add(self, kind: str, throttle_ms: int, accepted: bool) -> None:
         events, throttled, worst, dropped = self.counts.get(kind, (0, 0, 0, 0))
-        self.counts[kind] = (events + 1, throttled + (throttle_ms > 0), max(worst, throttle_ms), dropped + (not accepted))
+        self.counts[kind] = (
+            events + 1,
+            throttled + (throttle_ms > 0),
+            max(worst, throttle_ms),
+            dropped + (not accepted),
+        )
 
     def render(self) -> str:
         total = sum(c[0] for c in self.counts.values())
@@ -110,8 +117,18 @@ def simulate_to_csv(events: list, snapshot, config) -> tuple[str, Summary]:
     writer.writerow(HEADER + ["throttle_ms", "accepted"])
     for result in replay.replay(events, snapshot, config):
         event = result.event
-        writer.writerow([event.time_ms, event.user, event.client_id, event.ip, event.kind, event.value,
-                         result.throttle_ms, "true" if result.accepted else "false"])
+        writer.writerow(
+            [
+                event.time_ms,
+                event.user,
+                event.client_id,
+                event.ip,
+                event.kind,
+                event.value,
+                result.throttle_ms,
+                "true" if result.accepted else "false",
+            ]
+        )
         summary.add(event.kind, result.throttle_ms, result.accepted)
     return out.getvalue(), summary
 

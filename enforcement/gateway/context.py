@@ -20,8 +20,9 @@ class ListenerHost(Protocol):
 
     config: GatewayConfig
 
-    async def start_listener(self, host: str, port: int, upstreams: list[Address], name: str) -> asyncio.AbstractServer:
-        ...
+    async def start_listener(
+        self, host: str, port: int, upstreams: list[Address], name: str
+    ) -> asyncio.AbstractServer: ...
 
 
 @dataclass
@@ -62,7 +63,9 @@ class BrokerRegistry:
     async def _bind(self, upstream: Address) -> None:
         config = self._gateway.config
         port = self._next_port
-        server = await self._gateway.start_listener(config.listen[0], port, [upstream], f"broker-{upstream[0]}:{upstream[1]}")
+        server = await self._gateway.start_listener(
+            config.listen[0], port, [upstream], f"broker-{upstream[0]}:{upstream[1]}"
+        )
         bound_port = server.sockets[0].getsockname()[1]
         if self._next_port:
             self._next_port += 1

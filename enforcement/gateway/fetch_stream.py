@@ -35,8 +35,14 @@ _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 
 
-async def relay_fetch_with_endpoints(version: int, head: bytes | memoryview, size: int, upstream: "Channel",
-                                     client: "Channel", registry: "BrokerRegistry") -> None:
+async def relay_fetch_with_endpoints(
+    version: int,
+    head: bytes | memoryview,
+    size: int,
+    upstream: "Channel",
+    client: "Channel",
+    registry: "BrokerRegistry",
+) -> None:
     """Send one Fetch response of ``size`` bytes (prefix excluded) from ``upstream`` to ``client``.
 
     ``head``: the response's first bytes as they must go out (throttle_time_ms already patched,

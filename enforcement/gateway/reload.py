@@ -39,8 +39,13 @@ def records_from_view(view: dict[QuotaEntity, dict[str, str]]) -> Records:
 class QuotaReloader:
     """Subscribes to ``store.watch`` and installs every change through ``install(records)``."""
 
-    def __init__(self, store: Any, loop: asyncio.AbstractEventLoop, install: Callable[[Records], None],
-                 on_state: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        store: Any,
+        loop: asyncio.AbstractEventLoop,
+        install: Callable[[Records], None],
+        on_state: Callable[[str], None] | None = None,
+    ):
         """``on_state``: also told each store state ("lost", "resynced" ...), from the watch's thread."""
         self._store = store
         self._observe_state = on_state

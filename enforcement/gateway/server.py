@@ -31,12 +31,19 @@ class Gateway:
 
     def __init__(self, config: GatewayConfig, quotas: QuotaGate | None = None, admin: Any = None):
         self.config = config
-        self.quotas = quotas or QuotaGate(config.quota_window_num, config.quota_window_size_seconds,
-                                          enforce_producer_ids=config.enforce_producer_ids)
+        self.quotas = quotas or QuotaGate(
+            config.quota_window_num, config.quota_window_size_seconds, enforce_producer_ids=config.enforce_producer_ids
+        )
         self.stats = GatewayStats(self.quotas.metric_samples)
         self.registry = BrokerRegistry(self)
-        self.ctx = GatewayContext(config, self.registry, self.quotas, self.stats, admin,
-                                  auth_probe=AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
+        self.ctx = GatewayContext(
+            config,
+            self.registry,
+            self.quotas,
+            self.stats,
+            admin,
+            auth_probe=AnonymousProbe(config.upstream_connect_timeout_ms / 1000),
+        )
         self._ssl = _server_ssl_context(config)
         self._bootstrap: asyncio.AbstractServer | None = None
         self._expiry_task: asyncio.Task | None = None
@@ -58,8 +65,12 @@ class Gateway:
         self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
         if self.config.usage_log_path:
             self._start_usage_log(self.config.usage_log_path)
-        log.info("gateway listening on %s:%d for upstream %s", host, self.bootstrap_address[1],
-                 ",".join(f"{h}:{p}" for h, p in self.config.upstreams))
+        log.info(
+            "gateway listening on %s:%d for upstream %s",
+            host,
+            self.bootstrap_address[1],
+            ",".join(f"{h}:{p}" for h, p in self.config.upstreams),
+        )
         log.info("data path: %s; rate core: %s", _data_path_description(self.config), rates.DESCRIPTION)
 
     def _start_usage_log(self, path: str) -> None:
@@ -88,7 +99,9 @@ class Gateway:
             channel.on_connection = on_connection
             return channel
 
-        return await asyncio.get_running_loop().create_server(new_channel, host, port, ssl=self._ssl, reuse_address=True)
+        return await asyncio.get_running_loop().create_server(
+            new_channel, host, port, ssl=self._ssl, reuse_address=True
+        )
 
     async def _serve_client(self, client: Channel, upstreams: list[Address], listener: str) -> None:
         ip, port = client.get_extra_info("peername")[:2]
@@ -113,11 +126,18 @@ class Gateway:
         now_s = time.monotonic()
         if now_s - self._last_limit_log_s >= 10:  # a flood must not flood the log too
             self._last_limit_log_s = now_s
-            log.warning("refusing connections from %s on %s: %s reached (counted in "
-                        "kconfigs_gateway_connections_over_limit_total)", ip, listener, reason)
+            log.warning(
+                "refusing connections from %s on %s: %s reached (counted in "
+                "kconfigs_gateway_connections_over_limit_total)",
+                ip,
+                listener,
+                reason,
+            )
         return True
 
-    async def _serve_admitted_client(self, client: Channel, upstreams: list[Address], listener: str, ip: str, port: int) -> None:
+    async def _serve_admitted_client(
+        self, client: Channel, upstreams: list[Address], listener: str, ip: str, port: int
+    ) -> None:
         accept, delay_ms = self.quotas.connection_attempt(ip)
         if accept and delay_ms > 0:
             await asyncio.sleep(delay_ms / 1000)  # broker-wide rate: the acceptor waits, then hands on
@@ -194,4 +214,3 @@ def _data_path_description(config) -> str:
     if not splice.AVAILABLE:
         return "user-space copy (splice(2) is not available on this platform)"
     return "splice(2) for large Produce/Fetch bodies on plain-TCP connections"
-

@@ -30,8 +30,17 @@ from kazoo import exceptions as kz
 from kconfigs.errors import KconfigsError, StoreUnavailable
 from kconfigs.model import QuotaEntity, QuotaRecord
 from kconfigs.stores.base import AlterManyFailed, ConfigUpdate
-from kconfigs.stores.zk_ops import (acl_for, add_to, entity_ops, entity_znode, is_pair_delete, notification_op,
-                                    pair_parent_deletes, pair_parent_paths, zk_errors)
+from kconfigs.stores.zk_ops import (
+    acl_for,
+    add_to,
+    entity_ops,
+    entity_znode,
+    is_pair_delete,
+    notification_op,
+    pair_parent_deletes,
+    pair_parent_paths,
+    zk_errors,
+)
 from kconfigs.znode_codec import CONFIG_ROOT, decode_config
 
 DEFAULT_WINDOW = 2000  # entities read and written per wave: bounded memory and in-flight requests
@@ -46,8 +55,9 @@ class _Outcome:
     lost: bool = False  # the connection went: stop after this wave
 
 
-def alter_many_pipelined(store, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]],
-                         window: int = DEFAULT_WINDOW, group: int = DEFAULT_GROUP) -> list[QuotaRecord]:
+def alter_many_pipelined(
+    store, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]], window: int = DEFAULT_WINDOW, group: int = DEFAULT_GROUP
+) -> list[QuotaRecord]:
     """Alter many entities, each atomically, pipelining ``window`` entities at a time.
 
     An entity whose ``update`` returns its current configs is left untouched (no write, no
@@ -63,7 +73,7 @@ def alter_many_pipelined(store, changes: Iterable[tuple[QuotaEntity, ConfigUpdat
     outcome = _Outcome()
     done = 0
     while done < len(changes) and not outcome.lost:
-        _run_wave(store, changes[done:done + window], present, outcome, group)
+        _run_wave(store, changes[done : done + window], present, outcome, group)
         done += window
     not_attempted = [entity for entity, _ in changes[done:]]
     if outcome.failed or outcome.unknown or not_attempted:
@@ -145,7 +155,7 @@ def _start_read(store, path: str, present: set[str]):
 
 
 def _chunks(items: list, size: int) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _commit_group(store, chunk):
@@ -254,7 +264,7 @@ def _redo_synchronously(store, retry: list, outcome: _Outcome) -> None:
             outcome.failed.append((entity, err))
             if _connection_gone(store, err):
                 outcome.lost = True
-                outcome.failed.extend((e, err) for e, _ in retry[index + 1:])
+                outcome.failed.extend((e, err) for e, _ in retry[index + 1 :])
                 return
 
 

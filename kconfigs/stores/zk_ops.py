@@ -16,7 +16,14 @@ from kazoo.security import CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE
 
 from kconfigs.errors import KconfigsError, StoreUnavailable
 from kconfigs.model import QuotaEntity
-from kconfigs.znode_codec import CHANGE_PREFIX, CHANGES_PATH, CONFIG_ROOT, config_znode, encode_config, encode_notification
+from kconfigs.znode_codec import (
+    CHANGE_PREFIX,
+    CHANGES_PATH,
+    CONFIG_ROOT,
+    config_znode,
+    encode_config,
+    encode_notification,
+)
 
 Op = tuple[str, tuple, dict]
 
@@ -29,7 +36,9 @@ def zk_errors(hosts: str) -> Iterator[None]:
     except KconfigsError:
         raise
     except kz.NoAuthError as err:
-        raise StoreUnavailable(f"ZooKeeper at {hosts} denied access (check --zk-auth / ACLs): {_path_of(err)}") from None
+        raise StoreUnavailable(
+            f"ZooKeeper at {hosts} denied access (check --zk-auth / ACLs): {_path_of(err)}"
+        ) from None
     except kz.AuthFailedError:
         raise StoreUnavailable(f"ZooKeeper authentication failed at {hosts}") from None
     except (kz.ConnectionLoss, kz.SessionExpiredError, kz.ConnectionClosedError, kz.OperationTimeoutError):
@@ -56,8 +65,7 @@ def entity_znode(entity: QuotaEntity) -> str:
     return config_znode(entity.path)
 
 
-def entity_ops(entity: QuotaEntity, stat, new: dict[str, str], missing_parents: list[str],
-               secure: bool) -> list[Op]:
+def entity_ops(entity: QuotaEntity, stat, new: dict[str, str], missing_parents: list[str], secure: bool) -> list[Op]:
     """The version-checked write of ``new`` configs over the node read with ``stat`` (None: no
     node): set, create (after ``missing_parents``, created with null data as Kafka does) or
     delete; an emptied node that still has children keeps an empty config. The notification is
@@ -66,8 +74,9 @@ def entity_ops(entity: QuotaEntity, stat, new: dict[str, str], missing_parents: 
     if new and stat is not None:
         return [("set_data", (path, encode_config(new)), {"version": stat.version})]
     if new:
-        return [("create", (parent, b""), {"acl": acl_for(parent, secure)}) for parent in missing_parents] \
-            + [("create", (path, encode_config(new)), {"acl": acl_for(path, secure)})]
+        return [("create", (parent, b""), {"acl": acl_for(parent, secure)}) for parent in missing_parents] + [
+            ("create", (path, encode_config(new)), {"acl": acl_for(path, secure)})
+        ]
     if stat is None:
         return []
     if stat.numChildren:
@@ -77,8 +86,13 @@ def entity_ops(entity: QuotaEntity, stat, new: dict[str, str], missing_parents: 
 
 def is_pair_delete(entity: QuotaEntity, new: dict, stat) -> bool:
     """Removing a (user, client-id) node outright, which may empty its parents."""
-    return not new and stat is not None and not stat.numChildren and entity.user is not None \
+    return (
+        not new
+        and stat is not None
+        and not stat.numChildren
+        and entity.user is not None
         and entity.client_id is not None
+    )
 
 
 def pair_parent_paths(entity: QuotaEntity) -> tuple[str, str]:
@@ -87,8 +101,9 @@ def pair_parent_paths(entity: QuotaEntity) -> tuple[str, str]:
     return clients_path.rsplit("/", 1)[0], clients_path
 
 
-def pair_parent_deletes(entity: QuotaEntity, clients_stat, children_left: int,
-                        user_data_empty: bool, user_stat) -> list[Op]:
+def pair_parent_deletes(
+    entity: QuotaEntity, clients_stat, children_left: int, user_data_empty: bool, user_stat
+) -> list[Op]:
     """Kafka 3.5+: deleting the last (user, client) node of a user also deletes its ``clients``
     parent, and the user node when its config is empty and ``clients`` was its only child.
     ``children_left``: children of ``clients`` once this delete (and earlier ones) ran."""
@@ -103,8 +118,11 @@ def pair_parent_deletes(entity: QuotaEntity, clients_stat, children_left: int,
 
 def notification_op(entity: QuotaEntity, secure: bool) -> Op:
     """The ``/config/changes/config_change_<seq>`` create brokers watch for."""
-    return ("create", (f"{CHANGES_PATH}/{CHANGE_PREFIX}", encode_notification(entity.path)),
-            {"acl": acl_for(CHANGES_PATH, secure), "sequence": True})
+    return (
+        "create",
+        (f"{CHANGES_PATH}/{CHANGE_PREFIX}", encode_notification(entity.path)),
+        {"acl": acl_for(CHANGES_PATH, secure), "sequence": True},
+    )
 
 
 def add_to(tx, ops: list[Op]) -> None:

@@ -14,19 +14,28 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from kazoo import exceptions as kz
+from kazoo.client import KazooClient
+
 from kconfigs.errors import StoreUnavailable, UsageError, VersionConflict
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, Match, QuotaEntity, QuotaRecord
 from kconfigs.retry import Backoff, RetryNeeded, retry_until
 from kconfigs.sanitize import DEFAULT_NAME, desanitize, sanitize
 from kconfigs.stores.base import ConfigUpdate, StoreChange
-from kconfigs.stores.zk_tls import ZkTlsOptions
 from kconfigs.stores.zk_bulk import alter_many_pipelined
-from kconfigs.stores.zk_ops import (acl_for, add_to, entity_ops, entity_znode, is_pair_delete, notification_op,
-                                    pair_parent_deletes, pair_parent_paths, zk_errors)
+from kconfigs.stores.zk_ops import (
+    acl_for,
+    add_to,
+    entity_ops,
+    entity_znode,
+    is_pair_delete,
+    notification_op,
+    pair_parent_deletes,
+    pair_parent_paths,
+    zk_errors,
+)
+from kconfigs.stores.zk_tls import ZkTlsOptions
 from kconfigs.znode_codec import CHANGES_PATH, CONFIG_ROOT, config_znode, decode_config, zk_path_problem
-
-from kazoo import exceptions as kz
-from kazoo.client import KazooClient
 
 CAS_DEADLINE_S = 30.0
 _ROOTS = {EntityType.USER: "users", EntityType.CLIENT_ID: "clients", EntityType.IP: "ips"}
@@ -49,16 +58,27 @@ class ZooKeeperStore:
 
     def __init__(self, settings: ZkSettings):
         self.settings = settings
-        self.secure = (bool(settings.auth_digest) or bool(settings.sasl_digest)
-                       or bool(settings.tls.use_ssl and settings.tls.certfile))
+        self.secure = (
+            bool(settings.auth_digest)
+            or bool(settings.sasl_digest)
+            or bool(settings.tls.use_ssl and settings.tls.certfile)
+        )
         logging.getLogger("kazoo").addHandler(logging.NullHandler())
         logging.getLogger("kazoo").propagate = False
         auth = [("digest", settings.auth_digest)] if settings.auth_digest else None
-        sasl = ({"mechanism": "DIGEST-MD5", "username": settings.sasl_digest[0], "password": settings.sasl_digest[1]}
-                if settings.sasl_digest else None)
-        self.client = KazooClient(hosts=settings.hosts, timeout=settings.session_timeout_s, auth_data=auth,
-                                  sasl_options=sasl, connection_retry={"max_tries": -1, "max_delay": 1.0},
-                                  **settings.tls.kazoo_kwargs())
+        sasl = (
+            {"mechanism": "DIGEST-MD5", "username": settings.sasl_digest[0], "password": settings.sasl_digest[1]}
+            if settings.sasl_digest
+            else None
+        )
+        self.client = KazooClient(
+            hosts=settings.hosts,
+            timeout=settings.session_timeout_s,
+            auth_data=auth,
+            sasl_options=sasl,
+            connection_retry={"max_tries": -1, "max_delay": 1.0},
+            **settings.tls.kazoo_kwargs(),
+        )
         # (data, stat) of znodes read by describe: alter_many (zk_bulk) writes against these
         # versions instead of reading every entity again; a stale one only fails that multi-op.
         self.seen: dict[str, tuple] = {}
@@ -74,7 +94,8 @@ class ZooKeeperStore:
             self.client.close()
             raise StoreUnavailable(
                 f"Cannot connect to ZooKeeper at {self.settings.hosts} within "
-                f"{self.settings.connect_timeout_s:g} s (is it running? TLS/auth settings right?)") from None
+                f"{self.settings.connect_timeout_s:g} s (is it running? TLS/auth settings right?)"
+            ) from None
 
     # ---- reads -------------------------------------------------------------------------
     def describe(self, entity_filter: EntityFilter) -> list[QuotaRecord]:
@@ -85,6 +106,7 @@ class ZooKeeperStore:
     def snapshot(self) -> list[QuotaRecord]:
         """Every entity with at least one config (what a broker loads at start-up)."""
         from kconfigs.model import MATCH_ALL
+
         return [r for r in self.describe(MATCH_ALL) if r.configs]
 
     def _candidates(self, f: EntityFilter) -> list[QuotaEntity]:
@@ -104,8 +126,9 @@ class ZooKeeperStore:
         if shape == {EntityType.USER}:
             return [QuotaEntity(user=u) for u in users]
         comp = wanted.get(EntityType.CLIENT_ID)
-        return [QuotaEntity(user=u, client_id=c) for u in users
-                for c in self._names(f"users/{_component(u)}/clients", comp)]
+        return [
+            QuotaEntity(user=u, client_id=c) for u in users for c in self._names(f"users/{_component(u)}/clients", comp)
+        ]
 
     def _names(self, parent: str, comp, sanitized: bool = True) -> list:
         """Child names under /config/<parent>, or just the one a component names."""
@@ -136,10 +159,13 @@ class ZooKeeperStore:
     def alter(self, entity: QuotaEntity, update: ConfigUpdate, *, validate_only: bool = False) -> QuotaRecord:
         with zk_errors(self.settings.hosts):
             self.ensure_changes_path()
-            return retry_until(lambda: self._alter_once(entity, update, validate_only),
-                               Backoff(CAS_DEADLINE_S * 1000),
-                               on_give_up=lambda: VersionConflict(
-                                   f"Gave up updating {_znode(entity)}: it kept changing under concurrent writers"))
+            return retry_until(
+                lambda: self._alter_once(entity, update, validate_only),
+                Backoff(CAS_DEADLINE_S * 1000),
+                on_give_up=lambda: VersionConflict(
+                    f"Gave up updating {_znode(entity)}: it kept changing under concurrent writers"
+                ),
+            )
 
     def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
         """Pipelined (see zk_bulk): each entity still one CAS multi-op with its notification."""
@@ -169,8 +195,9 @@ class ZooKeeperStore:
         if clients_stat is None or clients_stat.numChildren != 1:
             return []
         user_data, user_stat = self.client.get(user_path)
-        return pair_parent_deletes(entity, clients_stat, clients_stat.numChildren - 1,
-                                   not decode_config(user_data, user_path), user_stat)
+        return pair_parent_deletes(
+            entity, clients_stat, clients_stat.numChildren - 1, not decode_config(user_data, user_path), user_stat
+        )
 
     def _commit(self, tx) -> None:
         results = tx.commit()
@@ -195,6 +222,7 @@ class ZooKeeperStore:
     # ---- watching ----------------------------------------------------------------------
     def watch(self, on_change: Callable[[StoreChange], None], on_state: Callable[[str], None] | None = None):
         from kconfigs.stores.zk_watch import ZkQuotaWatch
+
         return ZkQuotaWatch(self, on_change, on_state)
 
     def close(self) -> None:
@@ -243,6 +271,10 @@ _znode = entity_znode
 
 
 def _all_shapes_covering(required: frozenset) -> list[frozenset]:
-    shapes = [frozenset({EntityType.USER}), frozenset({EntityType.CLIENT_ID}),
-              frozenset({EntityType.USER, EntityType.CLIENT_ID}), frozenset({EntityType.IP})]
+    shapes = [
+        frozenset({EntityType.USER}),
+        frozenset({EntityType.CLIENT_ID}),
+        frozenset({EntityType.USER, EntityType.CLIENT_ID}),
+        frozenset({EntityType.IP}),
+    ]
     return [s for s in shapes if required <= s]

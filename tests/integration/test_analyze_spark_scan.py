@@ -36,8 +36,12 @@ def _inputs(tmp_path: Path) -> list:
     """Both fixture brokers, a second copy of broker-1 (same source name) and a Prometheus scrape."""
     (tmp_path / "again").mkdir()
     shutil.copy(FIXTURES / "broker-1.jmx.csv", tmp_path / "again" / "broker-1.jmx.csv")
-    paths = [str(FIXTURES / "broker-1.jmx.csv"), str(FIXTURES / "broker-2.jmx.csv"), str(tmp_path / "again"),
-             str(FIXTURES / "confluent.prom")]
+    paths = [
+        str(FIXTURES / "broker-1.jmx.csv"),
+        str(FIXTURES / "broker-2.jmx.csv"),
+        str(tmp_path / "again"),
+        str(FIXTURES / "confluent.prom"),
+    ]
     return readers.classify_inputs(paths)
 
 

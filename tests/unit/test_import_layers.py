@@ -20,15 +20,45 @@ EXTENSIONS = {"kconfigs_enforcement._native"}
 LAYERS = ["kconfigs", "kconfigs_enforcement", "kconfigs_analysis"]
 # values plus now_ms in, values or a kconfigs error out (docs/ARCHITECTURE.md)
 PURE_CORE = [
-    "kconfigs.errors", "kconfigs.sanitize", "kconfigs.model", "kconfigs.keys", "kconfigs.javafmt",
+    "kconfigs.errors",
+    "kconfigs.sanitize",
+    "kconfigs.model",
+    "kconfigs.keys",
+    "kconfigs.javafmt",
     "kconfigs.config_grammar",
-    "kconfigs_enforcement.stats", "kconfigs_enforcement.sensors", "kconfigs_enforcement.throttle",
-    "kconfigs_enforcement.token_bucket", "kconfigs_enforcement.resolution",
+    "kconfigs_enforcement.stats",
+    "kconfigs_enforcement.sensors",
+    "kconfigs_enforcement.throttle",
+    "kconfigs_enforcement.token_bucket",
+    "kconfigs_enforcement.resolution",
     "kconfigs_enforcement.quota_manager",
 ]
-IO_MODULES = {"os", "io", "socket", "ssl", "asyncio", "selectors", "subprocess", "threading", "time", "sqlite3",
-              "logging", "pathlib", "shutil", "tempfile", "http", "urllib.request", "kazoo", "kafka", "pyspark",
-              "click", "rich", "yaml", "tomllib", "prometheus_client"}
+IO_MODULES = {
+    "os",
+    "io",
+    "socket",
+    "ssl",
+    "asyncio",
+    "selectors",
+    "subprocess",
+    "threading",
+    "time",
+    "sqlite3",
+    "logging",
+    "pathlib",
+    "shutil",
+    "tempfile",
+    "http",
+    "urllib.request",
+    "kazoo",
+    "kafka",
+    "pyspark",
+    "click",
+    "rich",
+    "yaml",
+    "tomllib",
+    "prometheus_client",
+}
 
 
 # (module, import): the one environment read below the adapters: which rate implementation runs
@@ -63,7 +93,7 @@ def _imported_names(module: str, path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 base = ".".join(anchor + ([base] if base else []))
             names.update(f"{base}.{alias.name}" for alias in node.names)
             names.add(base)
@@ -109,7 +139,7 @@ def _absolute(node: ast.ImportFrom, module: str, path: Path) -> str:
     base = node.module or ""
     if not node.level:
         return base
-    anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+    anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
     return ".".join(anchor + ([base] if base else []))
 
 
@@ -163,8 +193,7 @@ def test_cycle_finder_counts_imports_inside_functions(tmp_path):
 
 
 def test_arrows_between_the_top_level_packages_point_one_way():
-    upward = sorted(f"{m} -> {t}" for m, targets in import_graph().items() for t in targets
-                    if _layer(t) > _layer(m))
+    upward = sorted(f"{m} -> {t}" for m, targets in import_graph().items() for t in targets if _layer(t) > _layer(m))
     assert upward == []
 
 
@@ -200,6 +229,10 @@ def test_every_package_folder_is_installed_under_the_projects_names():
 
 def test_nothing_imports_a_folder_by_a_name_that_is_not_installed():
     uninstalled = {folder for folder, installed in FOLDERS.items() if folder != installed}
-    found = sorted(f"{module}: {name}" for module, path in _modules().items()
-                   for name in _imported_names(module, path) if name.split(".")[0] in uninstalled)
+    found = sorted(
+        f"{module}: {name}"
+        for module, path in _modules().items()
+        for name in _imported_names(module, path)
+        if name.split(".")[0] in uninstalled
+    )
     assert found == []

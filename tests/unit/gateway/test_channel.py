@@ -50,7 +50,7 @@ def test_frames_written_in_odd_pieces_arrive_intact_and_in_order(capacity, accep
         pos = 0
         while pos < len(stream):  # dribble: frame boundaries never line up with the writes
             step = rng.randint(1, 5000)
-            source_writer.write(stream[pos:pos + step])
+            source_writer.write(stream[pos : pos + step])
             await source_writer.drain()
             pos += step
             await asyncio.sleep(0)

@@ -2,33 +2,41 @@
 
 import pytest
 
+from kconfigs.clock import ManualClock
 from kconfigs.errors import StoreUnavailable, ValidationError
 from kconfigs.kafka_admin.error_codes import error_for_code
 from kconfigs.kafka_admin.messages import QuotaOp
-from kconfigs.clock import ManualClock
-from kconfigs.retry import Backoff, RetryNeeded, retriable, retry_until
 from kconfigs.kafka_admin.versions import negotiate_version
 from kconfigs.model import DEFAULT, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
+from kconfigs.retry import Backoff, RetryNeeded, retriable, retry_until
 from kconfigs.stores.admin_api import canonical_configs, exact_filter, plan_ops, snapshot_diff
 
 
 def test_plan_ops_sends_only_changes_and_removals():
     current = {"producer_byte_rate": "1024", "request_percentage": "50.0", "consumer_byte_rate": "1"}
     new = {"producer_byte_rate": "1024.0", "request_percentage": "60", "controller_mutation_rate": "1e3"}
-    assert plan_ops(current, new) == [QuotaOp("request_percentage", 60.0), QuotaOp("controller_mutation_rate", 1000.0),
-                                      QuotaOp("consumer_byte_rate", None)]
+    assert plan_ops(current, new) == [
+        QuotaOp("request_percentage", 60.0),
+        QuotaOp("controller_mutation_rate", 1000.0),
+        QuotaOp("consumer_byte_rate", None),
+    ]
     with pytest.raises(ValidationError, match="^Cannot parse quota configuration value for k: x$"):
         plan_ops({}, {"k": "x"})
 
 
 def test_canonical_configs_match_zk_backed_storage():
     assert canonical_configs({"producer_byte_rate": "1024.0", "request_percentage": "200", "x": "1e7"}) == {
-        "producer_byte_rate": "1024", "request_percentage": "200.0", "x": "1.0E7"}
+        "producer_byte_rate": "1024",
+        "request_percentage": "200.0",
+        "x": "1.0E7",
+    }
 
 
 def test_exact_filter_uses_default_match_for_default_components():
     assert exact_filter(QuotaEntity(user="u", client_id=DEFAULT)).components == (
-        FilterComponent(EntityType.USER, Match.EXACT, "u"), FilterComponent(EntityType.CLIENT_ID, Match.DEFAULT))
+        FilterComponent(EntityType.USER, Match.EXACT, "u"),
+        FilterComponent(EntityType.CLIENT_ID, Match.DEFAULT),
+    )
 
 
 def test_snapshot_diff_reports_changed_new_and_vanished():
@@ -104,8 +112,11 @@ def test_a_lost_race_is_retried_with_jitter_below_the_doubling_bound_then_gives_
         raise RetryNeeded()
 
     with pytest.raises(TimeoutError, match="gave up"):
-        retry_until(lost, Backoff(1000, base_delay_ms=5, max_delay_ms=200, clock=clock),
-                    on_give_up=lambda: TimeoutError("gave up"))
+        retry_until(
+            lost,
+            Backoff(1000, base_delay_ms=5, max_delay_ms=200, clock=clock),
+            on_give_up=lambda: TimeoutError("gave up"),
+        )
     bounds = [min(5 * 2**i, 200) for i in range(len(clock.sleeps))]
     assert all(0 <= slept <= bound for slept, bound in zip(clock.sleeps, bounds))
     assert clock.now_ms() >= 1000 - 200

@@ -4,11 +4,24 @@ tests)."""
 import struct
 
 
-def int8(v): return struct.pack(">b", v)
-def int16(v): return struct.pack(">h", v)
-def int32(v): return struct.pack(">i", v)
-def float64(v): return struct.pack(">d", v)
-def boolean(v): return b"\x01" if v else b"\x00"
+def int8(v):
+    return struct.pack(">b", v)
+
+
+def int16(v):
+    return struct.pack(">h", v)
+
+
+def int32(v):
+    return struct.pack(">i", v)
+
+
+def float64(v):
+    return struct.pack(">d", v)
+
+
+def boolean(v):
+    return b"\x01" if v else b"\x00"
 
 
 def uvarint(n):
