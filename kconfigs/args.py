@@ -26,7 +26,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "add-config",
         True,
-        "Key Value pairs of configs to add, e.g. 'producer_byte_rate=1024,consumer_byte_rate=2048'. Square brackets group values containing commas.",
+        "Key Value pairs of configs to add, e.g. 'producer_byte_rate=1024,consumer_byte_rate=2048'. Square "
+        "brackets group values containing commas.",
     ),
     OptionSpec("add-config-file", True, "Path to a properties file with configs to add."),
     OptionSpec(
@@ -64,7 +65,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "kafka-version",
         True,
-        "With --bootstrap-server: print the texts of this kafka-configs line (3.x or 4.x) instead of the cluster's own.",
+        "With --bootstrap-server: print the texts of this kafka-configs line (3.x or 4.x) instead of the "
+        "cluster's own.",
         kconfigs_only=True,
     ),
     OptionSpec(

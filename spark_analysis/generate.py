@@ -235,7 +235,10 @@ def _write_usage_log(spec, models, rng, truth, tags, rows_total) -> list[str]:
         for times_ms in _chunks(spec, rows_total):
             for _, kind, m, _, observed, throttle in _broker_series(spec, models, rng, times_ms, truth, tags):
                 quota = json.dumps(m.quota[kind])
-                head = f'{{"window_ms":1000,"user":{json.dumps(m.user)},"client_id":"{m.client_id}","ip":null,"kind":"{kind}"'
+                head = (
+                    f'{{"window_ms":1000,"user":{json.dumps(m.user)},"client_id":"{m.client_id}","ip":null,'
+                    f'"kind":"{kind}"'
+                )
                 for ts, nbytes, thr in zip(times_ms.tolist(), np.round(observed).tolist(), throttle.tolist()):
                     handle.write(
                         f'{{"ts_ms":{ts},{head[1:]},"value":{int(nbytes)},"throttle_ms":{thr},"quota":{quota}}}\n'

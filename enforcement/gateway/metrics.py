@@ -21,7 +21,8 @@ LATENCY_BUCKETS_S = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 
 
 def prometheus_name(group: str, name: str) -> str:
     """``("Produce", "byte-rate")`` -> ``kafka_server_produce_byte_rate``;
-    ``("socket-server-metrics", "connection-accept-rate")`` -> ``kafka_server_socket_server_metrics_connection_accept_rate``."""
+    ``("socket-server-metrics", "connection-accept-rate")`` ->
+    ``kafka_server_socket_server_metrics_connection_accept_rate``."""
     return _INVALID.sub("_", f"kafka_server_{group}_{name}".lower())
 
 

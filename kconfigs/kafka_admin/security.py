@@ -120,7 +120,8 @@ def _sasl_settings(props: Mapping[str, str]) -> dict[str, str]:
     expected = _LOGIN_MODULES[mechanism]
     if entry.login_module != expected:
         raise ValidationError(
-            f"sasl.jaas.config login module {entry.login_module} does not match sasl.mechanism {mechanism}; use {expected}"
+            f"sasl.jaas.config login module {entry.login_module} does not match sasl.mechanism {mechanism}; use "
+            f"{expected}"
         )
     missing = [name for name in ("username", "password") if name not in entry.options]
     if missing:

@@ -176,7 +176,8 @@ producer = KafkaProducer(bootstrap_servers=bootstrap, client_id="kp-it", linger_
 for i in range(count):
     producer.send(topic, b"kafka-python-%d" % i)
 producer.flush(30)
-consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="kc-it", auto_offset_reset="earliest", consumer_timeout_ms=4000)
+consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="kc-it", auto_offset_reset="earliest",
+                         consumer_timeout_ms=4000)
 consumer.assign([TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)])
 values = [m.value.decode() for m in consumer]
 brokers = [(b.host, b.port) for b in consumer._client.cluster.brokers()]

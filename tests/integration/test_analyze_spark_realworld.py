@@ -64,7 +64,8 @@ def test_quoted_client_ids_are_unquoted_in_every_jmx_exporter_naming(spark, tmp_
         f'kafka_server_Produce_byte_rate{{client_id="{quoted}"}} 10.0 {T0}\n'  # no rules (1.x and 0.20)
         f'kafka_server_produce_byte_rate{{client_id="{quoted}",user="u"}} 20.0 {T0}\n'  # lowercase rules
         f'kafka_server_quota_byte_rate{{clientId="{quoted}",resource="Fetch"}} 30.0 {T0}\n'  # example_configs
-        f'kafka_server_quota_throttle_time{{clientId="{_prom_label(_jmx_quote("a*b"))}",resource="Fetch, user=v"}} 5.0 {T0}\n'
+        f'kafka_server_quota_throttle_time{{clientId="{_prom_label(_jmx_quote("a*b"))}",resource="Fetch, '
+        f'user=v"}} 5.0 {T0}\n'
         f'kafka_server_Produce_byte_rate{{client_id="\\"not quote()d\\"x"}} 1.0 {T0}\n'
     )  # unquote would reject it
     got = sorted(

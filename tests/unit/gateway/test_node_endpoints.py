@@ -7,6 +7,8 @@ import struct
 import uuid
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kconfigs_enforcement.gateway import layout, splice
 from kconfigs_enforcement.gateway.fetch_stream import _walk_in_memory, relay_fetch_with_endpoints
@@ -361,9 +363,6 @@ def test_streamed_fetch_rewrites_endpoints_and_passes_records_unchanged(version,
 
 
 # ---- generated responses and hostile bytes ----------------------------------------------------
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st
 
 _HOSTS = st.sampled_from(list(MAPPING))
 

@@ -27,7 +27,8 @@ def test_metadata_v1_kafka_python_path_gives_the_same_bytes():
     assert prepare_rewrite(3, 1, METADATA_V1).apply(MAPPING) == METADATA_V1_REWRITTEN
 
 
-# Metadata v12 (flexible): corr 6, header tags 0 | throttle 0 | brokers compact [2: "10.0.0.2":9092 rack null tags{tag 7: "z"}]
+# Metadata v12 (flexible): corr 6, header tags 0 | throttle 0
+# | brokers compact [2: "10.0.0.2":9092 rack null tags{tag 7: "z"}]
 # | cluster_id "c" | controller 2 | topics [] | tags 0
 METADATA_V12_BROKERS = bytes.fromhex("020000000209" + b"10.0.0.2".hex() + "0000238400010701" + b"z".hex())
 METADATA_V12 = (

@@ -69,7 +69,8 @@ def test_scram_describe_lines():
         ]
     )
     assert lines == [
-        "SCRAM credential configs for user-principal 's1' are SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096",
+        "SCRAM credential configs for user-principal 's1' are SCRAM-SHA-256=iterations=8192, "
+        "SCRAM-SHA-512=iterations=4096",
         "Error retrieving SCRAM credential configs for user-principal 's2': ExecutionException: "
         "org.apache.kafka.common.errors.DuplicateResourceException: Cannot describe SCRAM credentials for the "
         "same user twice in a single request",

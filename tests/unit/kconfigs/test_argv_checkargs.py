@@ -45,7 +45,8 @@ STEPS = [
     (ZK + ["--describe", "--user", "a", "--entity-type", "users"], "Duplicate entity type(s) specified: users"),
     (
         ZK + ["--describe", "--entity-type", "foo"],
-        "Invalid entity type foo, the entity type must be one of topics,clients,users,brokers,ips with the --zookeeper argument",
+        "Invalid entity type foo, the entity type must be one of topics,clients,users,brokers,ips with the "
+        "--zookeeper argument",
     ),
     (
         BS + ["--describe", "--entity-type", "foo"],  # a server not asked: the 3.x texts
@@ -54,7 +55,8 @@ STEPS = [
     ),
     (
         ["--describe", "--entity-type", "foo"],  # no connect option: the ZooKeeper list (embedded store)
-        "Invalid entity type foo, the entity type must be one of topics,clients,users,brokers,ips with the --zookeeper argument",
+        "Invalid entity type foo, the entity type must be one of topics,clients,users,brokers,ips with the "
+        "--zookeeper argument",
     ),
     (ZK + ["--describe"], "At least one entity type must be specified"),
     (
@@ -171,9 +173,11 @@ def test_connect_mode():
     [
         (
             BS + ["--describe", "--entity-type", "foo"],
-            "Invalid entity type foo, the entity type must be one of topics, clients, users, brokers, ips, broker-loggers, "
+            "Invalid entity type foo, the entity type must be one of topics, clients, users, brokers, ips, "
+            "broker-loggers, "
             "client-metrics with a --bootstrap-server or --bootstrap-controller argument",
-            "Invalid entity type foo, the entity type must be one of topics, clients, users, brokers, ips, client-metrics, "
+            "Invalid entity type foo, the entity type must be one of topics, clients, users, brokers, ips, "
+            "client-metrics, "
             "groups, broker-loggers with a --bootstrap-server or --bootstrap-controller argument",
         ),
         (

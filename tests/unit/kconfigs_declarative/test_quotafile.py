@@ -93,7 +93,8 @@ def test_bare_default_string_is_refused_as_ambiguous():
         ),
         (
             'entity = { user = "x", ip = "1.2.3.4" }\nconnection_creation_rate = 1',
-            "q.toml: [[quota]] #1: Invalid quota entity combination, IP entity should not be used with user/client ID entity.",
+            "q.toml: [[quota]] #1: Invalid quota entity combination, IP entity should not be used with "
+            "user/client ID entity.",
         ),
         (
             'entity = { group = "g" }\nproducer_byte_rate = 1',
@@ -101,7 +102,8 @@ def test_bare_default_string_is_refused_as_ambiguous():
         ),
         (
             'entity = { user = "x" }',
-            "q.toml: [[quota]] #1 (user-principal 'x'): no quota keys (leave the entity out, and use --prune, to remove its quotas)",
+            "q.toml: [[quota]] #1 (user-principal 'x'): no quota keys (leave the entity out, and use --prune, "
+            "to remove its quotas)",
         ),
         (
             'entity = { user = "x" }\nrequest_percentage = inf',

@@ -10,7 +10,10 @@ import zstandard
 from kconfigs.errors import UsageError
 from kconfigs_analysis import dumpfiles, readers
 
-HEADER = '"time","kafka.server:type=Produce,client-id=app:byte-rate","kafka.server:type=Produce,client-id=app:throttle-time"\n'
+HEADER = (
+    '"time","kafka.server:type=Produce,client-id=app:byte-rate","kafka.server:type=Produce,'
+    'client-id=app:throttle-time"\n'
+)
 JMX = HEADER + "1714557600000,1000.0,NaN\n1714557601000,2000.0,NaN\n"
 COMPRESS = {"gzip": gzip.compress, "zstd": lambda b: zstandard.ZstdCompressor().compress(b), "bz2": bz2.compress}
 

@@ -8,7 +8,10 @@ from kconfigs_analysis.metric_names import MetricKey
 
 
 def test_jmxtool_header_splits_on_quote_comma_quote_even_with_quoted_object_name_values():
-    header = '"time","kafka.server:type=Produce,user=bob,client-id="etl,nightly":byte-rate","kafka.server:type=Fetch,client-id=c:throttle-time"'
+    header = (
+        '"time","kafka.server:type=Produce,user=bob,client-id="etl,nightly":byte-rate",'
+        '"kafka.server:type=Fetch,client-id=c:throttle-time"'
+    )
     assert names.split_jmxtool_header(header) == [
         "time",
         'kafka.server:type=Produce,user=bob,client-id="etl,nightly":byte-rate',
