@@ -48,12 +48,24 @@ impl RateCore {
     /// Extra keyword arguments belong to Python subclasses' `__init__` (names, tags).
     #[new]
     #[pyo3(signature = (samples=11, window_ms=1000, legacy_pre_3_8=false, *, bound=UNLIMITED, cap_ms=i64::MAX, now_ms=0, **_extra))]
-    fn new(samples: i64, window_ms: i64, legacy_pre_3_8: bool, bound: f64, cap_ms: i64, now_ms: i64,
-           _extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    fn new(
+        samples: i64,
+        window_ms: i64,
+        legacy_pre_3_8: bool,
+        bound: f64,
+        cap_ms: i64,
+        now_ms: i64,
+        _extra: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
         if samples < 1 || window_ms < 1 {
             return Err(PyValueError::new_err("samples and window_ms must be >= 1"));
         }
-        Ok(RateCore { ring: Ring::new(samples, window_ms, legacy_pre_3_8), bound, cap_ms, last_record_ms: now_ms })
+        Ok(RateCore {
+            ring: Ring::new(samples, window_ms, legacy_pre_3_8),
+            bound,
+            cap_ms,
+            last_record_ms: now_ms,
+        })
     }
 
     #[getter]
@@ -87,7 +99,9 @@ impl RateCore {
     /// Record `value` at `now_ms`, then return the throttle in ms (0 = within quota).
     fn record_and_throttle(&mut self, value: &Bound<'_, PyAny>, now_ms: i64) -> PyResult<i64> {
         self.last_record_ms = now_ms;
-        Ok(self.ring.record_and_throttle(to_value(value)?, now_ms, self.bound, self.cap_ms))
+        Ok(self
+            .ring
+            .record_and_throttle(to_value(value)?, now_ms, self.bound, self.cap_ms))
     }
 
     /// `Sensor.hasExpired`: idle for strictly more than `expiry_ms`.
@@ -109,8 +123,12 @@ impl RateCore {
 
     /// The ring slots as (value, start_ms, last_event_ms) tuples, in slot order.
     fn _slots<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items: PyResult<Vec<Bound<'py, PyTuple>>> =
-            self.ring.slots().into_iter().map(|(v, s, l)| (v, s, l).into_pyobject(py)).collect();
+        let items: PyResult<Vec<Bound<'py, PyTuple>>> = self
+            .ring
+            .slots()
+            .into_iter()
+            .map(|(v, s, l)| (v, s, l).into_pyobject(py))
+            .collect();
         PyList::new(py, items?)
     }
 

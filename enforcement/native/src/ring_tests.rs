@@ -14,9 +14,15 @@ fn quota_violation_throttles_2100_ms() {
     // O = (4000 + 2300) / 10.5 s = 600 B/s; X = (600 - 500) / 500 * 10 500 ms = 2100 ms.
     let mut ring = Ring::new(11, 1000, false);
     for i in 0..10 {
-        assert_eq!(ring.record_and_throttle(Value::Int(400), T0 + i * 1000, 500.0, NO_CAP), 0);
+        assert_eq!(
+            ring.record_and_throttle(Value::Int(400), T0 + i * 1000, 500.0, NO_CAP),
+            0
+        );
     }
-    assert_eq!(ring.record_and_throttle(Value::Int(2300), T0 + 10_500, 500.0, NO_CAP), 2100);
+    assert_eq!(
+        ring.record_and_throttle(Value::Int(2300), T0 + 10_500, 500.0, NO_CAP),
+        2100
+    );
 }
 
 #[test]
@@ -37,7 +43,10 @@ fn request_percentage_throttles_210_ms() {
     for i in 0..10 {
         assert_eq!(ring.record_and_throttle(Value::Float(0.4), T0 + i * 1000, 1.0, 1000), 0);
     }
-    assert_eq!(ring.record_and_throttle(Value::Float(6.71), T0 + 10_500, 1.0, 1000), 210);
+    assert_eq!(
+        ring.record_and_throttle(Value::Float(6.71), T0 + 10_500, 1.0, 1000),
+        210
+    );
 }
 
 #[test]
