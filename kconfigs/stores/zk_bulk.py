@@ -21,12 +21,12 @@ be relied on by a later one (if that group failed, the later one fails too and i
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from kazoo import exceptions as kz
 
+from kconfigs.clock import MONOTONIC
 from kconfigs.errors import KconfigsError, StoreUnavailable
 from kconfigs.model import QuotaEntity, QuotaRecord
 from kconfigs.stores.base import AlterManyFailed, ConfigUpdate
@@ -103,7 +103,7 @@ def _existing_paths(store, entities: list[QuotaEntity]) -> set[str]:
 
 
 def _run_wave(store, wave, present: set[str], outcome: _Outcome, group: int) -> None:
-    wait = _Waiter(store.settings.hosts, time.monotonic() + store.settings.session_timeout_s)
+    wait = _Waiter(store.settings.hosts, MONOTONIC.now_ms() + store.settings.session_timeout_s * 1000)
     reads = [(e, u, _start_read(store, _znode(e), present)) for e, u in wave]
     writes, retry, pair_deletes = [], [], []
     for entity, update, pending in reads:
@@ -169,14 +169,14 @@ class _Waiter:
     """Waits for async results against one deadline per wave, so a dead connection costs one
     timeout per wave, not one per entity."""
 
-    def __init__(self, hosts: str, deadline: float):
+    def __init__(self, hosts: str, deadline_ms: float):
         self.hosts = hosts
-        self.deadline = deadline
+        self.deadline_ms = deadline_ms
 
     def get(self, pending):
         """The result. :raises StoreUnavailable: on a connection error or no answer in time."""
         try:
-            return pending.get(timeout=max(0.0, self.deadline - time.monotonic()))
+            return pending.get(timeout=max(0.0, self.deadline_ms - MONOTONIC.now_ms()) / 1000)
         except kz.NoNodeError:
             raise
         except Exception as err:  # kazoo raises its handler's timeout type or a kazoo error here
