@@ -10,13 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from enforcement.connection_quota import ConnectionQuotaManager
-from enforcement.producer_ids import ProducerIdQuotaManager
-from enforcement.quota_manager import (
-    NANOS_TO_PERCENT_PER_SEC, ClientQuotaManager, ControllerMutationManager, FetchQuotaManager, MetricSample,
-    MutationDecision, RequestQuotaManager, SensorSettings,
+from kconfigs.keys import QUOTA_KINDS
+from kconfigs_enforcement.connection_quota import ConnectionQuotaManager
+from kconfigs_enforcement.producer_ids import ProducerIdQuotaManager
+from kconfigs_enforcement.quota_manager import (
+    ClientQuotaManager,
+    ControllerMutationManager,
+    FetchQuotaManager,
+    MetricSample,
+    MutationDecision,
+    RequestQuotaManager,
+    SensorSettings,
 )
-from enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.resolution import QuotaSnapshot
+
+PRODUCE = QUOTA_KINDS["produce"]
 
 
 @dataclass(frozen=True)
@@ -44,31 +52,48 @@ class EnforcementConfig:
     legacy_pre_3_8: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("samples", "window_ms", "controller_samples", "controller_window_ms", "producer_id_expected",
-                     "producer_id_filter_window_ms"):
+        for name in (
+            "samples",
+            "window_ms",
+            "controller_samples",
+            "controller_window_ms",
+            "producer_id_expected",
+            "producer_id_filter_window_ms",
+        ):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1")
         if not 0.0 < self.producer_id_fpr < 1.0:
             raise ValueError("producer_id_fpr must be between 0 and 1")
 
 
+DEFAULT_CONFIG = EnforcementConfig()
+
+
 class Enforcer:
     """Kafka's quota managers over a swappable :class:`QuotaSnapshot`."""
 
-    def __init__(self, snapshot: QuotaSnapshot, config: EnforcementConfig = EnforcementConfig()):
+    def __init__(self, snapshot: QuotaSnapshot, config: EnforcementConfig = DEFAULT_CONFIG):
         self.config = c = config
         self._snapshot = snapshot
         byte_rate = SensorSettings(c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms)
         capped = SensorSettings(c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms, cap_ms=c.window_ms)
-        self.produce = ClientQuotaManager("Produce", "producer_byte_rate", "byte-rate", snapshot, byte_rate)
+        self.produce = ClientQuotaManager(PRODUCE.metric_group, PRODUCE.name, "byte-rate", snapshot, byte_rate)
         self.fetch = FetchQuotaManager(snapshot, byte_rate)
         self.request = RequestQuotaManager(snapshot, capped)
         self.mutations = ControllerMutationManager(snapshot, byte_rate, c.controller_samples, c.controller_window_ms)
-        self.connections = ConnectionQuotaManager(snapshot, c.samples, c.window_ms, c.legacy_pre_3_8,
-                                                  c.sensor_expiry_ms, c.broker_connection_rate)
+        self.connections = ConnectionQuotaManager(
+            snapshot, c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms, c.broker_connection_rate
+        )
         self.producer_ids = ProducerIdQuotaManager(
-            snapshot, c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms,
-            c.producer_id_filter_window_ms, c.producer_id_expected, c.producer_id_fpr)
+            snapshot,
+            c.samples,
+            c.window_ms,
+            c.legacy_pre_3_8,
+            c.sensor_expiry_ms,
+            c.producer_id_filter_window_ms,
+            c.producer_id_expected,
+            c.producer_id_fpr,
+        )
         # Hot path: bound methods stored on the instance skip one Python call level per decision.
         self.record_produce = self.produce.record
         self.record_fetch = self.fetch.record_fetch  # (user, client_id, nbytes, now_ms, request_throttle_ms=0)
@@ -97,13 +122,6 @@ class Enforcer:
     # -- recording (record_produce, record_fetch, record_request_time, record_producer_ids,
     #    connection_attempt and connection_closed are bound in __init__) -------------------------
 
-    def record_request_network_time(self, user: str, client_id: str, time_ns: int, now_ms: int) -> None:
-        """Network-thread time, recorded without a quota check after the response is sent."""
-        self.request.record_no_throttle(user, client_id, time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
-
-    def record_exempt_request_time(self, time_ns: int, now_ms: int) -> None:
-        self.request.record_exempt(time_ns, now_ms)
-
     def record_mutations(self, user: str, client_id: str, count: int, now_ms: int, strict: bool) -> MutationDecision:
         return self.mutations.record_mutations(user, client_id, count, now_ms, strict)
 
@@ -128,4 +146,3 @@ class Enforcer:
                 yield from manager.metrics(now_ms)
         yield from self.connections.metrics(now_ms)
         yield from self.producer_ids.metrics(now_ms)
-

@@ -11,15 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
-from enforcement.resolution import QuotaSnapshot
-from enforcement.rates import RateSensor, SampledRate
-from enforcement.sensors import NO_CAP_MS, AvgSensor, SensorRegistry
-from enforcement.stats import UNLIMITED
-from enforcement.throttle import token_bucket_throttle_ms
-from enforcement.token_bucket import TokenBucket
+from kconfigs.keys import QUOTA_KINDS
+from kconfigs_enforcement.rates import RateSensor, SampledRate
+from kconfigs_enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.sensors import NO_CAP_MS, AvgSensor, SensorRegistry
+from kconfigs_enforcement.stats import UNLIMITED
+from kconfigs_enforcement.throttle import token_bucket_throttle_ms
+from kconfigs_enforcement.token_bucket import TokenBucket
 
 NANOS_TO_PERCENT_PER_SEC = 100.0 / 1_000_000_000  # ClientRequestQuotaManager.NanosToPercentagePerSecond
 BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS = 2, 30_000  # metrics.num.samples / sample.window.ms
+
+_FETCH, _REQUEST, _MUTATION = QUOTA_KINDS["fetch"], QUOTA_KINDS["request"], QUOTA_KINDS["controller_mutation"]
 
 
 class MetricSample(NamedTuple):
@@ -78,11 +81,6 @@ class ClientQuotaManager:
             sensor = self.sensor_for(user, client_id, now_ms)
         return sensor.record_and_throttle(value, now_ms)
 
-    def record_no_throttle(self, user: str, client_id: str, value, now_ms: int) -> None:
-        """``recordNoThrottle`` (request network-thread time): counted for later requests only."""
-        if self._enabled:
-            self.sensor_for(user, client_id, now_ms).record_no_check(value, now_ms)
-
     def unrecord(self, user: str, client_id: str, value, now_ms: int) -> None:
         """``unrecordQuotaSensor``: record ``-value`` unchecked. Like Kafka this creates the
         sensors even when the quota type is disabled (the fetch path calls it unconditionally)."""
@@ -117,9 +115,16 @@ class ClientQuotaManager:
     def _new_sensor(self, name, user, client_id, user_tag, client_tag, now_ms) -> RateSensor:
         s = self._settings
         return RateSensor(
-            s.samples, s.window_ms, s.legacy_pre_3_8, bound=self._bound(user, client_id, user_tag, client_tag),
-            cap_ms=s.cap_ms, now_ms=now_ms, name=name, tags={"user": user_tag, "client-id": client_tag},
-            user=user, client_id=client_id,
+            s.samples,
+            s.window_ms,
+            s.legacy_pre_3_8,
+            bound=self._bound(user, client_id, user_tag, client_tag),
+            cap_ms=s.cap_ms,
+            now_ms=now_ms,
+            name=name,
+            tags={"user": user_tag, "client-id": client_tag},
+            user=user,
+            client_id=client_id,
         )
 
     def _bound(self, user: str, client_id: str, user_tag: str, client_tag: str) -> float:
@@ -150,7 +155,7 @@ class FetchQuotaManager(ClientQuotaManager):
     """``Fetch``: a throttled fetch returns an empty response, so its bytes are unrecorded."""
 
     def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings):
-        super().__init__("Fetch", "consumer_byte_rate", "byte-rate", snapshot, settings)
+        super().__init__(_FETCH.metric_group, _FETCH.name, "byte-rate", snapshot, settings)
 
     def record_fetch(self, user: str, client_id: str, nbytes: int, now_ms: int, request_throttle_ms: int = 0) -> int:
         """Record; if this *or the request quota* throttles, unrecord the bytes (KafkaApis
@@ -175,7 +180,7 @@ class RequestQuotaManager(ClientQuotaManager):
     rate (never expires, no tags)."""
 
     def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings):
-        super().__init__("Request", "request_percentage", "request-time", snapshot, settings)
+        super().__init__(_REQUEST.metric_group, _REQUEST.name, "request-time", snapshot, settings)
         self.exempt = SampledRate(BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, settings.legacy_pre_3_8)
 
     def record_time(self, user: str, client_id: str, time_ns: int, now_ms: int) -> int:
@@ -188,14 +193,9 @@ class RequestQuotaManager(ClientQuotaManager):
             sensor = self.sensor_for(user, client_id, now_ms)
         return sensor.record_and_throttle(time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
 
-    def record_exempt(self, time_ns: int, now_ms: int) -> None:
-        """``maybeRecordExempt``: cluster actions, follower fetches, acks=0 produce."""
-        if self._enabled:
-            self.exempt.record(time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
-
     def metrics(self, now_ms: int) -> Iterator[MetricSample]:
         yield from super().metrics(now_ms)
-        yield MetricSample("exempt-request-time", "Request", {}, self.exempt.measure(now_ms))
+        yield MetricSample("exempt-request-time", self.quota_type, {}, self.exempt.measure(now_ms))
 
 
 class MutationSensor(RateSensor):
@@ -209,15 +209,23 @@ class ControllerMutationManager(ClientQuotaManager):
     """``ControllerMutationQuotaManager`` (KIP-599): token bucket, strict or permissive."""
 
     def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings, bucket_samples: int, bucket_window_ms: int):
-        super().__init__("ControllerMutation", "controller_mutation_rate", "tokens", snapshot, settings)
+        super().__init__(_MUTATION.metric_group, _MUTATION.name, "tokens", snapshot, settings)
         self._bucket_samples = bucket_samples
         self._bucket_window_ms = bucket_window_ms
 
     def _new_sensor(self, name, user, client_id, user_tag, client_tag, now_ms) -> RateSensor:
         bound = self._bound(user, client_id, user_tag, client_tag)
-        sensor = MutationSensor(BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, self._settings.legacy_pre_3_8,
-                                bound=bound, now_ms=now_ms, name=name,
-                                tags={"user": user_tag, "client-id": client_tag}, user=user, client_id=client_id)
+        sensor = MutationSensor(
+            BROKER_METRICS_SAMPLES,
+            BROKER_METRICS_WINDOW_MS,
+            self._settings.legacy_pre_3_8,
+            bound=bound,
+            now_ms=now_ms,
+            name=name,
+            tags={"user": user_tag, "client-id": client_tag},
+            user=user,
+            client_id=client_id,
+        )
         sensor.bucket = TokenBucket(self._bucket_samples, self._bucket_window_ms, bound)
         return sensor
 

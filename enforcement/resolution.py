@@ -20,12 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from kconfigs.keys import CLIENT_KEYS, QUOTA_KINDS
 from kconfigs.sanitize import DEFAULT_NAME, sanitize
 
-CLIENT_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate")
-PRODUCER_IDS_KEY = "producer_ids_rate"
-IP_KEY = "connection_creation_rate"
-ALL_KEYS = CLIENT_KEYS + (PRODUCER_IDS_KEY, IP_KEY)
+PRODUCER_IDS_KEY = QUOTA_KINDS["producer_id"].name
+IP_KEY = QUOTA_KINDS["connection"].name
 
 CLIENT_ID_ENABLED, USER_ENABLED, USER_CLIENT_ID_ENABLED = 1, 2, 4  # Kafka QuotaTypes bits
 _MAX_CACHED_PAIRS = 1_000_000  # bounded memory with millions of client-ids: cleared when full
@@ -61,8 +60,12 @@ class _KeyQuotas:
 
 def _entity_kind(entity: Mapping[str, str | None]) -> str:
     keys = frozenset(entity)
-    kinds = {frozenset({"user", "client-id"}): "user_client", frozenset({"user"}): "user",
-             frozenset({"client-id"}): "client", frozenset({"ip"}): "ip"}
+    kinds = {
+        frozenset({"user", "client-id"}): "user_client",
+        frozenset({"user"}): "user",
+        frozenset({"client-id"}): "client",
+        frozenset({"ip"}): "ip",
+    }
     kind = kinds.get(keys)
     if kind is None:
         raise ValueError(f"Invalid quota entity {dict(entity)!r}")
@@ -96,7 +99,9 @@ class QuotaSnapshot:
         ips: dict = {}
         for entity, quotas in map(_as_pair, records):
             kind = _entity_kind(entity)
-            bit = {"user_client": USER_CLIENT_ID_ENABLED, "user": USER_ENABLED, "client": CLIENT_ID_ENABLED}.get(kind, 0)
+            bit = {"user_client": USER_CLIENT_ID_ENABLED, "user": USER_ENABLED, "client": CLIENT_ID_ENABLED}.get(
+                kind, 0
+            )
             if zookeeper_masks and bit:
                 for key in CLIENT_KEYS:
                     keys[key].mask |= bit
@@ -112,7 +117,7 @@ class QuotaSnapshot:
 
     def with_sticky_masks(self, previous: "QuotaSnapshot | None") -> "QuotaSnapshot":
         """A copy whose enabled levels also include ``previous``'s: Kafka <= 4.0 only ever ORs
-        ``quotaTypesEnabled`` (KAFKA-19282 changes that after 4.0), so deleting every quota of a
+        ``quotaTypesEnabled`` (later versions also clear it), so deleting every quota of a
         level keeps the tag shape until the broker restarts."""
         if previous is None:
             return self
@@ -155,7 +160,9 @@ class QuotaSnapshot:
             return san_user, ""
         return "", client_id  # levels 7, 8 or nothing
 
-    def limit_for_tags(self, key: str, user: str, client_id: str, user_tag: str, client_tag: str) -> tuple[float | None, int]:
+    def limit_for_tags(
+        self, key: str, user: str, client_id: str, user_tag: str, client_tag: str
+    ) -> tuple[float | None, int]:
         """``quotaLimit``: (value, level) for a sensor with these tags; (None, 0) = unlimited.
 
         ``user``/``client_id`` are the raw names behind the non-empty tags.
@@ -190,8 +197,9 @@ class QuotaSnapshot:
         elif key in CLIENT_KEYS:
             user_tag, client_tag = self.metric_tags(user, client_id, key)
             value, level = self.limit_for_tags(key, user, client_id, user_tag, client_tag)
-            resolved = Resolved(value, level, self._path(level, user, client_id),
-                                {"user": user_tag, "client-id": client_tag})
+            resolved = Resolved(
+                value, level, self._path(level, user, client_id), {"user": user_tag, "client-id": client_tag}
+            )
         else:
             raise KeyError(f"Unknown client quota key: {key}")
         if len(self._cache) >= _MAX_CACHED_PAIRS:
@@ -210,9 +218,16 @@ class QuotaSnapshot:
     @staticmethod
     def _path(level: int, user: str, client_id: str) -> str | None:
         u, c, d = _san(user), _san(client_id), DEFAULT_NAME
-        paths = {1: f"users/{u}/clients/{c}", 2: f"users/{u}/clients/{d}", 3: f"users/{u}",
-                 4: f"users/{d}/clients/{c}", 5: f"users/{d}/clients/{d}", 6: f"users/{d}",
-                 7: f"clients/{c}", 8: f"clients/{d}"}
+        paths = {
+            1: f"users/{u}/clients/{c}",
+            2: f"users/{u}/clients/{d}",
+            3: f"users/{u}",
+            4: f"users/{d}/clients/{c}",
+            5: f"users/{d}/clients/{d}",
+            6: f"users/{d}",
+            7: f"clients/{c}",
+            8: f"clients/{d}",
+        }
         return "/config/" + paths[level] if level else None
 
     # -- ip quotas -------------------------------------------------------------------

@@ -64,8 +64,10 @@ def scram_describe_lines(descriptions: Iterable[UserScramDescription]) -> list[s
     lines = []
     for described in descriptions:
         if described.error is not None:
-            lines.append(f"Error retrieving SCRAM credential configs for user-principal '{described.user}': "
-                         f"ExecutionException: {_java_exception(described.error)}")
+            lines.append(
+                f"Error retrieving SCRAM credential configs for user-principal '{described.user}': "
+                f"ExecutionException: {_java_exception(described.error)}"
+            )
             continue
         pairs = ", ".join(f"{mechanism}=iterations={iterations}" for mechanism, iterations in described.credentials)
         lines.append(f"SCRAM credential configs for user-principal '{described.user}' are {pairs}")
@@ -83,5 +85,7 @@ def check_keyless_alter(names: Sequence[str]) -> None:
     path with nothing to change: fine for one entity, an IllegalStateException for a
     (user, client) pair. :raises ValidationError: that exception's text."""
     if len(names) != 1:
-        raise ValidationError("Altering user SCRAM credentials should never occur for more zero or multiple "
-                              f"users: List({', '.join(names)})")
+        raise ValidationError(
+            "Altering user SCRAM credentials should never occur for more zero or multiple "
+            f"users: List({', '.join(names)})"
+        )

@@ -18,10 +18,10 @@ SUBCOMMANDS: dict[str, str] = {
     "describe": "kconfigs.commands.configs:describe",
     "alter": "kconfigs.commands.configs:alter",
     "delete": "kconfigs.commands.configs:delete",
-    "resolve": "kconfigs.commands.resolve:resolve",
-    "simulate": "kconfigs.commands.simulate:simulate",
-    "serve": "kconfigs.commands.serve:serve",
-    "analyze": "kconfigs.commands.analyze:analyze",
+    "resolve": "kconfigs_enforcement.commands.resolve:resolve",
+    "simulate": "kconfigs_enforcement.commands.simulate:simulate",
+    "serve": "kconfigs_enforcement.commands.serve:serve",
+    "analyze": "kconfigs_analysis.commands.analyze:analyze",
     "export": "kconfigs.commands.declarative:export",
     "diff": "kconfigs.commands.declarative:diff",
     "apply": "kconfigs.commands.declarative:apply",
@@ -71,7 +71,8 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run a subcommand; map KconfigsError to one stderr line + its exit code (the only place)."""
+    """Run a subcommand; map KconfigsError to one stderr line + its exit code (compat mode does
+    the same in ``kconfigs.__main__``)."""
     from kconfigs.errors import KconfigsError
 
     args = list(sys.argv[1:] if argv is None else argv)

@@ -1,7 +1,10 @@
 """The kconfigs error tree.
 
-Every error a user can cause is a ``KconfigsError``: ``cli.main()`` prints its message as one
-line on stderr and exits with ``exit_code``. Nothing else catches these.
+Every error a user can cause is a ``KconfigsError``: the two entry points (``cli.main()`` for
+subcommands, ``__main__.main()`` for kafka-configs command lines) print its message as one line
+on stderr and exit with ``exit_code``. Below them, only code that turns a failure into a fuller
+answer catches these (a bulk alter naming what was and was not applied, a watch that keeps
+serving its last snapshot, a retry of a retriable error).
 """
 
 from __future__ import annotations

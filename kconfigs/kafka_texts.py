@@ -42,8 +42,10 @@ class KafkaTexts:
     config_key_pattern: str | None  # 3.7+ validatePropsKey (4.x also allows "$")
 
     def invalid_entity_type(self, entity_type: str) -> str:
-        return (f"Invalid entity type {entity_type}, the entity type must be one of "
-                f"{self.entity_types_joiner.join(self.entity_types)} {self.connect_phrase}")
+        return (
+            f"Invalid entity type {entity_type}, the entity type must be one of "
+            f"{self.entity_types_joiner.join(self.entity_types)} {self.connect_phrase}"
+        )
 
 
 _BANNER = "This tool helps to manipulate and describe entity config for a topic, client, user, broker"
@@ -54,23 +56,38 @@ KEY_PATTERN_3 = r"[a-zA-Z0-9._-]*"
 
 TEXTS: dict[Dialect, KafkaTexts] = {
     Dialect.KAFKA_2_8: KafkaTexts(
-        banner=f"{_BANNER} or ip", entity_types=("topics", "clients", "users", "brokers", "ips"),
-        entity_types_joiner=",", connect_phrase="with the --zookeeper argument",
-        entity_name_required=f"an {_NAME_REQUIRED}", bad_add_config=f"{_FORMAT}.",
-        default_ip_is_an_ip=True, accepts_force=True, config_key_pattern=None),
+        banner=f"{_BANNER} or ip",
+        entity_types=("topics", "clients", "users", "brokers", "ips"),
+        entity_types_joiner=",",
+        connect_phrase="with the --zookeeper argument",
+        entity_name_required=f"an {_NAME_REQUIRED}",
+        bad_add_config=f"{_FORMAT}.",
+        default_ip_is_an_ip=True,
+        accepts_force=True,
+        config_key_pattern=None,
+    ),
     Dialect.KAFKA_3: KafkaTexts(
         banner=f"{_BANNER}, ip or client-metrics",
         entity_types=("topics", "clients", "users", "brokers", "ips", "broker-loggers", "client-metrics"),
-        entity_types_joiner=", ", connect_phrase=_BOOTSTRAP_PHRASE,
-        entity_name_required=f"an {_NAME_REQUIRED}", bad_add_config=f"{_FORMAT}.",
-        default_ip_is_an_ip=True, accepts_force=True, config_key_pattern=KEY_PATTERN_3),
+        entity_types_joiner=", ",
+        connect_phrase=_BOOTSTRAP_PHRASE,
+        entity_name_required=f"an {_NAME_REQUIRED}",
+        bad_add_config=f"{_FORMAT}.",
+        default_ip_is_an_ip=True,
+        accepts_force=True,
+        config_key_pattern=KEY_PATTERN_3,
+    ),
     Dialect.KAFKA_4: KafkaTexts(
         banner=f"{_BANNER}, ip, client-metrics or group",
         entity_types=("topics", "clients", "users", "brokers", "ips", "client-metrics", "groups", "broker-loggers"),
-        entity_types_joiner=", ", connect_phrase=_BOOTSTRAP_PHRASE,
+        entity_types_joiner=", ",
+        connect_phrase=_BOOTSTRAP_PHRASE,
         entity_name_required=f"An {_NAME_REQUIRED}",
         bad_add_config=f'{_FORMAT} or  "key=[val1,val2]" to group values which contain commas.',
-        default_ip_is_an_ip=False, accepts_force=False, config_key_pattern=r"[a-zA-Z0-9._$-]*"),
+        default_ip_is_an_ip=False,
+        accepts_force=False,
+        config_key_pattern=r"[a-zA-Z0-9._$-]*",
+    ),
 }
 
 
@@ -90,5 +107,7 @@ def dialect_from_option(version: str) -> Dialect:
         return Dialect.KAFKA_3
     if major >= 4:
         return Dialect.KAFKA_4
-    raise UsageError(f"--kafka-version must be a Kafka 3.x or 4.x version (ZooKeeper mode always speaks "
-                     f"kafka-configs 2.8), not: {version}")
+    raise UsageError(
+        f"--kafka-version must be a Kafka 3.x or 4.x version (ZooKeeper mode always speaks "
+        f"kafka-configs 2.8), not: {version}"
+    )

@@ -35,23 +35,49 @@ class Scope(Enum):
 
 @dataclass(frozen=True)
 class QuotaKey:
-    name: str
+    """One quota key and the kind of use it limits: the one table the stores, the gateway, its
+    usage log, the enforcer and the Spark analysis all read."""
+
+    name: str  # the quota key, as stored and as kafka-configs names it
     value_type: ValueType
     scope: Scope
+    kind: str  # what it limits, as the usage log, traces and reports name it
+    unit: str  # unit of the measured rate in reports
+    metric_group: str  # Kafka's quota type ("Produce" ...): metric group and sensor names
     zero_allowed: bool = False  # connection_creation_rate=0 blocks an IP (Kafka: atLeast(0))
 
 
-QUOTA_KEYS: dict[str, QuotaKey] = {
-    k.name: k
-    for k in (
-        QuotaKey("producer_byte_rate", ValueType.LONG, Scope.USER_CLIENT),
-        QuotaKey("consumer_byte_rate", ValueType.LONG, Scope.USER_CLIENT),
-        QuotaKey("request_percentage", ValueType.DOUBLE, Scope.USER_CLIENT),
-        QuotaKey("controller_mutation_rate", ValueType.DOUBLE, Scope.USER_CLIENT),
-        QuotaKey("connection_creation_rate", ValueType.INT, Scope.IP, zero_allowed=True),
-        QuotaKey("producer_ids_rate", ValueType.DOUBLE, Scope.USER_ONLY),
-    )
-}
+_TABLE = (
+    QuotaKey("producer_byte_rate", ValueType.LONG, Scope.USER_CLIENT, "produce", "B/s", "Produce"),
+    QuotaKey("consumer_byte_rate", ValueType.LONG, Scope.USER_CLIENT, "fetch", "B/s", "Fetch"),
+    QuotaKey("request_percentage", ValueType.DOUBLE, Scope.USER_CLIENT, "request", "% thread", "Request"),
+    QuotaKey(
+        "controller_mutation_rate",
+        ValueType.DOUBLE,
+        Scope.USER_CLIENT,
+        "controller_mutation",
+        "mutations/s",
+        "ControllerMutation",
+    ),
+    # per-IP connection rates are socket-server metrics in Kafka, not a client quota type (KIP-612)
+    QuotaKey(
+        "connection_creation_rate",
+        ValueType.INT,
+        Scope.IP,
+        "connection",
+        "conn/s",
+        "socket-server-metrics",
+        zero_allowed=True,
+    ),
+    QuotaKey("producer_ids_rate", ValueType.DOUBLE, Scope.USER_ONLY, "producer_id", "ids/s", "ProducerIds"),
+)
+QUOTA_KEYS: dict[str, QuotaKey] = {k.name: k for k in _TABLE}
+#: the same table by kind ("produce" -> producer_byte_rate ...)
+QUOTA_KINDS: dict[str, QuotaKey] = {k.kind: k for k in _TABLE}
+#: keys whose values are whole numbers (LONG / INT)
+WHOLE_NUMBER_KEYS = frozenset(k.name for k in _TABLE if k.value_type is not ValueType.DOUBLE)
+#: keys of users, client-ids and (user, client-id) pairs, in Kafka's order
+CLIENT_KEYS = tuple(k.name for k in _TABLE if k.scope is Scope.USER_CLIENT)
 
 SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
@@ -114,7 +140,7 @@ def java_string_hash(text: str) -> int:
     h = 0
     data = text.encode("utf-16-be", "surrogatepass")
     for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
     return h
 
 

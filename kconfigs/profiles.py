@@ -143,8 +143,9 @@ def select_profile(config: Mapping, name: str | None, origin: str) -> dict[str, 
     return fields
 
 
-def resolve_store_options(flags: Mapping[str, str | None], profile: str | None,
-                          environ: Mapping[str, str] | None = None) -> StoreOptions:
+def resolve_store_options(
+    flags: Mapping[str, str | None], profile: str | None, environ: Mapping[str, str] | None = None
+) -> StoreOptions:
     """THE store resolution: flags > ``KCONFIGS_*`` environment > profile > embedded default.
 
     ``flags`` maps StoreOptions fields to the command line's values (None = not given).
@@ -204,8 +205,13 @@ def store_option_fields() -> tuple[str, ...]:
     return tuple(f.name for f in dataclass_fields(StoreOptions) if f.name != "origin")
 
 
-_SCHEMES = {"zk": "zookeeper", "zookeeper": "zookeeper", "kafka": "bootstrap_server",
-            "kafka-controller": "bootstrap_controller", "sqlite": "store_path"}
+_SCHEMES = {
+    "zk": "zookeeper",
+    "zookeeper": "zookeeper",
+    "kafka": "bootstrap_server",
+    "kafka-controller": "bootstrap_controller",
+    "sqlite": "store_path",
+}
 
 
 def resolve_store_spec(spec: str, command_config: str | None, environ: Mapping[str, str] | None = None) -> StoreOptions:
@@ -234,7 +240,9 @@ def parse_store_spec(spec: str, command_config: str | None, config: Mapping, ori
         return select_profile(config, spec, origin)
     field = _SCHEMES.get(scheme.lower())
     if field is None:
-        raise UsageError(f"Unknown store {spec!r}: use zk://, kafka://, kafka-controller://, sqlite:/// or a profile name")
+        raise UsageError(
+            f"Unknown store {spec!r}: use zk://, kafka://, kafka-controller://, sqlite:/// or a profile name"
+        )
     if not rest.strip("/"):
         raise UsageError(f"Store {spec!r} names no address")
     options: dict[str, str | None] = {field: os.path.expanduser(rest) if field == "store_path" else rest}

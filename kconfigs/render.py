@@ -51,7 +51,10 @@ def records_table(records: list[QuotaRecord], console) -> None:
     for record in records:
         quotas = numeric_quotas(record.configs)
         for index, (key, value) in enumerate(quotas.items()):
-            table.add_row(zk_entity_text(record.entity) if index == 0 else "", key,
-                          f"{value:,}" if isinstance(value, int) else f"{value:g}",
-                          end_section=index == len(quotas) - 1)
+            table.add_row(
+                zk_entity_text(record.entity) if index == 0 else "",
+                key,
+                f"{value:,}" if isinstance(value, int) else f"{value:g}",
+                end_section=index == len(quotas) - 1,
+            )
     console.print(table)

@@ -10,8 +10,8 @@ that is removed when the process exits; plain files are read where they are.
 from __future__ import annotations
 
 import atexit
-import datetime
 import bz2
+import datetime
 import gzip
 import os
 import re
@@ -199,7 +199,8 @@ def dump_file(path: str, fmt: str) -> DumpFile:
 #: a scrape time at the end of a file name: epoch seconds or ms, or a compact/ISO date-time (UTC)
 _NAME_EPOCH_RE = re.compile(r"^(?P<prefix>.*?)[-_.@]?(?P<epoch>\d{13}|\d{10})$")
 _NAME_DATE_RE = re.compile(
-    r"^(?P<prefix>.*?)[-_.@]?(?P<date>\d{4}-?\d{2}-?\d{2})[T_-]?(?P<time>\d{2}[:-]?\d{2}[:-]?\d{2})Z?$")
+    r"^(?P<prefix>.*?)[-_.@]?(?P<date>\d{4}-?\d{2}-?\d{2})[T_-]?(?P<time>\d{2}[:-]?\d{2}[:-]?\d{2})Z?$"
+)
 #: name endings that are not part of the scrape's name (compression, then the dump suffix)
 _DUMP_NAME_SUFFIXES = (".prom", ".txt", ".metrics", ".out")
 
@@ -227,7 +228,9 @@ def scrape_time_of(path: str) -> tuple[str, int] | None:
         ts_ms = int(moment.timestamp() * 1000)
     if ts_ms < MIN_PLAUSIBLE_TS_MS:
         return None
-    source = match.group("prefix").rstrip("-_.@") or os.path.basename(os.path.dirname(os.path.abspath(path))) or "scrape"
+    source = (
+        match.group("prefix").rstrip("-_.@") or os.path.basename(os.path.dirname(os.path.abspath(path))) or "scrape"
+    )
     return source, ts_ms
 
 

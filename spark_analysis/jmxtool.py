@@ -18,9 +18,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kconfigs.errors import UsageError
-from spark_analysis import dumpfiles
-from spark_analysis import metric_names as names
-from spark_analysis.dumpfiles import DumpFile, ReadOptions
+from kconfigs_analysis import dumpfiles
+from kconfigs_analysis import metric_names as names
+from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
 
 SNIFF_LINES = 50
 #: letters of a date pattern that print a zone or an offset (the time is then absolute)
@@ -66,10 +66,19 @@ def read_header(dump: DumpFile) -> JmxFile:
         for index, key in enumerate(keys[1:]):
             metric = names.parse_jmxtool_key(key)
             if metric is not None:
-                columns.append(JmxColumn(index, metric.kind, metric.user, metric.client_id, metric.ip, metric.column == "rate"))
+                columns.append(
+                    JmxColumn(index, metric.kind, metric.user, metric.client_id, metric.ip, metric.column == "rate")
+                )
         preamble = tuple(p.strip() for p in head[:line_no] if p.strip())
-        return JmxFile(dump.read_path, dumpfiles.file_stem(dump.path), len(keys) - 1, preamble, tuple(columns), dump.cut_tail,
-                       dump.max_ts_ms)
+        return JmxFile(
+            dump.read_path,
+            dumpfiles.file_stem(dump.path),
+            len(keys) - 1,
+            preamble,
+            tuple(columns),
+            dump.cut_tail,
+            dump.max_ts_ms,
+        )
     raise UsageError(f'{dump.path}: no JmxTool header line ("time","<ObjectName>:<attribute>",...)')
 
 
@@ -90,8 +99,9 @@ def _time_ms(cell: Column, options: ReadOptions) -> Column:
     return F.when(is_epoch_ms, cell.cast("long")).otherwise(F.unix_millis(local))
 
 
-def parsed_rows(spark: SparkSession, jmx: JmxFile, options: ReadOptions, pick: list[int] | None = None,
-                check_cells: bool = True) -> DataFrame:
+def parsed_rows(
+    spark: SparkSession, jmx: JmxFile, options: ReadOptions, pick: list[int] | None = None, check_cells: bool = True
+) -> DataFrame:
     """One row per data line: ``ts_ms``, ``_bad``, ``_line`` (text when bad), ``_vals`` (doubles).
 
     ``_vals`` holds every cell after ``time``, or only the cells at ``pick``. A line is bad when
@@ -111,11 +121,16 @@ def parsed_rows(spark: SparkSession, jmx: JmxFile, options: ReadOptions, pick: l
     picked = every_cell if pick is None else F.array(*(F.col("_parts").getItem(i + 1).cast("double") for i in pick))
     # one character per column, "1" = a quota column: a literal, however wide the file
     quota_mask = F.lit("".join("1" if i in {c.index for c in jmx.columns} else "0" for i in range(max(jmx.width, 1))))
-    quota_cell_bad = F.transform(cells, lambda cell, i: (quota_mask.substr(i + 1, F.lit(1)) == "1") & cell.cast("double").isNull())
+    quota_cell_bad = F.transform(
+        cells, lambda cell, i: (quota_mask.substr(i + 1, F.lit(1)) == "1") & cell.cast("double").isNull()
+    )
     # row-level values in their own projection: evaluated once per line, not once per cell
     typed = parts.select(
-        "_raw", F.size("_parts").alias("_size"), _time_ms(F.col("_parts").getItem(0), options).alias("_time"),
-        picked.alias("_typed"), (quota_cell_bad if check_cells else F.lit(None)).alias("_check"),
+        "_raw",
+        F.size("_parts").alias("_size"),
+        _time_ms(F.col("_parts").getItem(0), options).alias("_time"),
+        picked.alias("_typed"),
+        (quota_cell_bad if check_cells else F.lit(None)).alias("_check"),
     )
     bad_cell = F.exists("_check", lambda is_bad: is_bad) if check_cells else F.lit(False)
     implausible_time = (F.col("_time") < dumpfiles.MIN_PLAUSIBLE_TS_MS) | (F.col("_time") > jmx.max_ts_ms)
@@ -133,8 +148,9 @@ def parsed_rows(spark: SparkSession, jmx: JmxFile, options: ReadOptions, pick: l
 def _exploded(rows: DataFrame) -> DataFrame:
     """One row per cell (``_index``, ``_value``); a bad line stays one row with ``_index`` -1."""
     one_null = F.array(F.lit(None).cast("double"))
-    exploded = rows.select("ts_ms", "_bad", "_line",
-                           F.posexplode(F.coalesce("_vals", one_null)).alias("_index", "_value"))
+    exploded = rows.select(
+        "ts_ms", "_bad", "_line", F.posexplode(F.coalesce("_vals", one_null)).alias("_index", "_value")
+    )
     return exploded.withColumn("_index", F.when(F.col("_bad"), F.lit(-1)).otherwise(F.col("_index")))
 
 
@@ -152,25 +168,45 @@ def canonical(spark: SparkSession, jmx: JmxFile, options: ReadOptions, output_co
     would not compile to JVM code for hundreds of columns.
     """
     schema = "_index int, kind string, user string, client_id string, ip string, _is_rate boolean"
-    columns = spark.createDataFrame([(c.index, c.kind, c.user, c.client_id, c.ip, c.is_rate) for c in jmx.columns], schema)
+    columns = spark.createDataFrame(
+        [(c.index, c.kind, c.user, c.client_id, c.ip, c.is_rate) for c in jmx.columns], schema
+    )
     cells = _exploded(parsed_rows(spark, jmx, options)).join(F.broadcast(columns), on="_index", how="left")
     cells = cells.filter(F.col("_bad") | F.col("kind").isNotNull())
     rate, throttle_ms = _rate_and_throttle(F.col("_value"), F.col("_is_rate"))
     return cells.select(
-        "ts_ms", F.lit(jmx.source).alias("source"), "kind", "user", "client_id", "ip",
-        rate.alias("rate"), throttle_ms.alias("throttle_ms"), F.lit(None).cast("long").alias("window_ms"), "_bad", "_line",
+        "ts_ms",
+        F.lit(jmx.source).alias("source"),
+        "kind",
+        "user",
+        "client_id",
+        "ip",
+        rate.alias("rate"),
+        throttle_ms.alias("throttle_ms"),
+        F.lit(None).cast("long").alias("window_ms"),
+        "_bad",
+        "_line",
     ).select(*output_columns)
 
 
-def cells(spark: SparkSession, jmx: JmxFile, options: ReadOptions, series_of: dict[int, int], bad_series: int,
-          only: set[int] | None = None, check_cells: bool = True) -> DataFrame:
+def cells(
+    spark: SparkSession,
+    jmx: JmxFile,
+    options: ReadOptions,
+    series_of: dict[int, int],
+    bad_series: int,
+    only: set[int] | None = None,
+    check_cells: bool = True,
+) -> DataFrame:
     """Narrow cells ``(series, ts_ms, rate, throttle_ms, _bad, _line)`` of one file.
 
     ``series_of`` maps a column index to its series number; bad lines get ``bad_series`` (so
     their source is still known). With ``only`` (series numbers), just those columns are cast
     and exploded and bad lines are left out, which makes the chart pass cheap.
     """
-    picks = [(c.index, series_of[c.index], c.is_rate) for c in jmx.columns if only is None or series_of[c.index] in only]
+    picks = [
+        (c.index, series_of[c.index], c.is_rate) for c in jmx.columns if only is None or series_of[c.index] in only
+    ]
     if only is None:
         rows = parsed_rows(spark, jmx, options, None, check_cells)
     else:

@@ -10,17 +10,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kconfigs.keys import QUOTA_KINDS
 from kconfigs.sanitize import desanitize
 
 #: JMX ``type=`` group -> quota kind (the ``kind`` column of the canonical table).
 GROUP_TO_KIND: dict[str, str] = {
-    "produce": "produce",
-    "fetch": "fetch",
-    "request": "request",
-    "controllermutation": "controller_mutation",
-    "controller_mutation": "controller_mutation",
-    "socket-server-metrics": "connection",
-    "socket_server_metrics": "connection",
+    spelling: kind
+    for kind in ("produce", "fetch", "request", "controller_mutation", "connection")
+    for spelling in {
+        QUOTA_KINDS[kind].metric_group.lower(),
+        QUOTA_KINDS[kind].metric_group.lower().replace("-", "_"),
+        kind,
+    }
 }
 
 #: attribute -> canonical column. The "rate" attributes are Kafka's quota-checked Rate metrics;

@@ -22,9 +22,9 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kconfigs.errors import ValidationError
-from spark_analysis import dumpfiles
-from spark_analysis import metric_names as names
-from spark_analysis.dumpfiles import DumpFile, ReadOptions
+from kconfigs_analysis import dumpfiles
+from kconfigs_analysis import metric_names as names
+from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
 
 #: the series a line belongs to (name and labels), or a ``# TYPE`` line (once per scrape)
 _SERIES_KEY_RE = r"^\s*(#\s*TYPE\s+\S+|[^{\s]*(?:\{.*\})?)"
@@ -77,7 +77,9 @@ def _prometheus_entity(name: Column, labels: Column) -> dict[str, Column]:
     return {
         "kind": F.when(is_connection, F.lit("connection")).otherwise(kind_map[F.lower(group)]),
         "user": F.when(is_connection, F.lit(None)).otherwise(_url_decoded(user)),
-        "client_id": F.when(is_connection, F.lit(None)).otherwise(jmx_unquoted(_label(labels, *names.PROM_CLIENT_LABELS))),
+        "client_id": F.when(is_connection, F.lit(None)).otherwise(
+            jmx_unquoted(_label(labels, *names.PROM_CLIENT_LABELS))
+        ),
         "ip": F.when(is_connection, _label(labels, "ip")),
         "is_rate": is_connection | (attribute != "throttle_time"),
     }
@@ -127,7 +129,8 @@ def _check_numbered(untimed: dict[str, int], keys: dict[str, DumpFile], named: d
         raise ValidationError(
             f"{count} files {pattern} without timestamps, written every {gap_s:.0f} s: one scrape each, not one "
             "broker each? Name each after its time (scrape-<epoch seconds>.prom), or append them to one file "
-            "and give --scrape-interval")
+            "and give --scrape-interval"
+        )
 
 
 def _check_appended(appended: dict[str, int], files: list[DumpFile], options: ReadOptions) -> None:
@@ -137,10 +140,13 @@ def _check_appended(appended: dict[str, int], files: list[DumpFile], options: Re
         path = next((f.path for f in files if os.path.abspath(f.read_path) == key), key)
         raise ValidationError(
             f"{path}: {scrapes} scrapes appended without timestamps (each series up to {scrapes} times): "
-            "give --scrape-interval SECONDS, the period they were taken at")
+            "give --scrape-interval SECONDS, the period they were taken at"
+        )
 
 
-def load_prometheus(spark: SparkSession, files: list[DumpFile], options: ReadOptions, output_columns: list[str]) -> DataFrame:
+def load_prometheus(
+    spark: SparkSession, files: list[DumpFile], options: ReadOptions, output_columns: list[str]
+) -> DataFrame:
     """Prometheus text scrapes as canonical rows + ``_bad``/``_line`` (see the module docstring).
 
     :raises ValidationError: scrapes appended without timestamps and no ``--scrape-interval``.
@@ -150,8 +156,10 @@ def load_prometheus(spark: SparkSession, files: list[DumpFile], options: ReadOpt
     base_ms = {k: (named[k][1] if named[k] else f.mtime_ms) for k, f in keys.items()}
     source = {k: (named[k][0] if named[k] else dumpfiles.file_stem(f.path)) for k, f in keys.items()}
     lines = spark.read.text(list(keys)).select(
-        "value", _file_key(F.col("_metadata.file_path")).alias("_file"),
-        F.regexp_extract("value", _SERIES_KEY_RE, 1).alias("_series"))
+        "value",
+        _file_key(F.col("_metadata.file_path")).alias("_file"),
+        F.regexp_extract("value", _SERIES_KEY_RE, 1).alias("_series"),
+    )
     untimed = _untimed_files(lines)
     appended = {k: n for k, n in untimed.items() if n > 1}
     _check_appended(appended, files, options)
@@ -159,9 +167,13 @@ def load_prometheus(spark: SparkSession, files: list[DumpFile], options: ReadOpt
     untimed_ms = _map_of(base_ms)[F.col("_file")]
     if appended:  # the last scrape was written last, at the file's time; each earlier one an interval before
         is_type_line = F.col("value").rlike(r"^\s*#\s*TYPE\s")
-        lines = _scrape_numbers(lines.filter(is_type_line | ((F.trim("value") != "") & ~F.trim("value").startswith("#"))))
+        lines = _scrape_numbers(
+            lines.filter(is_type_line | ((F.trim("value") != "") & ~F.trim("value").startswith("#")))
+        )
         steps_back = F.col("_scrapes") - 1 - F.col("_scrape")
-        untimed_ms = untimed_ms - F.when(F.col("_file").isin(*appended), steps_back * options.scrape_interval_ms).otherwise(0)
+        untimed_ms = untimed_ms - F.when(
+            F.col("_file").isin(*appended), steps_back * options.scrape_interval_ms
+        ).otherwise(0)
     content = lines.filter((F.trim("value") != "") & ~F.trim("value").startswith("#"))
     return _parsed(content, untimed_ms, keys, source).select(*output_columns)
 
@@ -174,14 +186,18 @@ def _parsed(content: DataFrame, untimed_ms: Column, keys: dict[str, DumpFile], s
         F.transform(F.regexp_extract_all(label_text, F.lit(names.PROM_LABEL_RE), 2), prometheus_label_value),
     )
     parsed = content.select(
-        "value", "_file", untimed_ms.alias("_untimed_ms"),
+        "value",
+        "_file",
+        untimed_ms.alias("_untimed_ms"),
         F.col("value").rlike(names.PROM_LINE_RE).alias("_ok"),
         labels.alias("_labels"),
         F.regexp_extract("value", names.PROM_LINE_RE, 3).alias("_value"),
         F.regexp_extract("value", names.PROM_LINE_RE, 4).alias("_ts"),
     ).withColumn(
-        "_name", F.coalesce(F.nullif(F.regexp_extract("value", names.PROM_LINE_RE, 1), F.lit("")),
-                            F.col("_labels").getItem("__name__"))
+        "_name",
+        F.coalesce(
+            F.nullif(F.regexp_extract("value", names.PROM_LINE_RE, 1), F.lit("")), F.col("_labels").getItem("__name__")
+        ),
     )
     entity = _prometheus_entity(F.col("_name"), F.col("_labels"))
     value = F.col("_value").cast("double")
@@ -190,9 +206,13 @@ def _parsed(content: DataFrame, untimed_ms: Column, keys: dict[str, DumpFile], s
     implausible_ts = (F.col("_ts") != "") & ((own_ts < dumpfiles.MIN_PLAUSIBLE_TS_MS) | (own_ts > max_ts))
     cut_tails = {k: f.cut_tail for k, f in keys.items() if f.cut_tail}
     is_cut = F.trim("value") == _map_of(cut_tails)[F.col("_file")] if cut_tails else F.lit(False)
-    is_bad = ~F.col("_ok") | value.isNull() | F.col("_name").isNull() | implausible_ts | F.coalesce(is_cut, F.lit(False))
+    is_bad = (
+        ~F.col("_ok") | value.isNull() | F.col("_name").isNull() | implausible_ts | F.coalesce(is_cut, F.lit(False))
+    )
     ts_ms = F.when(F.col("_ts") != "", own_ts).otherwise(F.col("_untimed_ms"))
-    is_quota_metric = entity["kind"].isNotNull() & (entity["user"].isNotNull() | entity["client_id"].isNotNull() | entity["ip"].isNotNull())
+    is_quota_metric = entity["kind"].isNotNull() & (
+        entity["user"].isNotNull() | entity["client_id"].isNotNull() | entity["ip"].isNotNull()
+    )
     clean = F.when(F.isnan(value), F.lit(None)).otherwise(value)
     return parsed.filter(is_bad | is_quota_metric).select(
         F.when(is_bad, F.lit(None)).otherwise(ts_ms).cast("long").alias("ts_ms"),

@@ -17,10 +17,11 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kconfigs.errors import UsageError
-from spark_analysis import dumpfiles, jmxtool, prometheus
-from spark_analysis import metric_names as names
-from spark_analysis.dumpfiles import DumpFile, ReadOptions
-from spark_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
+from kconfigs.keys import QUOTA_KINDS
+from kconfigs_analysis import dumpfiles, jmxtool, prometheus
+from kconfigs_analysis import metric_names as names
+from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
+from kconfigs_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
 
 FORMATS = ("jmxtool", "prometheus", "usage-log")
 TRACE_HEADER = "time_ms,user,client_id,ip,kind,value"  # kconfigs simulate --trace (what-if only)
@@ -28,7 +29,7 @@ _OUTPUT_COLUMNS = CANONICAL_COLUMNS + ["_bad", "_line"]
 #: usage-log value -> rate factor (docs/usage-log.md): request time is recorded in ns, and
 #: Kafka's request-time metric is a percentage of one thread: ns / 1e9 * 100 = ns * 1e-7.
 _USAGE_RATE_FACTOR = {"request": 1e-7}
-_USAGE_KINDS = ("produce", "fetch", "request", "controller_mutation", "connection", "producer_id")
+_USAGE_KINDS = tuple(QUOTA_KINDS)
 
 
 def expand_inputs(paths: list[str]) -> list[str]:
@@ -101,7 +102,7 @@ def load_dumps(spark: SparkSession, files: list[DumpFile], options: ReadOptions 
     return result
 
 
-# --- JmxTool "original" CSV (spark_analysis.jmxtool) ----------------------------------------------
+# --- JmxTool "original" CSV (kconfigs_analysis.jmxtool) ----------------------------------------------
 
 
 def _load_jmxtool(spark: SparkSession, dump: DumpFile, options: ReadOptions) -> DataFrame:
@@ -109,7 +110,7 @@ def _load_jmxtool(spark: SparkSession, dump: DumpFile, options: ReadOptions) -> 
     return jmxtool.canonical(spark, jmxtool.read_header(dump), options, _OUTPUT_COLUMNS)
 
 
-# --- Prometheus text exposition: spark_analysis.prometheus ---------------------------------------
+# --- Prometheus text exposition: kconfigs_analysis.prometheus ---------------------------------------
 
 
 # --- gateway usage log (docs/usage-log.md) -------------------------------------------------------
@@ -160,7 +161,7 @@ def with_idle_windows(usage: DataFrame) -> DataFrame:
     throttled fraction would describe only the windows in which the entity sent something.
     Each line becomes itself plus its idle successors in one explode (one pass over the input).
     """
-    from enforcement.enforcer import EnforcementConfig
+    from kconfigs_enforcement.enforcer import EnforcementConfig
 
     entity = Window.partitionBy("_bad", "source", "kind", "user", "client_id", "ip", "window_ms").orderBy("ts_ms")
     # a generator cannot hold a window function: the next line's start becomes a column first
@@ -172,9 +173,23 @@ def with_idle_windows(usage: DataFrame) -> DataFrame:
     has_gap = ~F.col("_bad") & F.col("_next_ts_ms").isNotNull() & (last_idle >= first_idle)
     idle_starts = F.when(has_gap, F.sequence(first_idle, last_idle, window_ms)).otherwise(F.array().cast("array<long>"))
     measured = ("ts_ms", "rate", "throttle_ms", "_bad", "_line")
-    idle = F.transform(idle_starts, lambda start: F.struct(
-        start.alias("ts_ms"), F.lit(0.0).alias("rate"), F.lit(0.0).alias("throttle_ms"), F.lit(False).alias("_bad"),
-        F.lit(None).cast("string").alias("_line")))
-    rows = with_next.select("source", "kind", "user", "client_id", "ip", "window_ms",
-                            F.explode(F.concat(F.array(F.struct(*measured)), idle)).alias("_w"))
+    idle = F.transform(
+        idle_starts,
+        lambda start: F.struct(
+            start.alias("ts_ms"),
+            F.lit(0.0).alias("rate"),
+            F.lit(0.0).alias("throttle_ms"),
+            F.lit(False).alias("_bad"),
+            F.lit(None).cast("string").alias("_line"),
+        ),
+    )
+    rows = with_next.select(
+        "source",
+        "kind",
+        "user",
+        "client_id",
+        "ip",
+        "window_ms",
+        F.explode(F.concat(F.array(F.struct(*measured)), idle)).alias("_w"),
+    )
     return rows.select(*(F.col(f"_w.{c}").alias(c) if c in measured else c for c in _OUTPUT_COLUMNS))

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_analysis import jmxtool, readers, transforms
-from spark_analysis.dumpfiles import ReadOptions
-from spark_analysis.schemas import ENTITY_COLUMNS
+from kconfigs_analysis import jmxtool, readers, transforms
+from kconfigs_analysis.dumpfiles import ReadOptions
+from kconfigs_analysis.schemas import ENTITY_COLUMNS
 
 _CANONICAL_KEYS = ENTITY_COLUMNS + ["source"]
 
@@ -51,8 +51,11 @@ def open_inputs(spark: SparkSession, files: list, options: ReadOptions | None = 
 
 
 def _narrow(inputs: Inputs, only: set[int] | None = None, check_cells: bool = True) -> DataFrame | None:
-    frames = [jmxtool.cells(inputs.spark, header, inputs.options, series_of, bad, only, check_cells)
-              for header, series_of, bad in inputs.jmx if only is None or only & set(series_of.values())]
+    frames = [
+        jmxtool.cells(inputs.spark, header, inputs.options, series_of, bad, only, check_cells)
+        for header, series_of, bad in inputs.jmx
+        if only is None or only & set(series_of.values())
+    ]
     return _union(frames)
 
 

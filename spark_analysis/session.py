@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -85,6 +86,11 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
     if active is not None:  # embedded use (tests, notebooks): borrow it and leave it running
         yield active
         return
+    # Spark's Python workers run PYSPARK_PYTHON, by default whatever "python3" is first on PATH:
+    # not necessarily this interpreter, nor one that has this installation (the what-if replay
+    # would import another copy of kconfigs_enforcement, or none). Unless told otherwise, they
+    # run on the driver's interpreter.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     with tempfile.TemporaryDirectory(prefix="kconfigs-spark-") as scratch:
         jvm_log = os.path.join(tempfile.gettempdir(), f"kconfigs-spark-{os.getpid()}.log")
         log4j = _write_log4j2(scratch, options.verbose)

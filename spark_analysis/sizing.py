@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
-from spark_analysis.quotas import QuotaRecordTuple
+from kconfigs.keys import WHOLE_NUMBER_KEYS
+from kconfigs_analysis.quotas import QuotaRecordTuple
 
 #: minimum recommended value per kind (Confluent Cloud: byte-rate quotas of at least 1 MiB/s).
 DEFAULT_FLOORS: Mapping[str, float] = {
@@ -37,7 +38,6 @@ DEFAULT_FLOORS: Mapping[str, float] = {
     "connection": 1.0,
 }
 #: quota keys Kafka stores as LONG / INT: must be whole numbers (quota-enforcement.md §0).
-WHOLE_NUMBER_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate", "connection_creation_rate"})
 #: client-ids that are not applications (whole-name match): kconfigs' own admin client and
 #: gateway probes; Kafka's Java AdminClient default (kafka-configs.sh, kafka-topics.sh, ...);
 #: a broker's own clients (replica fetchers ``broker-<id>-fetcher-<n>``, ``broker-<id>-txn-...``).
@@ -117,7 +117,10 @@ def recommend_one(row: Mapping, key: str, policy: SizingPolicy) -> Recommendatio
     value, reason = observed * (1 + policy.headroom), f"{policy.percentile} × {1 + policy.headroom:g}"
     if current is not None and throttled > policy.censored_threshold:
         if current * policy.step_up > value:
-            value, reason = current * policy.step_up, f"throttled {throttled:.1%}: demand censored, current × {policy.step_up:g}"
+            value, reason = (
+                current * policy.step_up,
+                f"throttled {throttled:.1%}: demand censored, current × {policy.step_up:g}",
+            )
     value = roundup_nice(value)
     floor = policy.floors.get(row["kind"], 0.0)
     if value < floor:  # after rounding: the floor is exact (1 MiB/s, not 1.1 MB/s)
@@ -152,7 +155,9 @@ def _entity_sort_key(entity: dict) -> list:
     return sorted((tag, "" if name is None else name) for tag, name in entity.items())
 
 
-def recommend(rows: Iterable[Mapping], kind_keys: Mapping[str, str], policy: SizingPolicy = SizingPolicy()) -> list[Recommendation]:
+def recommend(
+    rows: Iterable[Mapping], kind_keys: Mapping[str, str], policy: SizingPolicy = SizingPolicy()
+) -> list[Recommendation]:
     """One recommendation per configured quota the analysed entities use (rules 1-6), sorted by
     entity then key; entities sharing a quota (a default) get the largest of their values."""
     merged: dict[tuple, Recommendation] = {}
@@ -168,8 +173,12 @@ def recommend(rows: Iterable[Mapping], kind_keys: Mapping[str, str], policy: Siz
         shared = 1 if before is None else before.shared_by + 1
         largest = rec if before is None or rec.recommended > before.recommended else before
         merged[key] = replace(largest, entity=target, shared_by=shared)
-    result = [r if r.shared_by == 1 else replace(r, reason=f"{r.reason}; largest of {r.shared_by} entities sharing this quota")
-              for r in merged.values()]
+    result = [
+        r
+        if r.shared_by == 1
+        else replace(r, reason=f"{r.reason}; largest of {r.shared_by} entities sharing this quota")
+        for r in merged.values()
+    ]
     return sorted(result, key=lambda r: (_entity_sort_key(r.entity), r.key))
 
 
@@ -195,7 +204,9 @@ def as_quota_records(recommendations: Iterable[Recommendation]) -> list[QuotaRec
     return [(dict(entity), quotas) for entity, quotas in grouped.items()]
 
 
-def idle_quotas(records: Iterable[QuotaRecordTuple], rows: Iterable[Mapping], kind_keys: Mapping[str, str]) -> list[dict]:
+def idle_quotas(
+    records: Iterable[QuotaRecordTuple], rows: Iterable[Mapping], kind_keys: Mapping[str, str]
+) -> list[dict]:
     """Explicit (named, non-default) quotas that no analysed entity used at all."""
     key_kind = {key: kind for kind, key in kind_keys.items()}
     seen = [

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kconfigs.errors import ValidationError
+from kconfigs_enforcement.gateway.channel import RECEIVE_BUFFER_BYTES
 
 Address = tuple[str, int]
 
@@ -35,6 +36,7 @@ class GatewayConfig:
     max_inflight_requests: int = 256
     #: stream buffer high-water mark: above it we stop reading the other side
     write_buffer_high_bytes: int = 1024 * 1024
+    receive_buffer_bytes: int = RECEIVE_BUFFER_BYTES  # per socket; grows for a frame that must be held whole
     upstream_connect_timeout_ms: int = 10_000
     drain_timeout_ms: int = 30_000
     #: Kafka's connections.max.idle.ms: no request read and no response written for this long closes
@@ -74,14 +76,28 @@ class GatewayConfig:
         """:raises ValidationError: with one actionable line."""
         if not self.upstreams:
             raise ValidationError("At least one --upstream host:port is required")
-        positive = ("max_frame_bytes", "max_preauth_frame_bytes", "max_inflight_requests", "write_buffer_high_bytes",
-                    "upstream_connect_timeout_ms", "drain_timeout_ms", "usage_log_window_ms", "quota_window_num",
-                    "quota_window_size_seconds", "connections_max_idle_ms", "request_read_timeout_ms", "max_connections")
+        positive = (
+            "max_frame_bytes",
+            "max_preauth_frame_bytes",
+            "max_inflight_requests",
+            "write_buffer_high_bytes",
+            "receive_buffer_bytes",
+            "upstream_connect_timeout_ms",
+            "drain_timeout_ms",
+            "usage_log_window_ms",
+            "quota_window_num",
+            "quota_window_size_seconds",
+            "connections_max_idle_ms",
+            "request_read_timeout_ms",
+            "max_connections",
+        )
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValidationError(f"Gateway setting {name} must be positive, got {getattr(self, name)}")
         if self.max_connections_per_ip < 0:
-            raise ValidationError(f"Gateway setting max_connections_per_ip must be >= 0, got {self.max_connections_per_ip}")
+            raise ValidationError(
+                f"Gateway setting max_connections_per_ip must be >= 0, got {self.max_connections_per_ip}"
+            )
         if self.max_preauth_frame_bytes > self.max_frame_bytes:
             raise ValidationError("max_preauth_frame_bytes cannot exceed max_frame_bytes")
         if self.quota_admin not in ("auto", "gateway", "passthrough"):

@@ -39,8 +39,16 @@ def records_from_view(view: dict[QuotaEntity, dict[str, str]]) -> Records:
 class QuotaReloader:
     """Subscribes to ``store.watch`` and installs every change through ``install(records)``."""
 
-    def __init__(self, store: Any, loop: asyncio.AbstractEventLoop, install: Callable[[Records], None]):
+    def __init__(
+        self,
+        store: Any,
+        loop: asyncio.AbstractEventLoop,
+        install: Callable[[Records], None],
+        on_state: Callable[[str], None] | None = None,
+    ):
+        """``on_state``: also told each store state ("lost", "resynced" ...), from the watch's thread."""
         self._store = store
+        self._observe_state = on_state
         self._loop = loop
         self._install = install
         self._view: dict[QuotaEntity, dict[str, str]] = {}
@@ -76,6 +84,8 @@ class QuotaReloader:
 
     def _on_state(self, state: str) -> None:
         self.state = state
+        if self._observe_state is not None:
+            self._observe_state(state)
         if state == "lost":
             self._loop.call_soon_threadsafe(log.warning, "quota store connection lost: enforcing the last known quotas")
         else:

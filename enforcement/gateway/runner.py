@@ -13,8 +13,8 @@ import sys
 import time
 from typing import Iterator
 
-from enforcement.gateway.config import GatewayConfig
 from kconfigs.errors import UsageError
+from kconfigs_enforcement.gateway.config import GatewayConfig
 
 log = logging.getLogger("kconfigs.gateway")
 
@@ -23,8 +23,12 @@ class JsonLogFormatter(logging.Formatter):
     """One JSON object per line: ts, level, logger, msg (+ exc when present)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
-                 "level": record.levelname, "logger": record.name, "msg": record.getMessage()}
+        entry = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         return json.dumps(entry)
@@ -32,7 +36,11 @@ class JsonLogFormatter(logging.Formatter):
 
 def configure_logging(log_format: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonLogFormatter() if log_format == "json" else logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler.setFormatter(
+        JsonLogFormatter()
+        if log_format == "json"
+        else logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s")
+    )
     root = logging.getLogger("kconfigs")
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
@@ -43,17 +51,22 @@ def open_gateway_store(config: GatewayConfig):
     then KCONFIGS_* variables, then a profile). :raises StoreUnavailable, UsageError:"""
     from kconfigs.stores.factory import Access, open_resolved_store
 
-    return open_resolved_store({"zookeeper": config.zookeeper, "store_path": config.store_path}, None,
-                               access=Access.WRITE)
+    return open_resolved_store(
+        {"zookeeper": config.zookeeper, "store_path": config.store_path}, None, access=Access.WRITE
+    )
 
 
 async def serve(config: GatewayConfig, store) -> None:
     """Run until SIGTERM/SIGINT, then drain in-flight requests and stop."""
-    from enforcement.gateway.admin import QuotaAdmin
-    from enforcement.gateway.reload import QuotaReloader
-    from enforcement.gateway.server import Gateway
+    from kconfigs_enforcement.gateway.admin import QuotaAdmin
+    from kconfigs_enforcement.gateway.reload import QuotaReloader
+    from kconfigs_enforcement.gateway.server import Gateway
 
-    admin = None if config.quota_admin == "passthrough" else QuotaAdmin(store, config.quota_admin, config.quota_admin_principals)
+    admin = (
+        None
+        if config.quota_admin == "passthrough"
+        else QuotaAdmin(store, config.quota_admin, config.quota_admin_principals)
+    )
     gateway = Gateway(config, admin=admin)
     loop = asyncio.get_running_loop()
     reloader = QuotaReloader(store, loop, gateway.quotas.load)
@@ -65,13 +78,15 @@ async def serve(config: GatewayConfig, store) -> None:
 
 
 async def _serve_until_signal(config: GatewayConfig, gateway, loop) -> None:
-    from enforcement.gateway.metrics import start_http_endpoint
+    from kconfigs_enforcement.gateway.metrics import start_http_endpoint
 
     with _bind_errors(config.listen):
         await gateway.start()
     try:
         with _bind_errors(config.metrics_listen):
-            metrics_server = start_http_endpoint(gateway.stats, *config.metrics_listen) if config.metrics_listen else None
+            metrics_server = (
+                start_http_endpoint(gateway.stats, *config.metrics_listen) if config.metrics_listen else None
+            )
     except UsageError:
         await gateway.stop()
         raise
@@ -134,8 +149,12 @@ async def check_upstreams(upstreams, timeout_s: float, recheck_s: float = UPSTRE
                 log.info("upstream %s reachable now", names)
             return
         if not warned:
-            log.warning("upstream %s not reachable (%s): clients cannot be served until it is; re-checking every %g s",
-                        names, reason, recheck_s)
+            log.warning(
+                "upstream %s not reachable (%s): clients cannot be served until it is; re-checking every %g s",
+                names,
+                reason,
+                recheck_s,
+            )
             warned = True
         await asyncio.sleep(recheck_s)
 

@@ -12,69 +12,18 @@ import asyncio
 import logging
 import ssl
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
-from enforcement import rates
-from enforcement.gateway.auth_probe import AnonymousProbe
-from enforcement.gateway.channel import Channel
-from enforcement.gateway.config import Address, GatewayConfig
-from enforcement.gateway.connection import Peer, ProxyConnection
-from enforcement.gateway.metrics import GatewayStats
-from enforcement.gateway.quotas import QuotaGate
+from kconfigs_enforcement import rates
+from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
+from kconfigs_enforcement.gateway.channel import Channel
+from kconfigs_enforcement.gateway.config import Address, GatewayConfig
+from kconfigs_enforcement.gateway.connection import Peer, ProxyConnection
+from kconfigs_enforcement.gateway.context import BrokerRegistry, GatewayContext
+from kconfigs_enforcement.gateway.metrics import GatewayStats
+from kconfigs_enforcement.gateway.quotas import QuotaGate
 
 log = logging.getLogger("kconfigs.gateway")
-
-
-@dataclass
-class GatewayContext:
-    config: GatewayConfig
-    registry: "BrokerRegistry"
-    quotas: QuotaGate
-    stats: GatewayStats
-    admin: Any = None  # enforcement.gateway.admin.QuotaAdmin when the gateway owns quota admin
-    connections: set = field(default_factory=set)
-    auth_probe: Any = None  # enforcement.gateway.auth_probe.AnonymousProbe (no auth downgrade)
-
-
-class BrokerRegistry:
-    """Upstream broker address -> gateway listener address, binding listeners on demand."""
-
-    def __init__(self, gateway: "Gateway"):
-        self._gateway = gateway
-        self._mapping: dict[Address, Address] = {}
-        self._servers: list[asyncio.AbstractServer] = []
-        self._lock = asyncio.Lock()
-        self._next_port = gateway.config.broker_port_start
-
-    @property
-    def mapping(self) -> dict[Address, Address]:
-        return dict(self._mapping)
-
-    async def map_addresses(self, addresses: list[Address]) -> dict[Address, Address]:
-        """The advertised gateway address for each upstream address (binding new listeners)."""
-        missing = [a for a in addresses if a not in self._mapping]
-        if missing:
-            async with self._lock:
-                for address in missing:
-                    if address not in self._mapping:
-                        await self._bind(address)
-        return {a: self._mapping[a] for a in addresses}
-
-    async def _bind(self, upstream: Address) -> None:
-        config = self._gateway.config
-        port = self._next_port
-        server = await self._gateway.start_listener(config.listen[0], port, [upstream], f"broker-{upstream[0]}:{upstream[1]}")
-        bound_port = server.sockets[0].getsockname()[1]
-        if self._next_port:
-            self._next_port += 1
-        self._servers.append(server)
-        self._mapping[upstream] = (config.advertised_host, bound_port)
-        log.info("listener %s:%d now fronts broker %s:%d", config.listen[0], bound_port, *upstream)
-
-    def close(self) -> None:
-        for server in self._servers:
-            server.close()
 
 
 class Gateway:
@@ -82,12 +31,19 @@ class Gateway:
 
     def __init__(self, config: GatewayConfig, quotas: QuotaGate | None = None, admin: Any = None):
         self.config = config
-        self.quotas = quotas or QuotaGate(config.quota_window_num, config.quota_window_size_seconds,
-                                          enforce_producer_ids=config.enforce_producer_ids)
+        self.quotas = quotas or QuotaGate(
+            config.quota_window_num, config.quota_window_size_seconds, enforce_producer_ids=config.enforce_producer_ids
+        )
         self.stats = GatewayStats(self.quotas.metric_samples)
         self.registry = BrokerRegistry(self)
-        self.ctx = GatewayContext(config, self.registry, self.quotas, self.stats, admin,
-                                  auth_probe=AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
+        self.ctx = GatewayContext(
+            config,
+            self.registry,
+            self.quotas,
+            self.stats,
+            admin,
+            auth_probe=AnonymousProbe(config.upstream_connect_timeout_ms / 1000),
+        )
         self._ssl = _server_ssl_context(config)
         self._bootstrap: asyncio.AbstractServer | None = None
         self._expiry_task: asyncio.Task | None = None
@@ -109,12 +65,16 @@ class Gateway:
         self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
         if self.config.usage_log_path:
             self._start_usage_log(self.config.usage_log_path)
-        log.info("gateway listening on %s:%d for upstream %s", host, self.bootstrap_address[1],
-                 ",".join(f"{h}:{p}" for h, p in self.config.upstreams))
+        log.info(
+            "gateway listening on %s:%d for upstream %s",
+            host,
+            self.bootstrap_address[1],
+            ",".join(f"{h}:{p}" for h, p in self.config.upstreams),
+        )
         log.info("data path: %s; rate core: %s", _data_path_description(self.config), rates.DESCRIPTION)
 
     def _start_usage_log(self, path: str) -> None:
-        from enforcement.gateway.usage_log import UsageLog
+        from kconfigs_enforcement.gateway.usage_log import UsageLog
 
         out = open(path, "a", encoding="utf-8")
         self.usage_log = UsageLog(out, self.config.usage_log_window_ms, self.quotas.quota_for)
@@ -135,11 +95,13 @@ class Gateway:
             task.add_done_callback(self._client_tasks.discard)
 
         def new_channel() -> Channel:
-            channel = Channel()
+            channel = Channel(self.config.receive_buffer_bytes)
             channel.on_connection = on_connection
             return channel
 
-        return await asyncio.get_running_loop().create_server(new_channel, host, port, ssl=self._ssl, reuse_address=True)
+        return await asyncio.get_running_loop().create_server(
+            new_channel, host, port, ssl=self._ssl, reuse_address=True
+        )
 
     async def _serve_client(self, client: Channel, upstreams: list[Address], listener: str) -> None:
         ip, port = client.get_extra_info("peername")[:2]
@@ -164,11 +126,18 @@ class Gateway:
         now_s = time.monotonic()
         if now_s - self._last_limit_log_s >= 10:  # a flood must not flood the log too
             self._last_limit_log_s = now_s
-            log.warning("refusing connections from %s on %s: %s reached (counted in "
-                        "kconfigs_gateway_connections_over_limit_total)", ip, listener, reason)
+            log.warning(
+                "refusing connections from %s on %s: %s reached (counted in "
+                "kconfigs_gateway_connections_over_limit_total)",
+                ip,
+                listener,
+                reason,
+            )
         return True
 
-    async def _serve_admitted_client(self, client: Channel, upstreams: list[Address], listener: str, ip: str, port: int) -> None:
+    async def _serve_admitted_client(
+        self, client: Channel, upstreams: list[Address], listener: str, ip: str, port: int
+    ) -> None:
         accept, delay_ms = self.quotas.connection_attempt(ip)
         if accept and delay_ms > 0:
             await asyncio.sleep(delay_ms / 1000)  # broker-wide rate: the acceptor waits, then hands on
@@ -238,11 +207,10 @@ def _tls_principal(client: Channel) -> str | None:
 
 
 def _data_path_description(config) -> str:
-    from enforcement.gateway import splice
+    from kconfigs_enforcement.gateway import splice
 
     if not config.zero_copy:
         return "user-space copy (zero_copy = false)"
     if not splice.AVAILABLE:
         return "user-space copy (splice(2) is not available on this platform)"
     return "splice(2) for large Produce/Fetch bodies on plain-TCP connections"
-

@@ -39,8 +39,10 @@ class CompatSession:
         self._texts: KafkaTexts | None = None
         explicit = opts.value("kafka-version")
         if explicit is not None and A.connect_mode(opts) != "bootstrap":
-            raise UsageError("--kafka-version applies to --bootstrap-server/--bootstrap-controller; "
-                             "ZooKeeper mode always speaks kafka-configs 2.8")
+            raise UsageError(
+                "--kafka-version applies to --bootstrap-server/--bootstrap-controller; "
+                "ZooKeeper mode always speaks kafka-configs 2.8"
+            )
         self._explicit = dialect_from_option(explicit) if explicit is not None else None
 
     def store(self):
@@ -94,6 +96,7 @@ def _ip_validator(opts: A.ParsedOptions):
 
 def _resolves(host: str) -> bool:
     import socket
+
     try:
         socket.getaddrinfo(host, None)
         return True
@@ -124,15 +127,18 @@ def _run(opts: A.ParsedOptions, session: CompatSession) -> int:
         return 1
     if opts.has("version"):
         from kconfigs import __version__
+
         print(f"{__version__} (kconfigs)")
         return 0
     A.check_args(opts, _ip_validator(opts), session.texts)
     types, names = A.entity_types(opts), A.entity_names(opts)
     if A.connect_mode(opts) == "bootstrap":
         from kconfigs.commands.compat_bootstrap import run_bootstrap
+
         lines = run_bootstrap(session.store(), opts, types, names, session.texts)
     else:
         from kconfigs.commands.compat_zk import run_zk
+
         lines = run_zk(session.store(), opts, types, names, _ip_validator(opts))
     for line in lines:
         print(line)
@@ -162,36 +168,13 @@ def _names_store(opts: A.ParsedOptions) -> bool:
 def with_resolved_connection(opts: A.ParsedOptions, options) -> A.ParsedOptions:
     """``opts`` plus the connect option the environment or a profile supplied, so that
     kafka-configs' mode rules (ZooKeeper vs bootstrap texts and checks) follow the store used."""
-    supplied = [(name, getattr(options, field)) for name, field in
-                (("zookeeper", "zookeeper"), ("bootstrap-server", "bootstrap_server"),
-                 ("bootstrap-controller", "bootstrap_controller")) if getattr(options, field)]
+    supplied = [
+        (name, getattr(options, field))
+        for name, field in (
+            ("zookeeper", "zookeeper"),
+            ("bootstrap-server", "bootstrap_server"),
+            ("bootstrap-controller", "bootstrap_controller"),
+        )
+        if getattr(options, field)
+    ]
     return A.ParsedOptions(opts.occurrences + supplied, opts.rest)
-
-
-def configs_to_add(opts: A.ParsedOptions, texts: A.TextsSource | None = None) -> dict[str, str]:
-    """``--add-config`` (bracket grammar) or ``--add-config-file`` (Java properties, verbatim);
-    ``texts`` words a malformed ``--add-config`` as the Kafka line does (2.8 by default)."""
-    from kconfigs.config_grammar import AddConfigFormatError, load_properties, parse_add_config
-
-    text = opts.value("add-config")
-    if text is not None:
-        try:
-            return parse_add_config(text)
-        except AddConfigFormatError:
-            if texts is None:
-                raise
-            raise UsageError(texts().bad_add_config) from None
-    path = opts.value("add-config-file")
-    if path is None:
-        return {}
-    try:
-        with open(path, encoding="latin-1") as handle:
-            return load_properties(handle.read())
-    except OSError as err:
-        raise UsageError(f"Cannot read --add-config-file {path}: {err.strerror}") from None
-
-
-def configs_to_delete(opts: A.ParsedOptions) -> list[str]:
-    from kconfigs.config_grammar import parse_delete_config
-
-    return parse_delete_config(opts.values("delete-config"))

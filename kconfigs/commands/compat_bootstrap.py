@@ -5,12 +5,11 @@ from __future__ import annotations
 from kconfigs import args as A
 from kconfigs import bootstrap_mode as B
 from kconfigs import bootstrap_scram as S
-from kconfigs.commands.compat import configs_to_add, configs_to_delete
+from kconfigs.commands.compat_configs import configs_to_add, configs_to_delete
 from kconfigs.errors import UsageError
 
 
-def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[str],
-                  texts: A.TextsSource) -> list[str]:
+def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[str], texts: A.TextsSource) -> list[str]:
     if opts.has("describe"):
         lines = B.describe_lines(store.describe(B.describe_filter(types, names)))
         if S.describes_scram(types, names):
@@ -33,8 +32,9 @@ def _alter_scram(store, opts: A.ParsedOptions, names: list[str], add: dict[str, 
     upsertions = [S.scram_upsertion(key, value) for key, value in add.items()]
     S.check_passwords(upsertions)
     if opts.has("dry-run"):
-        raise UsageError("--dry-run cannot check SCRAM credential changes: AlterUserScramCredentials has no "
-                         "validate-only mode")
+        raise UsageError(
+            "--dry-run cannot check SCRAM credential changes: AlterUserScramCredentials has no validate-only mode"
+        )
     from kconfigs.scram import random_salt
 
     store.user_scram_credentials().alter(names[0], upsertions, delete, random_salt())

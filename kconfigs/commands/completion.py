@@ -32,8 +32,12 @@ def completion_script(shell: str) -> str:
 
 @click.command()
 @click.argument("shell", type=click.Choice(sorted(FILE_NAMES)), required=False)
-@click.option("--write", "write_dir", type=click.Path(file_okay=False),
-              help="Write all three scripts into this directory (e.g. completions/) instead of printing one.")
+@click.option(
+    "--write",
+    "write_dir",
+    type=click.Path(file_okay=False),
+    help="Write all three scripts into this directory (e.g. completions/) instead of printing one.",
+)
 def completion(shell: str | None, write_dir: str | None) -> None:
     """Print the completion script for SHELL (bash, zsh or fish).
 
@@ -74,8 +78,11 @@ def _entity_so_far(params: dict):
         return DEFAULT if params.get(default_key) else params.get(name_key)
 
     try:
-        return QuotaEntity(user=value("user", "user_default"), client_id=value("client_id", "client_default"),
-                           ip=value("ip", "ip_default"))
+        return QuotaEntity(
+            user=value("user", "user_default"),
+            client_id=value("client_id", "client_default"),
+            ip=value("ip", "ip_default"),
+        )
     except Exception:  # nothing typed yet, or ip mixed with user
         return None
 

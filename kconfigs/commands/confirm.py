@@ -8,15 +8,23 @@ an empty file or a mistyped source store would otherwise mean "remove everything
 from __future__ import annotations
 
 import sys
+
 import click
 
 from kconfigs.errors import KconfigsError, UsageError
 
-yes_option = click.option("--yes", "-y", "assume_yes", is_flag=True,
-                          help="Do not ask before removing or overwriting quotas (needed when not on a terminal).")
+yes_option = click.option(
+    "--yes",
+    "-y",
+    "assume_yes",
+    is_flag=True,
+    help="Do not ask before removing or overwriting quotas (needed when not on a terminal).",
+)
 allow_empty_source_option = click.option(
-    "--allow-empty-source", is_flag=True,
-    help="With --prune: allow a source that holds no quotas (which removes every quota).")
+    "--allow-empty-source",
+    is_flag=True,
+    help="With --prune: allow a source that holds no quotas (which removes every quota).",
+)
 
 
 class NotConfirmed(KconfigsError):
@@ -42,8 +50,10 @@ def destructive_lines(plan, overwrites: bool) -> list[str]:
 def check_prune_source(prune: bool, source_is_empty: bool, source: str, allow_empty_source: bool) -> None:
     """:raises UsageError: pruning to an empty source, unless explicitly allowed."""
     if prune and source_is_empty and not allow_empty_source:
-        raise UsageError(f"{source} holds no quotas: --prune would remove every quota of the target. "
-                         f"Nothing changed; add --allow-empty-source if that is what you want")
+        raise UsageError(
+            f"{source} holds no quotas: --prune would remove every quota of the target. "
+            f"Nothing changed; add --allow-empty-source if that is what you want"
+        )
 
 
 def confirm_destruction(plan, what: str, assume_yes: bool, overwrites: bool = False) -> None:
@@ -58,12 +68,17 @@ def confirm_destruction(plan, what: str, assume_yes: bool, overwrites: bool = Fa
     touched = sum(1 for line in lines if not line.startswith(" "))
     verb = "remove or overwrite" if overwrites else "remove"
     if not sys.stdin.isatty():
-        raise NotConfirmed(f"{what} would {verb} quotas of {_entities(touched)}: nothing changed; "
-                           f"re-run with --yes to confirm (--dry-run lists them)")
+        raise NotConfirmed(
+            f"{what} would {verb} quotas of {_entities(touched)}: nothing changed; "
+            f"re-run with --yes to confirm (--dry-run lists them)"
+        )
     for line in lines:
         click.echo(line, err=True)
-    if not click.confirm(f"{what}: {verb} the quotas of {'this' if touched == 1 else 'these'} {_entities(touched)}?",
-                         default=False, err=True):
+    if not click.confirm(
+        f"{what}: {verb} the quotas of {'this' if touched == 1 else 'these'} {_entities(touched)}?",
+        default=False,
+        err=True,
+    ):
         raise NotConfirmed("Nothing changed.")
 
 

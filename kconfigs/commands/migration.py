@@ -6,7 +6,6 @@ from typing import Callable
 
 from kconfigs.errors import KconfigsError
 
-
 VERIFY_DEADLINE_S = 15.0
 
 
@@ -28,8 +27,15 @@ def _records(store):
     return store.describe(MATCH_ALL)
 
 
-def migrate_quotas(source_spec: str, target_spec: str, command_config: str | None, *, dry_run: bool, prune: bool,
-                   confirm: Callable[[object, bool, bool], None]):
+def migrate_quotas(
+    source_spec: str,
+    target_spec: str,
+    command_config: str | None,
+    *,
+    dry_run: bool,
+    prune: bool,
+    confirm: Callable[[object, bool, bool], None],
+):
     """(plan, report): report None on a dry run or when already in sync. The source is only
     read, so a mistyped one is an error, never an empty store. ``confirm(plan, source_is_empty,
     target_has_quotas)`` runs before anything is written and may raise to stop.
@@ -66,7 +72,7 @@ def _verify(target, target_spec: str, desired, prune: bool) -> None:
     metadata image, which applies a committed change a moment after the controller acknowledged
     it, so a first read may lag; a difference that lasts VERIFY_DEADLINE_S is a failure."""
     from kconfigs.plan import build_plan
-    from kconfigs.retry import RetryNeeded, retry_until
+    from kconfigs.retry import Backoff, RetryNeeded, retry_until
 
     def attempt() -> None:
         left = build_plan(desired, _records(target), prune=prune)
@@ -75,7 +81,9 @@ def _verify(target, target_spec: str, desired, prune: bool) -> None:
 
     def give_up() -> VerificationFailed:
         left = build_plan(desired, _records(target), prune=prune)
-        return VerificationFailed(f"Copied, but {target_spec} reads back differently for {len(left.entities)} "
-                                  f"entities (first: {left.entities[0].entity.path if left.entities else '-'})")
+        return VerificationFailed(
+            f"Copied, but {target_spec} reads back differently for {len(left.entities)} "
+            f"entities (first: {left.entities[0].entity.path if left.entities else '-'})"
+        )
 
-    retry_until(attempt, deadline_s=VERIFY_DEADLINE_S, on_give_up=give_up, max_delay_s=1.0)
+    retry_until(attempt, Backoff(VERIFY_DEADLINE_S * 1000, max_delay_ms=1000), on_give_up=give_up)

@@ -12,9 +12,12 @@ from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, M
 
 def lazy_completer(name: str) -> Callable:
     """A shell_complete callback from kconfigs.commands.completion, imported only on TAB."""
+
     def complete(ctx, param, incomplete: str):
         from kconfigs.commands import completion
+
         return getattr(completion, name)(ctx, param, incomplete)
+
     return complete
 
 
@@ -25,24 +28,45 @@ def store_options(func: Callable) -> Callable:
     """--zookeeper / --bootstrap-server / --store ...; the KCONFIGS_* variables and profiles are
     read by :func:`kconfigs.profiles.resolve_store_options`, the same for every command."""
     options = [
-        click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]",
-                     help="ZooKeeper of a ZooKeeper-mode Kafka cluster [env KCONFIGS_ZOOKEEPER]."),
-        click.option("--bootstrap-server", metavar="HOST:PORT",
-                     help="Kafka brokers (KRaft or ZooKeeper-backed) reached through the admin API "
-                          "[env KCONFIGS_BOOTSTRAP_SERVER]."),
-        click.option("--bootstrap-controller", metavar="HOST:PORT",
-                     help="KRaft controllers reached through the admin API [env KCONFIGS_BOOTSTRAP_CONTROLLER]."),
-        click.option("--command-config", type=click.Path(dir_okay=False),
-                     help="Admin client properties (security.protocol, sasl.*, ssl.*) [env KCONFIGS_COMMAND_CONFIG]."),
-        click.option("--store", "store_path", type=click.Path(dir_okay=False),
-                     help="Embedded store file (default: $KCONFIGS_HOME/quotas.db or the XDG data dir) "
-                          "[env KCONFIGS_STORE]."),
+        click.option(
+            "--zookeeper",
+            metavar="HOST:PORT[/CHROOT]",
+            help="ZooKeeper of a ZooKeeper-mode Kafka cluster [env KCONFIGS_ZOOKEEPER].",
+        ),
+        click.option(
+            "--bootstrap-server",
+            metavar="HOST:PORT",
+            help="Kafka brokers (KRaft or ZooKeeper-backed) reached through the admin API "
+            "[env KCONFIGS_BOOTSTRAP_SERVER].",
+        ),
+        click.option(
+            "--bootstrap-controller",
+            metavar="HOST:PORT",
+            help="KRaft controllers reached through the admin API [env KCONFIGS_BOOTSTRAP_CONTROLLER].",
+        ),
+        click.option(
+            "--command-config",
+            type=click.Path(dir_okay=False),
+            help="Admin client properties (security.protocol, sasl.*, ssl.*) [env KCONFIGS_COMMAND_CONFIG].",
+        ),
+        click.option(
+            "--store",
+            "store_path",
+            type=click.Path(dir_okay=False),
+            help="Embedded store file (default: $KCONFIGS_HOME/quotas.db or the XDG data dir) [env KCONFIGS_STORE].",
+        ),
         click.option("--zk-auth", metavar="USER:PASSWORD", help="ZooKeeper digest credentials [env KCONFIGS_ZK_AUTH]."),
-        click.option("--zk-tls-config-file", type=click.Path(dir_okay=False),
-                     help="Properties file with Kafka's zookeeper.ssl.* keys [env KCONFIGS_ZK_TLS_CONFIG_FILE]."),
-        click.option("--profile", metavar="NAME", shell_complete=_complete_profile,
-                     help="Named profile from $XDG_CONFIG_HOME/kconfigs/config.toml (flags and env win) "
-                          "[env KCONFIGS_PROFILE]."),
+        click.option(
+            "--zk-tls-config-file",
+            type=click.Path(dir_okay=False),
+            help="Properties file with Kafka's zookeeper.ssl.* keys [env KCONFIGS_ZK_TLS_CONFIG_FILE].",
+        ),
+        click.option(
+            "--profile",
+            metavar="NAME",
+            shell_complete=_complete_profile,
+            help="Named profile from $XDG_CONFIG_HOME/kconfigs/config.toml (flags and env win) [env KCONFIGS_PROFILE].",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -71,18 +95,36 @@ def entity_options(func: Callable) -> Callable:
     options = [
         click.option("--user", help="User principal name.", shell_complete=lazy_completer("complete_user")),
         click.option("--user-default", "--user-defaults", "user_default", is_flag=True, help="The default user."),
-        click.option("--client-id", "--client", "client_id", help="Client id.",
-                     shell_complete=lazy_completer("complete_client")),
-        click.option("--client-default", "--client-defaults", "client_default", is_flag=True,
-                     help="The default client-id."),
-        click.option("--ip", help="Client IP address (literal IPv4/IPv6).", shell_complete=lazy_completer("complete_ip")),
+        click.option(
+            "--client-id", "--client", "client_id", help="Client id.", shell_complete=lazy_completer("complete_client")
+        ),
+        click.option(
+            "--client-default", "--client-defaults", "client_default", is_flag=True, help="The default client-id."
+        ),
+        click.option(
+            "--ip", help="Client IP address (literal IPv4/IPv6).", shell_complete=lazy_completer("complete_ip")
+        ),
         click.option("--ip-default", "--ip-defaults", "ip_default", is_flag=True, help="The default IP."),
-        click.option("--entity-type", "entity_types", multiple=True, type=click.Choice(sorted(_TYPES)),
-                     help="kafka-configs form: users, clients or ips (repeatable; paired with the names in order)."),
-        click.option("--entity-name", "entity_names", multiple=True, metavar="NAME",
-                     help="kafka-configs form: the name for an --entity-type (repeatable)."),
-        click.option("--entity-default", "entity_defaults", count=True,
-                     help="kafka-configs form: the default entity for an --entity-type (repeatable)."),
+        click.option(
+            "--entity-type",
+            "entity_types",
+            multiple=True,
+            type=click.Choice(sorted(_TYPES)),
+            help="kafka-configs form: users, clients or ips (repeatable; paired with the names in order).",
+        ),
+        click.option(
+            "--entity-name",
+            "entity_names",
+            multiple=True,
+            metavar="NAME",
+            help="kafka-configs form: the name for an --entity-type (repeatable).",
+        ),
+        click.option(
+            "--entity-default",
+            "entity_defaults",
+            count=True,
+            help="kafka-configs form: the default entity for an --entity-type (repeatable).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -101,8 +143,7 @@ def _component_value(name: str | None, is_default: bool, flag: str):
 def entity_components(kwargs: dict) -> dict[EntityType, object]:
     """Pop the entity options: {type: name, DEFAULT, or None for "any of that type" (only from a
     bare --entity-type)} for the types given. :raises UsageError:"""
-    generic = _generic_components(kwargs.pop("entity_types"), kwargs.pop("entity_names"),
-                                  kwargs.pop("entity_defaults"))
+    generic = _generic_components(kwargs.pop("entity_types"), kwargs.pop("entity_names"), kwargs.pop("entity_defaults"))
     values = {
         EntityType.USER: _component_value(kwargs.pop("user"), kwargs.pop("user_default"), "user"),
         EntityType.CLIENT_ID: _component_value(kwargs.pop("client_id"), kwargs.pop("client_default"), "client"),
@@ -164,8 +205,11 @@ def entity_from(components: dict[EntityType, object]) -> QuotaEntity:
     if any(v is None for v in components.values()):
         raise UsageError("--entity-name or --entity-default must be specified with each --entity-type for --alter")
     try:
-        return QuotaEntity(user=components.get(EntityType.USER), client_id=components.get(EntityType.CLIENT_ID),
-                           ip=components.get(EntityType.IP))
+        return QuotaEntity(
+            user=components.get(EntityType.USER),
+            client_id=components.get(EntityType.CLIENT_ID),
+            ip=components.get(EntityType.IP),
+        )
     except ValidationError as err:
         raise UsageError(str(err)) from None
 
@@ -175,9 +219,14 @@ def filter_from(components: dict[EntityType, object]) -> EntityFilter:
     none, everything matches."""
     if not components:
         return EntityFilter(components=(), strict=False)
-    parts = tuple(FilterComponent(t, Match.ANY) if v is None else
-                  FilterComponent(t, Match.DEFAULT) if v is DEFAULT else FilterComponent(t, Match.EXACT, v)
-                  for t, v in components.items())
+    parts = tuple(
+        FilterComponent(t, Match.ANY)
+        if v is None
+        else FilterComponent(t, Match.DEFAULT)
+        if v is DEFAULT
+        else FilterComponent(t, Match.EXACT, v)
+        for t, v in components.items()
+    )
     return EntityFilter(parts, strict=True)
 
 
@@ -198,8 +247,9 @@ def check_known_keys(entity: QuotaEntity, keys) -> None:
         if key not in valid:
             close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
             hint = f" Did you mean {close[0]}?" if close else ""
-            raise ValidationError(f"Unknown quota key {key!r} for {zk_entity_text(entity)}.{hint} "
-                                  f"Valid keys: {', '.join(valid)}")
+            raise ValidationError(
+                f"Unknown quota key {key!r} for {zk_entity_text(entity)}.{hint} Valid keys: {', '.join(valid)}"
+            )
 
 
 def check_ip(entity: QuotaEntity) -> None:
@@ -210,5 +260,9 @@ def check_ip(entity: QuotaEntity) -> None:
 
 
 output_option = click.option(
-    "-o", "--output", type=click.Choice(["text", "json", "table"]), default=None,
-    help="text (kafka-configs lines), json, or a table (the default on a terminal).")
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "table"]),
+    default=None,
+    help="text (kafka-configs lines), json, or a table (the default on a terminal).",
+)

@@ -1,7 +1,7 @@
 """Talking to Kafka's admin API for client quotas (DescribeClientQuotas / AlterClientQuotas).
 
-Small modules: ``properties`` (Java .properties), ``jaas`` and ``security`` (--command-config),
+Small modules: ``jaas`` and ``security`` (--command-config),
 ``tls`` (SSLContext from PEM), ``versions`` (ApiVersions negotiation), ``messages`` (model <->
 kafka-python protocol classes), ``error_codes`` (Kafka error codes -> kconfigs errors),
-``retry`` (deadline-bounded retries), ``client`` (connections over kafka-python's net layer).
+``client`` (connections over kafka-python's net layer).
 """

@@ -32,7 +32,7 @@ def bootstrap_addresses(servers: str, resolves: Callable[[str], bool]) -> list[t
     if not trimmed:
         raise UsageError("You must set either bootstrap.servers or bootstrap.controllers")
     addresses = []
-    for url in (_COMMA.split(trimmed) if trimmed else []):
+    for url in _COMMA.split(trimmed) if trimmed else []:
         if not url:
             continue
         match = _HOST_PORT.fullmatch(url)

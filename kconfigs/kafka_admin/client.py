@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from typing import Any, Callable
 
 from kconfigs.errors import KconfigsError, StoreUnavailable, UsageError
@@ -27,6 +26,7 @@ from kconfigs.kafka_admin.bootstrap_addresses import bootstrap_addresses
 from kconfigs.kafka_admin.messages import SUPPORTED_VERSIONS
 from kconfigs.kafka_admin.security import ClientSecurity
 from kconfigs.kafka_admin.versions import API_NAMES, negotiate_version
+from kconfigs.retry import Backoff
 
 _SASL_CLOSES_BEFORE_FAILING = 3
 _CONTROLLER_UNSUPPORTED = (
@@ -54,13 +54,18 @@ def kafka_python_config(security: ClientSecurity, bootstrap: str, request_timeou
         "security_protocol": security.protocol,
     }
     if security.uses_sasl:
-        config.update(sasl_mechanism=security.sasl_mechanism, sasl_plain_username=security.sasl_username,
-                      sasl_plain_password=security.sasl_password)
+        config.update(
+            sasl_mechanism=security.sasl_mechanism,
+            sasl_plain_username=security.sasl_username,
+            sasl_plain_password=security.sasl_password,
+        )
     if security.uses_ssl:
         from kconfigs.kafka_admin.tls import build_ssl_context
 
-        config.update(ssl_context=build_ssl_context(security.pem, security.check_hostname),
-                      ssl_check_hostname=security.check_hostname)
+        config.update(
+            ssl_context=build_ssl_context(security.pem, security.check_hostname),
+            ssl_check_hostname=security.check_hostname,
+        )
     return config
 
 
@@ -136,13 +141,14 @@ class AdminClient:
         """
         import kafka.errors as kerr
 
-        deadline = time.monotonic() + (timeout_ms or self.request_timeout_ms) / 1000
+        # kafka-python's reconnect delay for the node, at least 50 ms, never past the deadline
+        backoff = Backoff(timeout_ms or self.request_timeout_ms, base_delay_ms=50, max_delay_ms=50, jitter=False)
         nodes = self._manager.cluster.bootstrap_brokers()
         attempt = closed_during_sasl = 0
         while True:
             node_id = nodes[attempt % len(nodes)].node_id
             attempt += 1
-            remaining_ms = (deadline - time.monotonic()) * 1000
+            remaining_ms = backoff.remaining_ms()
             conn = None
             try:
                 conn = self._manager.get_connection(node_id, timeout_ms=max(remaining_ms, 1))
@@ -159,11 +165,11 @@ class AdminClient:
                     if closed_during_sasl >= _SASL_CLOSES_BEFORE_FAILING:
                         raise kerr.SaslAuthenticationFailedError(
                             "the broker closed the connection during SASL authentication "
-                            "(check the username, password and sasl.mechanism)") from None
-                if time.monotonic() >= deadline:
+                            "(check the username, password and sasl.mechanism)"
+                        ) from None
+                if backoff.expired():
                     raise kerr.KafkaTimeoutError() from None
-                delay_s = max(self._manager.connection_delay(node_id), 0.05)
-                await self._net.sleep(min(delay_s, max(deadline - time.monotonic(), 0)))
+                await self._net.sleep(backoff.next_delay_ms(self._manager.connection_delay(node_id) * 1000) / 1000)
 
     async def _send_to(self, node_id, api_key: int, build_request: Callable[[int], Any]) -> Any:
         import kafka.errors as kerr
@@ -179,8 +185,10 @@ class AdminClient:
             return await self._manager.wait_for(conn.send_request(request), self.request_timeout_ms)
         except (kerr.KafkaTimeoutError, kerr.RequestTimedOutError):
             # Retriable: the retry loop re-sends (set/remove ops are idempotent).
-            raise StoreUnavailable(f"{API_NAMES.get(api_key, api_key)} request to node {node_id} of "
-                                   f"{self.bootstrap} timed out after {self.request_timeout_ms} ms") from None
+            raise StoreUnavailable(
+                f"{API_NAMES.get(api_key, api_key)} request to node {node_id} of "
+                f"{self.bootstrap} timed out after {self.request_timeout_ms} ms"
+            ) from None
 
     def close(self) -> None:
         # Closing must not mask the error being reported; the IO thread is stopped even when

@@ -23,9 +23,17 @@ _KNOWN: dict[int, tuple[type[KconfigsError], str, str]] = {
     58: (StoreUnavailable, "SaslAuthenticationException", "SASL Authentication failed."),
     89: (StoreUnavailable, "ThrottlingQuotaExceededException", "The throttling quota has been exceeded."),
     # AlterUserScramCredentials per-user errors: the broker's text is what kafka-configs shows.
-    91: (ValidationError, "ResourceNotFoundException", "A request illegally referred to a resource that does not exist."),
+    91: (
+        ValidationError,
+        "ResourceNotFoundException",
+        "A request illegally referred to a resource that does not exist.",
+    ),
     92: (ValidationError, "DuplicateResourceException", "A request illegally referred to the same resource twice."),
-    93: (ValidationError, "UnacceptableCredentialException", "Requested credential would not meet criteria for acceptability."),
+    93: (
+        ValidationError,
+        "UnacceptableCredentialException",
+        "Requested credential would not meet criteria for acceptability.",
+    ),
 }
 # Retriable per Kafka's RetriableException hierarchy (only those a quota request can get).
 _RETRIABLE = {7, 41, 89}

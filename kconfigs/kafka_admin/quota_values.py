@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from kconfigs.errors import ValidationError
 from kconfigs.javafmt import double_to_string, parse_java_double
+from kconfigs.keys import WHOLE_NUMBER_KEYS
 
-INTEGER_KEYS = frozenset({"producer_byte_rate", "consumer_byte_rate", "connection_creation_rate"})
-DOUBLE_KEYS = frozenset({"request_percentage", "controller_mutation_rate"})
 _LONG_RANGE = 2**63
 
 
 def format_stored_value(key: str, value: float) -> str:
     """Wire double -> stored string: ``("producer_byte_rate", 1024.0) -> "1024"``."""
-    if key in INTEGER_KEYS and value.is_integer() and abs(value) < _LONG_RANGE:
+    if key in WHOLE_NUMBER_KEYS and value.is_integer() and abs(value) < _LONG_RANGE:
         return str(int(value))
     return double_to_string(value)
 

@@ -51,23 +51,30 @@ def read_describe_scram_response(response: DescribeUserScramCredentialsResponse)
     for result in response.results or ():
         if result.error_code == _RESOURCE_NOT_FOUND:
             continue
-        infos = tuple((_MECHANISM_NAMES.get(info.mechanism, "UNKNOWN"), info.iterations)
-                      for info in result.credential_infos or ())
-        described.append(UserScramDescription(result.user, infos,
-                                              error_for_code(result.error_code, result.error_message)))
+        infos = tuple(
+            (_MECHANISM_NAMES.get(info.mechanism, "UNKNOWN"), info.iterations) for info in result.credential_infos or ()
+        )
+        described.append(
+            UserScramDescription(result.user, infos, error_for_code(result.error_code, result.error_message))
+        )
     return described
 
 
-def build_alter_scram_request(user: str, upsertions: Sequence[ScramUpsertion], deletions: Sequence[str],
-                              salt: bytes, version: int) -> AlterUserScramCredentialsRequest:
+def build_alter_scram_request(
+    user: str, upsertions: Sequence[ScramUpsertion], deletions: Sequence[str], salt: bytes, version: int
+) -> AlterUserScramCredentialsRequest:
     """Deletions then upsertions of one user's credentials, each upsertion salted with ``salt``."""
     request_class = AlterUserScramCredentialsRequest
     return request_class(
         deletions=[request_class.ScramCredentialDeletion(name=user, mechanism=MECHANISM_CODES[m]) for m in deletions],
         upsertions=[
             request_class.ScramCredentialUpsertion(
-                name=user, mechanism=MECHANISM_CODES[u.mechanism], iterations=u.iterations, salt=salt,
-                salted_password=salted_password(u.mechanism, u.password, salt, u.iterations))
+                name=user,
+                mechanism=MECHANISM_CODES[u.mechanism],
+                iterations=u.iterations,
+                salt=salt,
+                salted_password=salted_password(u.mechanism, u.password, salt, u.iterations),
+            )
             for u in upsertions
         ],
         version=version,

@@ -15,9 +15,12 @@ DESCRIBE_CLIENT_QUOTAS = 48
 ALTER_CLIENT_QUOTAS = 49
 DESCRIBE_USER_SCRAM_CREDENTIALS = 50
 ALTER_USER_SCRAM_CREDENTIALS = 51
-API_NAMES = {DESCRIBE_CLIENT_QUOTAS: "DescribeClientQuotas", ALTER_CLIENT_QUOTAS: "AlterClientQuotas",
-             DESCRIBE_USER_SCRAM_CREDENTIALS: "DescribeUserScramCredentials",
-             ALTER_USER_SCRAM_CREDENTIALS: "AlterUserScramCredentials"}
+API_NAMES = {
+    DESCRIBE_CLIENT_QUOTAS: "DescribeClientQuotas",
+    ALTER_CLIENT_QUOTAS: "AlterClientQuotas",
+    DESCRIBE_USER_SCRAM_CREDENTIALS: "DescribeUserScramCredentials",
+    ALTER_USER_SCRAM_CREDENTIALS: "AlterUserScramCredentials",
+}
 
 
 def negotiate_version(api_key: int, ours: tuple[int, int], theirs: Mapping[int, tuple[int, int]]) -> int:
@@ -34,5 +37,6 @@ def negotiate_version(api_key: int, ours: tuple[int, int], theirs: Mapping[int, 
     version = min(our_max, their_max)
     if version < max(our_min, their_min):
         raise StoreUnavailable(
-            f"No common {name} version: kconfigs supports {our_min}-{our_max}, the node {their_min}-{their_max}")
+            f"No common {name} version: kconfigs supports {our_min}-{our_max}, the node {their_min}-{their_max}"
+        )
     return version

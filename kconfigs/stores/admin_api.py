@@ -32,22 +32,9 @@ from kconfigs.kafka_admin.messages import (
     read_describe_response,
 )
 from kconfigs.kafka_admin.quota_values import format_stored_value, parse_quota_value
-from kconfigs.kafka_admin.retry import retry_until_deadline
 from kconfigs.model import DEFAULT, MATCH_ALL, EntityFilter, FilterComponent, Match, QuotaEntity, QuotaRecord
-from kconfigs.stores.base import ConfigUpdate, StoreChange
-
-try:  # the shared multi-entity failure type (kconfigs.stores.base, being added by the lead)
-    from kconfigs.stores.base import AlterManyFailed
-except ImportError:  # pragma: no cover - older base.py: same information as a plain PartialFailure
-    from kconfigs.errors import PartialFailure
-
-    class AlterManyFailed(PartialFailure):
-        def __init__(self, applied, failed=(), unknown=(), not_attempted=()):
-            self.applied, self.failed = tuple(applied), tuple(failed)
-            self.unknown, self.not_attempted = tuple(unknown), tuple(not_attempted)
-            names = "; ".join(f"{e.path}: {err}" for e, err in self.failed)
-            super().__init__(f"Applied {len(self.applied)} changes; failed: {names or 'none'}; "
-                             f"outcome unknown: {', '.join(e.path for e in self.unknown) or 'none'}")
+from kconfigs.retry import Backoff, retriable, retry_until
+from kconfigs.stores.base import AlterManyFailed, ConfigUpdate, StoreChange
 
 DEFAULT_TIMEOUT_MS = 30000  # kafka-configs waits 30 s for a describe (60 s for an alter)
 WATCH_INTERVAL_MS = 5000  # the admin API has no change notifications: watch() polls this often
@@ -112,8 +99,9 @@ class AdminApiStore:
                 raise error
         return record
 
-    def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]],
-                   *, validate_only: bool = False) -> list[QuotaRecord]:
+    def alter_many(
+        self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]], *, validate_only: bool = False
+    ) -> list[QuotaRecord]:
         """Prepare every entity first (an ``update`` error aborts with nothing sent), then send
         one AlterClientQuotas for all. The cluster applies each entity on its own, so a failure
         of some raises AlterManyFailed naming applied / failed / unknown (connection lost)."""
@@ -178,13 +166,13 @@ class AdminApiStore:
             return self._client.send(api_key, build)
 
     def _retrying(self, attempt):
-        import time
+        # Kafka's retry.backoff.ms / retry.backoff.max.ms shape: 100 ms doubling up to 1 s
+        backoff = Backoff(self._timeout_ms, base_delay_ms=100, max_delay_ms=1000, jitter=False)
+        return retry_until(attempt, backoff, retry_if=retriable)
 
-        deadline_ms = time.monotonic() * 1000 + self._timeout_ms
-        return retry_until_deadline(attempt, deadline_ms)
-
-    def watch(self, on_change: Callable[[StoreChange], None],
-              on_state: Callable[[str], None] | None = None) -> "PollingWatch":
+    def watch(
+        self, on_change: Callable[[StoreChange], None], on_state: Callable[[str], None] | None = None
+    ) -> "PollingWatch":
         """Poll ``describe(all)`` every ``watch_interval_ms`` (5 s by default): a full snapshot
         first and after every recovery, then only the entities that changed."""
         return PollingWatch(self, on_change, on_state, self._watch_interval_ms)
@@ -193,8 +181,9 @@ class AdminApiStore:
         self._client.close()
 
 
-def snapshot_diff(previous: Mapping[QuotaEntity, Mapping[str, str]],
-                  current: Mapping[QuotaEntity, Mapping[str, str]]) -> list[QuotaRecord]:
+def snapshot_diff(
+    previous: Mapping[QuotaEntity, Mapping[str, str]], current: Mapping[QuotaEntity, Mapping[str, str]]
+) -> list[QuotaRecord]:
     """Entities whose configs differ; a vanished entity is reported with empty configs."""
     changed = [QuotaRecord(e, dict(c)) for e, c in current.items() if previous.get(e) != c]
     changed.extend(QuotaRecord(e, {}) for e in previous if e not in current)
@@ -240,15 +229,16 @@ class PollingWatch:
             self._thread.join()
 
 
-def open_admin_store(bootstrap: str, command_config: str | None, controller: bool = False,
-                     timeout_ms: int | None = None) -> AdminApiStore:
+def open_admin_store(
+    bootstrap: str, command_config: str | None, controller: bool = False, timeout_ms: int | None = None
+) -> AdminApiStore:
     """Build the store for ``--bootstrap-server``/``--bootstrap-controller`` [+ ``--command-config``].
 
     Parses the properties now (bad settings fail before any connection); connects lazily.
     :raises ValidationError: unreadable or unsupported --command-config.
     """
+    from kconfigs.java_properties import load_properties_file
     from kconfigs.kafka_admin.client import AdminClient
-    from kconfigs.kafka_admin.properties import load_properties_file
     from kconfigs.kafka_admin.security import ClientSecurity, security_from_properties
 
     security = ClientSecurity()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Protocol
 
-from kconfigs.errors import KconfigsError, PartialFailure
+from kconfigs.errors import PartialFailure
 from kconfigs.model import EntityFilter, QuotaEntity, QuotaRecord
 
 # Pure function from the current configs of an entity to its new configs. It may raise a
@@ -95,19 +95,3 @@ def _paths(entities: Iterable[QuotaEntity], limit: int = 5) -> str:
     paths = [e.path for e in entities]
     more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
     return ", ".join(paths[:limit]) + more
-
-
-def alter_each(alter: Callable[[QuotaEntity, ConfigUpdate], QuotaRecord],
-               changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
-    """Apply alters one entity at a time (each atomic); a failure after the first success is a
-    PartialFailure naming exactly what was and was not applied, so a re-run can converge."""
-    done: list[QuotaRecord] = []
-    changes = list(changes)
-    for index, (entity, update) in enumerate(changes):
-        try:
-            done.append(alter(entity, update))
-        except KconfigsError as err:
-            if not done:
-                raise
-            raise AlterManyFailed(done, [(entity, err)], not_attempted=[e for e, _ in changes[index + 1:]]) from None
-    return done

@@ -16,9 +16,9 @@ __all__ = ["Access", "StoreOptions", "open_store", "open_resolved_store", "resol
 class Access(Enum):
     """What a command will do with its store, which decides what opening it may do."""
 
-    READ = "read"        # describe, export, resolve...: creates nothing; a named store must exist
+    READ = "read"  # describe, export, resolve...: creates nothing; a named store must exist
     PREVIEW = "preview"  # a dry run: creates nothing; a store not there yet reads as empty
-    WRITE = "write"      # may create the embedded store file or the ZooKeeper path
+    WRITE = "write"  # may create the embedded store file or the ZooKeeper path
 
 
 def _print_warning(message: str) -> None:
@@ -51,11 +51,19 @@ def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Ca
         return _open_zookeeper(options, access, warn)
     if options.bootstrap_server or options.bootstrap_controller:
         from kconfigs.stores.admin_api import open_admin_store
-        return open_admin_store(options.bootstrap_server or options.bootstrap_controller,
-                                options.command_config, controller=bool(options.bootstrap_controller))
+
+        return open_admin_store(
+            options.bootstrap_server or options.bootstrap_controller,
+            options.command_config,
+            controller=bool(options.bootstrap_controller),
+        )
     from kconfigs.stores.sqlite import SqliteStore
-    return SqliteStore(options.store_path, read_only=access is not Access.WRITE,
-                       missing_ok=options.store_path is None or access is Access.PREVIEW)
+
+    return SqliteStore(
+        options.store_path,
+        read_only=access is not Access.WRITE,
+        missing_ok=options.store_path is None or access is Access.PREVIEW,
+    )
 
 
 def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str], None]):
@@ -69,8 +77,15 @@ def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str],
     auth = options.zk_auth
     if auth is not None and ":" not in auth:
         raise UsageError("--zk-auth must be 'user:password' (ZooKeeper digest scheme)")
-    store = ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls, sasl_digest=_zk_sasl(),
-                                      connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0)))
+    store = ZooKeeperStore(
+        ZkSettings(
+            hosts=options.zookeeper,
+            auth_digest=auth,
+            tls=tls,
+            sasl_digest=_zk_sasl(),
+            connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0),
+        )
+    )
     try:
         problem = check_chroot(store, chroot)
     except BaseException:
@@ -111,9 +126,10 @@ def _env_seconds(name: str, default: float) -> float:
 
 
 def _read_properties(path: str) -> dict[str, str]:
-    from kconfigs.config_grammar import load_properties
+    from kconfigs.java_properties import parse_properties
+
     try:
         with open(path, encoding="latin-1") as handle:  # java.util.Properties reads ISO-8859-1
-            return load_properties(handle.read())
+            return parse_properties(handle.read())
     except OSError as err:
         raise UsageError(f"Cannot read {path}: {err.strerror}") from None

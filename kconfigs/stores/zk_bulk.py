@@ -21,16 +21,27 @@ be relied on by a later one (if that group failed, the later one fails too and i
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from kazoo import exceptions as kz
 
+from kconfigs.clock import MONOTONIC
 from kconfigs.errors import KconfigsError, StoreUnavailable
 from kconfigs.model import QuotaEntity, QuotaRecord
 from kconfigs.stores.base import AlterManyFailed, ConfigUpdate
-from kconfigs.znode_codec import CHANGE_PREFIX, CHANGES_PATH, CONFIG_ROOT, decode_config, encode_config, encode_notification
+from kconfigs.stores.zk_ops import (
+    acl_for,
+    add_to,
+    entity_ops,
+    entity_znode,
+    is_pair_delete,
+    notification_op,
+    pair_parent_deletes,
+    pair_parent_paths,
+    zk_errors,
+)
+from kconfigs.znode_codec import CONFIG_ROOT, decode_config
 
 DEFAULT_WINDOW = 2000  # entities read and written per wave: bounded memory and in-flight requests
 DEFAULT_GROUP = 50  # entities per multi-op: ~100 ops, a few KB, far below jute.maxbuffer (1 MB)
@@ -44,26 +55,25 @@ class _Outcome:
     lost: bool = False  # the connection went: stop after this wave
 
 
-def alter_many_pipelined(store, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]],
-                         window: int = DEFAULT_WINDOW, group: int = DEFAULT_GROUP) -> list[QuotaRecord]:
+def alter_many_pipelined(
+    store, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]], window: int = DEFAULT_WINDOW, group: int = DEFAULT_GROUP
+) -> list[QuotaRecord]:
     """Alter many entities, each atomically, pipelining ``window`` entities at a time.
 
     An entity whose ``update`` returns its current configs is left untouched (no write, no
     notification). :raises AlterManyFailed: naming applied / failed / unknown / not attempted.
     :raises StoreUnavailable: ZooKeeper cannot be reached at the start.
     """
-    from kconfigs.stores.zookeeper import zk_errors
-
     changes = list(changes)
     if not store.client.connected:  # kazoo would hold synchronous calls until it reconnects
         raise StoreUnavailable(f"Lost the connection to ZooKeeper at {store.settings.hosts}")
     with zk_errors(store.settings.hosts):
-        store._ensure_changes_path()
+        store.ensure_changes_path()
         present = _existing_paths(store, [entity for entity, _ in changes])
     outcome = _Outcome()
     done = 0
     while done < len(changes) and not outcome.lost:
-        _run_wave(store, changes[done:done + window], present, outcome, group)
+        _run_wave(store, changes[done : done + window], present, outcome, group)
         done += window
     not_attempted = [entity for entity, _ in changes[done:]]
     if outcome.failed or outcome.unknown or not_attempted:
@@ -77,7 +87,7 @@ def _existing_paths(store, entities: list[QuotaEntity]) -> set[str]:
     present: set[str] = set()
     for root in sorted({_type_root(e) for e in entities}):
         if store.client.exists(root) is None:
-            store.client.ensure_path(root, acl=store._acl(root))
+            store.client.ensure_path(root, acl=acl_for(root, store.secure))
         present.add(root)
         present.update(f"{root}/{child}" for child in store.client.get_children(root))
     users = sorted({_deep_parents(e)[0] for e in entities if _deep_parents(e)} & present)
@@ -93,7 +103,7 @@ def _existing_paths(store, entities: list[QuotaEntity]) -> set[str]:
 
 
 def _run_wave(store, wave, present: set[str], outcome: _Outcome, group: int) -> None:
-    wait = _Waiter(store.settings.hosts, time.monotonic() + store.settings.session_timeout_s)
+    wait = _Waiter(store.settings.hosts, MONOTONIC.now_ms() + store.settings.session_timeout_s * 1000)
     reads = [(e, u, _start_read(store, _znode(e), present)) for e, u in wave]
     writes, retry, pair_deletes = [], [], []
     for entity, update, pending in reads:
@@ -110,7 +120,7 @@ def _run_wave(store, wave, present: set[str], outcome: _Outcome, group: int) -> 
             continue
         if new == current:
             outcome.applied.append(QuotaRecord(entity, new))
-        elif _is_pair_delete(entity, new, stat):
+        elif is_pair_delete(entity, new, stat):
             pair_deletes.append((entity, update, stat))
         else:
             writes.append((entity, update, new, _ops(store, entity, stat, new, present)))
@@ -145,14 +155,13 @@ def _start_read(store, path: str, present: set[str]):
 
 
 def _chunks(items: list, size: int) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _commit_group(store, chunk):
     tx = store.client.transaction()
     for _entity, _update, _new, ops in chunk:
-        for method, args, kwargs in ops:
-            getattr(tx, method)(*args, **kwargs)
+        add_to(tx, ops)
     return tx.commit_async()
 
 
@@ -160,14 +169,14 @@ class _Waiter:
     """Waits for async results against one deadline per wave, so a dead connection costs one
     timeout per wave, not one per entity."""
 
-    def __init__(self, hosts: str, deadline: float):
+    def __init__(self, hosts: str, deadline_ms: float):
         self.hosts = hosts
-        self.deadline = deadline
+        self.deadline_ms = deadline_ms
 
     def get(self, pending):
         """The result. :raises StoreUnavailable: on a connection error or no answer in time."""
         try:
-            return pending.get(timeout=max(0.0, self.deadline - time.monotonic()))
+            return pending.get(timeout=max(0.0, self.deadline_ms - MONOTONIC.now_ms()) / 1000)
         except kz.NoNodeError:
             raise
         except Exception as err:  # kazoo raises its handler's timeout type or a kazoo error here
@@ -181,26 +190,21 @@ class _Waiter:
             return None, None
 
 
-def _is_pair_delete(entity: QuotaEntity, new: dict, stat) -> bool:
-    return not new and stat is not None and not stat.numChildren and entity.user is not None \
-        and entity.client_id is not None
-
-
 def _pair_delete_writes(store, deletes: list, present: set[str], wait: "_Waiter", outcome: _Outcome) -> list:
-    """Removing (user, client-id) entities, as ``ZooKeeperStore._delete_ops`` does (Kafka 3.5+,
-    KAFKA-14285): the multi-op of the last entity of a ``clients`` node in this wave also deletes
-    that node, and the user node when its config is empty and ``clients`` was its only child.
-    The parents are read once for the wave; their versions are checked in the multi-op."""
+    """Removing (user, client-id) entities with ``zk_ops.pair_parent_deletes``: the multi-op of
+    the last entity of a ``clients`` node in this wave also deletes that node (and the user node
+    when it becomes empty). The parents are read once for the wave; their versions are checked
+    in the multi-op."""
     parents: dict = {}
     for entity, _, _ in deletes:
-        user_path, clients_path = _deep_parents(entity)
+        user_path, clients_path = pair_parent_paths(entity)
         if clients_path not in parents:  # one read per parent, however many of its entities go
             parents[clients_path] = store.client.exists_async(clients_path)
             parents[user_path] = store.client.get_async(user_path)
     children_left: dict[str, int] = {}
     writes = []
     for entity, update, stat in deletes:
-        user_path, clients_path = _deep_parents(entity)
+        user_path, clients_path = pair_parent_paths(entity)
         try:
             clients_stat = wait.get(parents[clients_path])
             user_data, user_stat = wait.read(parents[user_path])
@@ -208,47 +212,29 @@ def _pair_delete_writes(store, deletes: list, present: set[str], wait: "_Waiter"
             outcome.failed.append((entity, err))
             outcome.lost = _connection_gone(store, err)
             continue
-        ops = [("delete", (_znode(entity),), {"version": stat.version})]
+        ops = entity_ops(entity, stat, {}, [], store.secure)
         present.discard(_znode(entity))
         if clients_stat is not None:
             children_left[clients_path] = children_left.get(clients_path, clients_stat.numChildren) - 1
-            if children_left[clients_path] == 0:
-                ops.append(("delete", (clients_path,), {"version": clients_stat.version}))
-                present.discard(clients_path)
-                if user_stat is not None and user_stat.numChildren == 1 and not decode_config(user_data, user_path):
-                    ops.append(("delete", (user_path,), {"version": user_stat.version}))
-                    present.discard(user_path)
-        writes.append((entity, update, {}, ops + [_notification(store, entity)]))
+            user_empty = user_stat is not None and not decode_config(user_data, user_path)
+            parent_ops = pair_parent_deletes(entity, clients_stat, children_left[clients_path], user_empty, user_stat)
+            present.difference_update(op[1][0] for op in parent_ops)
+            ops += parent_ops
+        writes.append((entity, update, {}, ops + [notification_op(entity, store.secure)]))
     return writes
 
 
 def _ops(store, entity: QuotaEntity, stat, new: dict, present: set[str]) -> list[tuple]:
-    """The ops of ``ZooKeeperStore._alter_once`` for one entity: version-checked write (or
-    create with missing parents, or delete) + notification. Updates ``present`` as ZooKeeper
-    will see it once the ops ran."""
+    """``zk_ops.entity_ops`` for one entity plus its notification, with the parents the listing
+    did not show. Updates ``present`` as ZooKeeper will see it once the ops ran."""
     path = _znode(entity)
-    ops: list[tuple] = []
-    if new and stat is not None:
-        ops.append(("set_data", (path, encode_config(new)), {"version": stat.version}))
-    elif new:
-        for parent in _deep_parents(entity):
-            if parent not in present:  # Kafka creates parents with null data
-                ops.append(("create", (parent, b""), {"acl": store._acl(parent)}))
-                present.add(parent)
-        ops.append(("create", (path, encode_config(new)), {"acl": store._acl(path)}))
-        present.add(path)
-    elif stat.numChildren:
-        ops.append(("set_data", (path, encode_config({})), {"version": stat.version}))
-    else:
-        ops.append(("delete", (path,), {"version": stat.version}))
+    missing = [p for p in _deep_parents(entity) if p not in present] if new and stat is None else []
+    ops = entity_ops(entity, stat, new, missing, store.secure)
+    if new:
+        present.update(missing + [path])
+    elif not stat.numChildren:
         present.discard(path)
-    return ops + [_notification(store, entity)]
-
-
-def _notification(store, entity: QuotaEntity) -> tuple:
-    """The ``/config/changes/config_change_<seq>`` create brokers watch for."""
-    return ("create", (f"{CHANGES_PATH}/{CHANGE_PREFIX}", encode_notification(entity.path)),
-            {"acl": store._acl(CHANGES_PATH), "sequence": True})
+    return ops + [notification_op(entity, store.secure)]
 
 
 def _collect(commits, retry: list, outcome: _Outcome, wait: _Waiter) -> None:
@@ -278,7 +264,7 @@ def _redo_synchronously(store, retry: list, outcome: _Outcome) -> None:
             outcome.failed.append((entity, err))
             if _connection_gone(store, err):
                 outcome.lost = True
-                outcome.failed.extend((e, err) for e, _ in retry[index + 1:])
+                outcome.failed.extend((e, err) for e, _ in retry[index + 1 :])
                 return
 
 
@@ -290,8 +276,6 @@ def _connection_gone(store, err: KconfigsError) -> bool:
 
 def _store_error(hosts: str, err: Exception) -> KconfigsError:
     """A kazoo exception as the kconfigs error ``zk_errors`` gives for it."""
-    from kconfigs.stores.zookeeper import zk_errors
-
     if isinstance(err, KconfigsError):
         return err
     try:
@@ -303,8 +287,7 @@ def _store_error(hosts: str, err: Exception) -> KconfigsError:
         return StoreUnavailable(f"ZooKeeper at {hosts} did not answer in time")
 
 
-def _znode(entity: QuotaEntity) -> str:
-    return f"{CONFIG_ROOT}/{entity.path}"
+_znode = entity_znode
 
 
 def _type_root(entity: QuotaEntity) -> str:
@@ -315,5 +298,4 @@ def _deep_parents(entity: QuotaEntity) -> list[str]:
     """Parents below the type root: ``/config/users/<u>`` and ``.../clients`` of a (user, client)."""
     if entity.user is None or entity.client_id is None:
         return []
-    user_path = _znode(entity).rsplit("/", 2)[0]
-    return [user_path, f"{user_path}/clients"]
+    return list(pair_parent_paths(entity))

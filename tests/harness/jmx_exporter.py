@@ -27,10 +27,15 @@ def jmx_exporter_jar(artifact: str) -> Path:
 
 def remote_jmx_flags(port: int) -> tuple[str, ...]:
     """Unauthenticated JMX over RMI on 127.0.0.1:``port`` (registry and objects on one port)."""
-    return ("-Dcom.sun.management.jmxremote", f"-Dcom.sun.management.jmxremote.port={port}",
-            f"-Dcom.sun.management.jmxremote.rmi.port={port}", f"-Dcom.sun.management.jmxremote.host={LOCALHOST}",
-            "-Dcom.sun.management.jmxremote.authenticate=false", "-Dcom.sun.management.jmxremote.ssl=false",
-            f"-Djava.rmi.server.hostname={LOCALHOST}")
+    return (
+        "-Dcom.sun.management.jmxremote",
+        f"-Dcom.sun.management.jmxremote.port={port}",
+        f"-Dcom.sun.management.jmxremote.rmi.port={port}",
+        f"-Dcom.sun.management.jmxremote.host={LOCALHOST}",
+        "-Dcom.sun.management.jmxremote.authenticate=false",
+        "-Dcom.sun.management.jmxremote.ssl=false",
+        f"-Djava.rmi.server.hostname={LOCALHOST}",
+    )
 
 
 def javaagent_flag(port: int, config: Path) -> str:

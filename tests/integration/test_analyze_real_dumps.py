@@ -25,7 +25,7 @@ from harness.java import java_binary, java_command
 from harness.jmx_exporter import javaagent_flag, jmx_exporter_jar, jmx_url, remote_jmx_flags
 from harness.processes import free_ports
 from harness.versions import KAFKA_3_VERSION
-from spark_analysis.session import SessionOptions, spark_session
+from kconfigs_analysis.session import SessionOptions, spark_session
 
 CAPTURE_S = 16
 SCRAPE_EVERY_S = 2
@@ -95,8 +95,13 @@ def _produce(broker: KraftBroker, client_id: str, size: int, pause_s: float, sto
 def _consume(broker: KraftBroker, client_id: str, stop: threading.Event) -> None:
     from kafka import KafkaConsumer
 
-    consumer = KafkaConsumer("analyze-capture", bootstrap_servers=broker.bootstrap, client_id=client_id,
-                             group_id="analyze-capture", auto_offset_reset="earliest")
+    consumer = KafkaConsumer(
+        "analyze-capture",
+        bootstrap_servers=broker.bootstrap,
+        client_id=client_id,
+        group_id="analyze-capture",
+        auto_offset_reset="earliest",
+    )
     try:
         while not stop.is_set():
             consumer.poll(timeout_ms=200)
@@ -112,18 +117,35 @@ def _scrape(port: int) -> bytes:
 def _start_dumpers(capture: Capture, jmx_port: int, http_port: int, work: Path) -> list[subprocess.Popen]:
     """JmxTool (quota beans and a BrokerTopicMetrics bean with text attributes) and the 0.20
     HTTP server over remote JMX, without rules."""
-    objects = ["kafka.server:type=Produce,*", "kafka.server:type=Fetch,*", "kafka.server:type=Request,*",
-               "kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec"]
+    objects = [
+        "kafka.server:type=Produce,*",
+        "kafka.server:type=Fetch,*",
+        "kafka.server:type=Request,*",
+        "kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec",
+    ]
     args = ["--jmx-url", jmx_url(jmx_port), "--reporting-interval", "1000"]
     for name in objects:
         args += ["--object-name", name]
-    jmxtool = subprocess.Popen(java_command(KAFKA_3_VERSION, "org.apache.kafka.tools.JmxTool", args),
-                               stdout=capture.jmxtool.open("w"), stderr=(work / "jmxtool.err").open("w"))
+    jmxtool = subprocess.Popen(
+        java_command(KAFKA_3_VERSION, "org.apache.kafka.tools.JmxTool", args),
+        stdout=capture.jmxtool.open("w"),
+        stderr=(work / "jmxtool.err").open("w"),
+    )
     config = work / "no-rules.yaml"
     config.write_text(f"hostPort: 127.0.0.1:{jmx_port}\n")
-    server = subprocess.Popen([java_binary(), "-Xmx96m", "-XX:TieredStopAtLevel=1", "-jar",
-                               str(jmx_exporter_jar("jmx_prometheus_httpserver")), f"127.0.0.1:{http_port}", str(config)],
-                              stdout=(work / "httpserver.log").open("w"), stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [
+            java_binary(),
+            "-Xmx96m",
+            "-XX:TieredStopAtLevel=1",
+            "-jar",
+            str(jmx_exporter_jar("jmx_prometheus_httpserver")),
+            f"127.0.0.1:{http_port}",
+            str(config),
+        ],
+        stdout=(work / "httpserver.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )
     return [jmxtool, server]
 
 
@@ -159,13 +181,30 @@ def capture(tmp_path_factory) -> Capture:
     stop, threads, dumpers, started = threading.Event(), [], [], time.monotonic()
     try:
         # a high default makes the broker record every client (no quota, no metrics: spec §0.5)
-        _kconfigs(broker, "--alter", "--entity-type", "clients", "--entity-default", "--add-config",
-                  f"producer_byte_rate={DEFAULT_QUOTA},consumer_byte_rate={DEFAULT_QUOTA},request_percentage=1000")
-        _kconfigs(broker, "--alter", "--entity-type", "clients", "--entity-name", THROTTLED, "--add-config",
-                  f"producer_byte_rate={THROTTLED_QUOTA}")
-        threads = [threading.Thread(target=_produce, args=(broker, THROTTLED, 10_000, 0.01, stop, result.sent_bytes)),
-                   threading.Thread(target=_produce, args=(broker, STEADY, 1_000, 0.05, stop, result.sent_bytes)),
-                   threading.Thread(target=_consume, args=(broker, READER, stop))]
+        _kconfigs(
+            broker,
+            "--alter",
+            "--entity-type",
+            "clients",
+            "--entity-default",
+            "--add-config",
+            f"producer_byte_rate={DEFAULT_QUOTA},consumer_byte_rate={DEFAULT_QUOTA},request_percentage=1000",
+        )
+        _kconfigs(
+            broker,
+            "--alter",
+            "--entity-type",
+            "clients",
+            "--entity-name",
+            THROTTLED,
+            "--add-config",
+            f"producer_byte_rate={THROTTLED_QUOTA}",
+        )
+        threads = [
+            threading.Thread(target=_produce, args=(broker, THROTTLED, 10_000, 0.01, stop, result.sent_bytes)),
+            threading.Thread(target=_produce, args=(broker, STEADY, 1_000, 0.05, stop, result.sent_bytes)),
+            threading.Thread(target=_consume, args=(broker, READER, stop)),
+        ]
         for thread in threads:
             thread.start()
         time.sleep(3)  # every client's sensors exist before JmxTool resolves its wildcards
@@ -192,8 +231,18 @@ def spark():
 
 def _report(capture: Capture, tmp_path: Path, *inputs: str) -> dict:
     out = tmp_path / "report.json"
-    code, _, err = run_main("analyze", "report", *inputs, "--bootstrap-server", capture.broker.bootstrap,
-                            "--format", "json", "--output", str(out), "--no-progress")
+    code, _, err = run_main(
+        "analyze",
+        "report",
+        *inputs,
+        "--bootstrap-server",
+        capture.broker.bootstrap,
+        "--format",
+        "json",
+        "--output",
+        str(out),
+        "--no-progress",
+    )
     assert code == 0, err
     return json.loads(out.read_text())
 
@@ -247,7 +296,10 @@ def test_jmx_exporter_javaagent_with_kafka_rules_one_file_per_scrape_is_one_brok
 
 def test_jmx_exporter_without_rules_appended_scrapes_need_their_interval(capture, spark, tmp_path):
     text = capture.appended.read_text()
-    assert f'kafka_server_Produce_byte_rate{{client_id="\\"{THROTTLED}\\""' in text and text.count("# TYPE kafka_server_Produce_byte_rate ") >= 3
+    assert (
+        f'kafka_server_Produce_byte_rate{{client_id="\\"{THROTTLED}\\""' in text
+        and text.count("# TYPE kafka_server_Produce_byte_rate ") >= 3
+    )
     code, out, err = run_main("analyze", "report", str(capture.appended), "--no-progress")
     assert (code, out) == (1, "") and "scrapes appended without timestamps" in err and "--scrape-interval" in err
     assert err.count("\n") == 1
@@ -262,27 +314,53 @@ def test_recommend_on_the_captured_dump_keeps_the_default_and_skips_kconfigs_own
     from kconfigs.quotafile import parse_quota_text
 
     target = tmp_path / "recommended.toml"
-    code, _, err = run_main("analyze", "recommend", str(capture.jmxtool), "--bootstrap-server", capture.broker.bootstrap,
-                            "--write", str(target), "--format", "json", "--output", str(tmp_path / "r.json"), "--no-progress")
+    code, _, err = run_main(
+        "analyze",
+        "recommend",
+        str(capture.jmxtool),
+        "--bootstrap-server",
+        capture.broker.bootstrap,
+        "--write",
+        str(target),
+        "--format",
+        "json",
+        "--output",
+        str(tmp_path / "r.json"),
+        "--no-progress",
+    )
     assert code == 0, err
     assert "internal or short-lived" in err  # kconfigs' own Request entity
     text = target.read_text()
     records = {json.dumps(d.entity.to_json()): sorted(d.quotas) for d in parse_quota_text(text)}
     # app-1 and reader-1 inherit the <default> client quotas: their recommendations stay there;
     # kconfigs' own admin client (a Request entity here) gets none
-    assert records == {'{"client-id": null}': ["consumer_byte_rate", "producer_byte_rate", "request_percentage"],
-                       json.dumps({"client-id": THROTTLED}): ["producer_byte_rate"]}
+    assert records == {
+        '{"client-id": null}': ["consumer_byte_rate", "producer_byte_rate", "request_percentage"],
+        json.dumps({"client-id": THROTTLED}): ["producer_byte_rate"],
+    }
     assert "e+" not in text
 
 
 def test_whatif_on_the_captured_dump_throttles_only_who_exceeds(capture, spark, tmp_path):
     steady_p99 = _by_entity(_jmxtool_report(capture, tmp_path))[("produce", STEADY)]["p99"]
     proposed = tmp_path / "proposed.toml"
-    proposed.write_text(f'[[quota]]\nentity = {{ client-id = "{STEADY}" }}\nproducer_byte_rate = {int(steady_p99 * 2)}\n\n'
-                        f'[[quota]]\nentity = {{ client-id = "{THROTTLED}" }}\nproducer_byte_rate = {THROTTLED_QUOTA // 2}\n')
+    proposed.write_text(
+        f'[[quota]]\nentity = {{ client-id = "{STEADY}" }}\nproducer_byte_rate = {int(steady_p99 * 2)}\n\n'
+        f'[[quota]]\nentity = {{ client-id = "{THROTTLED}" }}\nproducer_byte_rate = {THROTTLED_QUOTA // 2}\n'
+    )
     out = tmp_path / "whatif.json"
-    code, _, err = run_main("analyze", "whatif", str(capture.jmxtool), "--proposed", str(proposed), "--format", "json",
-                            "--output", str(out), "--no-progress")
+    code, _, err = run_main(
+        "analyze",
+        "whatif",
+        str(capture.jmxtool),
+        "--proposed",
+        str(proposed),
+        "--format",
+        "json",
+        "--output",
+        str(out),
+        "--no-progress",
+    )
     assert code == 0, err
     rows = {(r["kind"], r["client_id"]): r for r in json.loads(out.read_text())["entities"]}
     # twice its p99: each 1-s sample is charged one second, the last one too (not 60 s)

@@ -14,15 +14,19 @@ import re
 import time
 
 import pytest
+from compat_support import arranged, run_kafka_configs_batch, run_kconfigs_in_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compat_support import arranged, run_kafka_configs_batch, run_kconfigs_in_process
 from harness.versions import KAFKA_3_VERSION, KAFKA_4_VERSION
 
 pytestmark = pytest.mark.integration
-JVM_EXAMPLES = settings(max_examples=12, deadline=None, derandomize=True,
-                        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+JVM_EXAMPLES = settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 SERIAL = itertools.count()
 QUOTA_KEYS = ["producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"]
 ORDERS = st.lists(st.integers(0, 9), min_size=1, max_size=6)  # option order (see compat_support.arranged)
@@ -101,9 +105,14 @@ DELETE_ITEMS = st.lists(st.sampled_from(["producer_byte_rate", "consumer_byte_ra
 
 
 @JVM_EXAMPLES
-@given(values=st.lists(DELETE_ITEMS.map(",".join), min_size=1, max_size=2),
-       entity=st.sampled_from([["--user", "{e}"], ["--client", "{e}"], ["--entity-type", "users", "--entity-name", "{e}"]]),
-       order=ORDERS, forms=FORMS)
+@given(
+    values=st.lists(DELETE_ITEMS.map(",".join), min_size=1, max_size=2),
+    entity=st.sampled_from(
+        [["--user", "{e}"], ["--client", "{e}"], ["--entity-type", "users", "--entity-name", "{e}"]]
+    ),
+    order=ORDERS,
+    forms=FORMS,
+)
 def test_delete_config_items_split_and_fail_like_kafka(broker, values, entity, order, forms):
     setup = [[*entity, "--alter", "--add-config", "producer_byte_rate=1,consumer_byte_rate=2"]]
     deletes = [arg for value in values for arg in ("--delete-config", value)]
@@ -112,21 +121,29 @@ def test_delete_config_items_split_and_fail_like_kafka(broker, values, entity, o
 
 def test_delete_config_of_a_lone_comma_names_it_as_kafka_does(broker):
     result = assert_same(broker, ["--alter", "--user", "{e}", "--delete-config", ","])
-    assert result[1] == ("Only quota and SCRAM credential configs can be deleted for 'users' using "
-                         "--bootstrap-server. Unexpected config names: ArrayBuffer(,)")
+    assert result[1] == (
+        "Only quota and SCRAM credential configs can be deleted for 'users' using "
+        "--bootstrap-server. Unexpected config names: ArrayBuffer(,)"
+    )
 
 
 # -- a key named twice ----------------------------------------------------------------------
 @JVM_EXAMPLES
-@given(key=st.sampled_from(QUOTA_KEYS), preset=st.booleans(),
-       form=st.sampled_from(["add+delete", "delete k,k", "delete twice"]),
-       entity=st.sampled_from([["--user", "{e}"], ["--user", "{e}", "--client", "c"], ["--client", "{e}"]]),
-       order=ORDERS, forms=FORMS)
+@given(
+    key=st.sampled_from(QUOTA_KEYS),
+    preset=st.booleans(),
+    form=st.sampled_from(["add+delete", "delete k,k", "delete twice"]),
+    entity=st.sampled_from([["--user", "{e}"], ["--user", "{e}", "--client", "c"], ["--client", "{e}"]]),
+    order=ORDERS,
+    forms=FORMS,
+)
 def test_a_key_named_twice_is_refused_and_nothing_changes(broker, key, preset, form, entity, order, forms):
     setup = [["--alter", *entity, "--add-config", f"{key}=5"]] if preset else []
-    args = {"add+delete": ["--add-config", f"{key}=7", "--delete-config", key],
-            "delete k,k": ["--delete-config", f"{key},{key}"],
-            "delete twice": ["--delete-config", key, "--delete-config", key]}[form]
+    args = {
+        "add+delete": ["--add-config", f"{key}=7", "--delete-config", key],
+        "delete k,k": ["--delete-config", f"{key},{key}"],
+        "delete twice": ["--delete-config", key, "--delete-config", key],
+    }[form]
     rc, error, _ = assert_same(broker, arranged(["--alter", *entity, *args], order, forms), setup)
     assert rc == 1 and error
     if preset:  # unchanged: the preset value is still there for both
@@ -139,10 +156,19 @@ COMMENT_LINES = st.lists(st.sampled_from(["", "   ", "# a comment", "! bang comm
 
 
 @JVM_EXAMPLES
-@given(lines=COMMENT_LINES, entity=st.sampled_from([
-    ["--user", "{e}"], ["--client", "{e}"], ["--user-defaults"], ["--ip", "10.9.8.7"],
-    ["--user", "{e}", "--client", "c"], ["--entity-type", "users", "--entity-name", "{e}", "--entity-type", "clients",
-                                         "--entity-default"]]))
+@given(
+    lines=COMMENT_LINES,
+    entity=st.sampled_from(
+        [
+            ["--user", "{e}"],
+            ["--client", "{e}"],
+            ["--user-defaults"],
+            ["--ip", "10.9.8.7"],
+            ["--user", "{e}", "--client", "c"],
+            ["--entity-type", "users", "--entity-name", "{e}", "--entity-type", "clients", "--entity-default"],
+        ]
+    ),
+)
 def test_an_empty_add_config_file_does_what_kafka_does(broker, tmp_path_factory, lines, entity):
     path = tmp_path_factory.mktemp("props") / "empty.properties"
     path.write_text("\n".join(lines))
@@ -159,8 +185,12 @@ def scram_value(iterations, password):
 
 
 @JVM_EXAMPLES
-@given(mechanism=st.sampled_from(["SCRAM-SHA-256", "SCRAM-SHA-512"]), iterations=ITERATIONS, password=PASSWORDS,
-       then=st.sampled_from(["describe", "delete", "delete-other", "add-both", "with-quota", "describe-all"]))
+@given(
+    mechanism=st.sampled_from(["SCRAM-SHA-256", "SCRAM-SHA-512"]),
+    iterations=ITERATIONS,
+    password=PASSWORDS,
+    then=st.sampled_from(["describe", "delete", "delete-other", "add-both", "with-quota", "describe-all"]),
+)
 def test_scram_credentials_over_bootstrap_match_kafka(broker, mechanism, iterations, password, then):
     add = ["--alter", "--user", "{e}", "--add-config", f"{mechanism}=[{scram_value(iterations, password)}]"]
     rc, _, _ = assert_same(broker, add)
@@ -189,10 +219,16 @@ def test_credentials_set_by_kconfigs_let_the_user_log_in(broker):
     from harness.brokers import metadata_ready
 
     user = f"login-{next(SERIAL)}"
-    done = ours(broker, ["--alter", "--user", user, "--add-config", "SCRAM-SHA-512=[iterations=8192,password=s3cr=t,x]"])
+    done = ours(
+        broker, ["--alter", "--user", user, "--add-config", "SCRAM-SHA-512=[iterations=8192,password=s3cr=t,x]"]
+    )
     assert (done.rc, done.stdout) == (0, [f"Completed updating config for user {user}."])
-    config = {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512",
-              "sasl_plain_username": user, "sasl_plain_password": "s3cr=t,x"}
+    config = {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": user,
+        "sasl_plain_password": "s3cr=t,x",
+    }
     deadline = time.monotonic() + 15
     while not metadata_ready(broker.sasl_bootstrap, **config):
         assert time.monotonic() < deadline, "the broker did not accept the credential kconfigs set"
@@ -208,16 +244,18 @@ BAD_KEYS = st.sampled_from(BAD_KEY_CONFIGS)
 
 
 @JVM_EXAMPLES
-@given(case=st.one_of(
-    ENTITY_TYPES.map(lambda t: ["--describe", "--entity-type", t]),
-    BAD_ADD_CONFIG.map(lambda s: ["--alter", "--user", "{e}", "--add-config", s]),
-    BAD_KEYS.map(lambda k: ["--alter", "--user", "{e}", "--add-config", k]),
-    st.just(["--alter", "--entity-type", "users", "--add-config", "producer_byte_rate=1"]),
-    st.just(["--describe", "--user", "{e}", "--force"]),
-    st.just(["--describe", "--ip", "<default>"]),
-    st.just(["--alter", "--ip", "<default>", "--add-config", "connection_creation_rate=5"]),
-    st.just(["--help"]),
-))
+@given(
+    case=st.one_of(
+        ENTITY_TYPES.map(lambda t: ["--describe", "--entity-type", t]),
+        BAD_ADD_CONFIG.map(lambda s: ["--alter", "--user", "{e}", "--add-config", s]),
+        BAD_KEYS.map(lambda k: ["--alter", "--user", "{e}", "--add-config", k]),
+        st.just(["--alter", "--entity-type", "users", "--add-config", "producer_byte_rate=1"]),
+        st.just(["--describe", "--user", "{e}", "--force"]),
+        st.just(["--describe", "--ip", "<default>"]),
+        st.just(["--alter", "--ip", "<default>", "--add-config", "connection_creation_rate=5"]),
+        st.just(["--help"]),
+    )
+)
 def test_version_specific_texts_match_the_clusters_kafka_configs(broker, case):
     theirs, mine = both(broker, case)
     if case[1:] in (["--entity-type", "groups"], ["--entity-type", "client-metrics"]) and theirs[0] == 0:
@@ -250,9 +288,15 @@ def test_help_first_with_a_server_is_kafka_configs_usage(broker):
     assert theirs.error.startswith("This tool helps to manipulate and describe entity config")
 
 
-ADDRESS_PARTS = st.lists(st.tuples(st.sampled_from(["", "nosuch.invalid", "bad host", "a_b", "[::1"]),
-                                   st.sampled_from(["", ":", ":1", ":99999", ":x"]),
-                                   st.sampled_from(["", " "])), min_size=1, max_size=3)
+ADDRESS_PARTS = st.lists(
+    st.tuples(
+        st.sampled_from(["", "nosuch.invalid", "bad host", "a_b", "[::1"]),
+        st.sampled_from(["", ":", ":1", ":99999", ":x"]),
+        st.sampled_from(["", " "]),
+    ),
+    min_size=1,
+    max_size=3,
+)
 
 
 @settings(max_examples=15, deadline=None, derandomize=True)
@@ -274,8 +318,11 @@ def test_unusable_bootstrap_addresses_fail_at_once_with_kafkas_text(parts):
     assert time.monotonic() - started < 5
     for version in versions_agreeing_on(servers):
         theirs = run_kafka_configs_batch(version, args)
-        messages = [line.rpartition("ConfigException: ")[2] for line in theirs.stderr.splitlines()
-                    if "ConfigException: " in line]
+        messages = [
+            line.rpartition("ConfigException: ")[2]
+            for line in theirs.stderr.splitlines()
+            if "ConfigException: " in line
+        ]
         assert mine.rc == theirs.rc == 1
         assert messages[-1:] == [mine.error], (version, servers, theirs.stderr)
 
@@ -288,6 +335,10 @@ def versions_agreeing_on(servers):
     3.x does; compare each input with the lines whose rule kconfigs follows for it."""
     entries = re.split(r"\s*,\s*", servers.strip()) if servers.strip() else []
     has_empty = any(entry == "" for entry in entries)
-    loose_only = any(entry and _LOOSE_HOST_PORT.fullmatch(entry) and not re.fullmatch(
-        r"(?:[0-9a-zA-Z\-%._]*://)?\[?([0-9a-zA-Z\-%._:]*)]?:([0-9]+)", entry) for entry in entries)
+    loose_only = any(
+        entry
+        and _LOOSE_HOST_PORT.fullmatch(entry)
+        and not re.fullmatch(r"(?:[0-9a-zA-Z\-%._]*://)?\[?([0-9a-zA-Z\-%._:]*)]?:([0-9]+)", entry)
+        for entry in entries
+    )
     return ([] if loose_only else [KAFKA_3_VERSION]) + ([] if has_empty else [KAFKA_4_VERSION])

@@ -13,19 +13,32 @@ import subprocess
 import sys
 
 import pytest
+from compat_support import (
+    arranged,
+    config_tree,
+    normalised_lines,
+    notifications,
+    run_kafka_configs_batch,
+    run_kconfigs_in_process,
+    without_empty_leaves,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compat_support import (arranged, config_tree, normalised_lines, notifications, run_kafka_configs_batch,
-                            run_kconfigs_in_process, without_empty_leaves)
 from harness.versions import KAFKA_ZK_TOOL_VERSION
 
 pytestmark = pytest.mark.integration
-JVM_EXAMPLES = settings(max_examples=15, deadline=None, derandomize=True,
-                        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+JVM_EXAMPLES = settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 SERIAL = itertools.count()
-TOOLS = {"kafka": lambda args: run_kafka_configs_batch(KAFKA_ZK_TOOL_VERSION, args),
-         "kconfigs": run_kconfigs_in_process}
+TOOLS = {
+    "kafka": lambda args: run_kafka_configs_batch(KAFKA_ZK_TOOL_VERSION, args),
+    "kconfigs": run_kconfigs_in_process,
+}
 
 
 def run_both(zk_client, zk_connect, command, setup=()):
@@ -76,20 +89,36 @@ def assert_same(results, emptied=False):
 def without_empty_roots(tree, ours):
     """2.8.2 creates ``/config/users`` (null data) on its way to an empty node kconfigs never
     writes; such a root, childless and absent from kconfigs' tree, is part of the same difference."""
-    return {path: doc for path, doc in tree.items()
-            if path in ours or doc is not None or any(p.startswith(path + "/") for p in tree)}
+    return {
+        path: doc
+        for path, doc in tree.items()
+        if path in ours or doc is not None or any(p.startswith(path + "/") for p in tree)
+    }
 
 
-ENTITIES = st.sampled_from([["--user", "u1"], ["--client", "c1"], ["--user", "u1", "--client", "c1"],
-                            ["--entity-type", "clients", "--entity-default"]])
+ENTITIES = st.sampled_from(
+    [
+        ["--user", "u1"],
+        ["--client", "c1"],
+        ["--user", "u1", "--client", "c1"],
+        ["--entity-type", "clients", "--entity-default"],
+    ]
+)
 
 
 @JVM_EXAMPLES
-@given(entity=ENTITIES, values=st.lists(
-    st.lists(st.sampled_from(["producer_byte_rate", "consumer_byte_rate", "", " "]), min_size=1, max_size=4)
-    .map(",".join), min_size=1, max_size=2),
-       order=st.lists(st.integers(0, 9), min_size=1, max_size=6),
-       forms=st.lists(st.sampled_from([" ", "=", "-"]), min_size=1, max_size=3))
+@given(
+    entity=ENTITIES,
+    values=st.lists(
+        st.lists(st.sampled_from(["producer_byte_rate", "consumer_byte_rate", "", " "]), min_size=1, max_size=4).map(
+            ",".join
+        ),
+        min_size=1,
+        max_size=2,
+    ),
+    order=st.lists(st.integers(0, 9), min_size=1, max_size=6),
+    forms=st.lists(st.sampled_from([" ", "=", "-"]), min_size=1, max_size=3),
+)
 def test_delete_config_with_empty_items_matches_kafka(zk_client, zk_connect, entity, values, order, forms):
     setup = [["--alter", *entity, "--add-config", "producer_byte_rate=1,consumer_byte_rate=2"]]
     deletes = [arg for value in values for arg in ("--delete-config", value)]
@@ -99,8 +128,13 @@ def test_delete_config_with_empty_items_matches_kafka(zk_client, zk_connect, ent
 
 
 @JVM_EXAMPLES
-@given(entity=ENTITIES, preset=st.booleans(), lines=st.lists(
-    st.sampled_from(["", "  ", "# comment", "! bang", "\t#x=1", "   # producer_byte_rate=5"]), max_size=5))
+@given(
+    entity=ENTITIES,
+    preset=st.booleans(),
+    lines=st.lists(
+        st.sampled_from(["", "  ", "# comment", "! bang", "\t#x=1", "   # producer_byte_rate=5"]), max_size=5
+    ),
+)
 def test_empty_add_config_file_matches_kafka(zk_client, zk_connect, tmp_path_factory, entity, preset, lines):
     path = tmp_path_factory.mktemp("props") / "empty.properties"
     path.write_text("\n".join(lines))
@@ -112,8 +146,10 @@ def test_empty_add_config_file_matches_kafka(zk_client, zk_connect, tmp_path_fac
 
 
 @JVM_EXAMPLES
-@given(key=st.sampled_from(["request_percentage", "controller_mutation_rate", "producer_byte_rate"]),
-       value=st.sampled_from(["Infinity", "-Infinity", "NaN", "+Infinity", "0x1p3", "1e3", " 2.5d", "1.5"]))
+@given(
+    key=st.sampled_from(["request_percentage", "controller_mutation_rate", "producer_byte_rate"]),
+    value=st.sampled_from(["Infinity", "-Infinity", "NaN", "+Infinity", "0x1p3", "1e3", " 2.5d", "1.5"]),
+)
 def test_special_numbers_in_zookeeper_mode(zk_client, zk_connect, key, value):
     results = run_both(zk_client, zk_connect, ["--alter", "--user", "u1", "--add-config", f"{key}={value}"])
     kafka, ours = results["kafka"][0], results["kconfigs"][0]
@@ -122,8 +158,10 @@ def test_special_numbers_in_zookeeper_mode(zk_client, zk_connect, key, value):
         assert_same(results)  # Java's own answer: stored as typed, or refused with its message
     else:  # README: Kafka stores NaN/Infinity for DOUBLE keys; kconfigs refuses them
         assert kafka.rc == 0
-        assert (ours.rc, ours.error) == (1, f"Invalid value {value.strip()} for configuration {key}: "
-                                            "must be a finite number")
+        assert (ours.rc, ours.error) == (
+            1,
+            f"Invalid value {value.strip()} for configuration {key}: must be a finite number",
+        )
         assert results["kconfigs"][1] == {}
 
 
@@ -131,6 +169,9 @@ def test_help_first_is_kafka_configs_usage_and_help_alone_is_kconfigs(zk_connect
     theirs = TOOLS["kafka"](["--help", "--zookeeper", zk_connect, "--describe"])
     ours = run_kconfigs_in_process(["--help", "--zookeeper", zk_connect, "--describe"])
     assert (ours.rc, ours.error, ours.stdout) == (theirs.rc, theirs.error, theirs.stdout) == (1, theirs.error, [])
-    assert theirs.error == "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip"
+    assert (
+        theirs.error
+        == "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip"
+    )
     click = subprocess.run([sys.executable, "-m", "kconfigs", "--help"], capture_output=True, text=True, timeout=60)
     assert click.returncode == 0 and click.stdout.startswith("Usage: kconfigs")

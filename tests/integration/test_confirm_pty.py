@@ -24,8 +24,15 @@ def _in_pty(argv: list[str], answer: str | None, env: dict, cwd: Path) -> tuple[
     """Run ``kconfigs argv`` on a new pseudo-terminal, type ``answer`` + Enter once the question
     appears; (exit code, everything the terminal showed)."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "kconfigs", *argv], stdin=slave, stdout=slave, stderr=slave,
-                            env=env, cwd=cwd, close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kconfigs", *argv],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        cwd=cwd,
+        close_fds=True,
+    )
     os.close(slave)
     shown, answered, deadline = b"", answer is None, time.monotonic() + PROMPT_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -51,12 +58,14 @@ def _in_pty(argv: list[str], answer: str | None, env: dict, cwd: Path) -> tuple[
 @pytest.fixture
 def setup(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
-    env.update(KCONFIGS_HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"), NO_COLOR="1",
-               TERM="dumb")
+    env.update(
+        KCONFIGS_HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"), NO_COLOR="1", TERM="dumb"
+    )
     victim = tmp_path / "victim.db"
     store = SqliteStore(victim)
     try:
         from kconfigs.model import QuotaEntity
+
         store.alter(QuotaEntity(user="keep"), lambda c: {"producer_byte_rate": "1"})
         store.alter(QuotaEntity(user="gone"), lambda c: {"producer_byte_rate": "2", "consumer_byte_rate": "3"})
     finally:
@@ -102,6 +111,7 @@ def test_migrate_onto_a_store_with_quotas_asks_and_yes_skips_the_question(setup)
     store = SqliteStore(source)
     try:
         from kconfigs.model import QuotaEntity
+
         store.alter(QuotaEntity(user="gone"), lambda c: {"producer_byte_rate": "7"})
     finally:
         store.close()

@@ -86,8 +86,12 @@ def readme_env(tmp_path, zk_connect, zk_client, kraft_broker):
     wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m kconfigs "$@"\n')
     wrapper.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
-    env.update(PATH=f"{bin_dir}:{env['PATH']}", KCONFIGS_HOME=str(tmp_path / "home"),
-               XDG_CONFIG_HOME=str(tmp_path / "config"), NO_COLOR="1")
+    env.update(
+        PATH=f"{bin_dir}:{env['PATH']}",
+        KCONFIGS_HOME=str(tmp_path / "home"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        NO_COLOR="1",
+    )
     work = tmp_path / "work"
     work.mkdir()
     hosts = {"zk1:2181/kafka": f"{zk_connect}/kafka", "broker1:9092": kraft_broker.bootstrap}
@@ -115,6 +119,7 @@ def _default_user_quotas(bootstrap: str, restore: dict | None) -> dict:
 
 def _exact(entity):
     from kconfigs.model import EntityFilter, FilterComponent, Match
+
     return EntityFilter(tuple(FilterComponent(t, Match.DEFAULT) for t in entity.components()), strict=True)
 
 
@@ -128,12 +133,21 @@ def _run_readme(work: Path, env: dict, hosts: dict, only_analyze: bool) -> list[
         line = command.line
         for example, real in hosts.items():
             line = line.replace(example, real)
-        proc = subprocess.run(["bash", "-c", line], cwd=work, env=env, capture_output=True, text=True,
-                              timeout=600, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            ["bash", "-c", line],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+        )
         missing = [e for e in command.expected if e not in proc.stdout.splitlines()]
         if proc.returncode != 0 or missing:
-            failures.append(f"{command.line!r}: exit {proc.returncode}, stderr {proc.stderr.strip()[-400:]!r}, "
-                            f"expected lines missing {missing}, stdout {proc.stdout[-400:]!r}")
+            failures.append(
+                f"{command.line!r}: exit {proc.returncode}, stderr {proc.stderr.strip()[-400:]!r}, "
+                f"expected lines missing {missing}, stdout {proc.stdout[-400:]!r}"
+            )
     return failures
 
 

@@ -18,8 +18,12 @@ from tests.integration.gateway_support import free_port, wait_for_port
 
 
 def _serve(*args: str, tmp_path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--store", str(tmp_path / "q.db"), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "kconfigs", "serve", "--store", str(tmp_path / "q.db"), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.parametrize("which", ["--listen", "--metrics-listen"])
@@ -40,8 +44,15 @@ def test_an_unreachable_upstream_is_reported_and_metrics_are_only_on_their_path(
         closed.bind(("127.0.0.1", 0))
         upstream = f"127.0.0.1:{closed.getsockname()[1]}"  # bound, not listening: refused
         port, metrics = free_port(), free_port()
-        proc = _serve("--upstream", upstream, "--listen", f"127.0.0.1:{port}", "--metrics-listen",
-                      f"127.0.0.1:{metrics}", tmp_path=tmp_path)
+        proc = _serve(
+            "--upstream",
+            upstream,
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--metrics-listen",
+            f"127.0.0.1:{metrics}",
+            tmp_path=tmp_path,
+        )
         try:
             wait_for_port(port)
             wait_for_port(metrics)
@@ -62,7 +73,24 @@ def test_an_unreachable_upstream_is_reported_and_metrics_are_only_on_their_path(
 
 
 def test_an_empty_zookeeper_is_refused(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:1", "--zookeeper", "",
-                           "--listen", f"127.0.0.1:{free_port()}", "--metrics-listen", ""],
-                          capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kconfigs",
+            "serve",
+            "--upstream",
+            "127.0.0.1:1",
+            "--zookeeper",
+            "",
+            "--listen",
+            f"127.0.0.1:{free_port()}",
+            "--metrics-listen",
+            "",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
     assert (proc.returncode, proc.stderr) == (1, "--zookeeper is empty: give a value or leave it out\n")

@@ -25,8 +25,9 @@ maybe_blank = st.sampled_from(BLANKS)
 flag_store = st.one_of(st.none(), st.just("flag.db"), maybe_blank)
 env_store = st.one_of(st.none(), st.just("env.db"), maybe_blank)
 profile_name = st.one_of(st.none(), st.sampled_from(PROFILES), st.sampled_from(("pp", "P", "prod")), maybe_blank)
-server_flag = st.one_of(st.none(), st.tuples(st.sampled_from(("--zookeeper", "--bootstrap-server",
-                                                              "--bootstrap-controller")), maybe_blank))
+server_flag = st.one_of(
+    st.none(), st.tuples(st.sampled_from(("--zookeeper", "--bootstrap-server", "--bootstrap-controller")), maybe_blank)
+)
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,25 @@ class Case:
     typo_flag: tuple[str, str] | None
 
 
-typo_flag = st.one_of(st.none(), st.tuples(st.sampled_from(("--stor", "--zookeper", "--profil", "--bootstrap-servers")),
-                                           st.sampled_from(("flag.db", "127.0.0.1:1", "p"))))
-cases = st.builds(Case, st.sampled_from(("kafka-configs", "subcommand")), flag_store, env_store, profile_name,
-                  profile_name, st.one_of(st.none(), st.sampled_from(PROFILES), st.just("typo")), server_flag,
-                  st.booleans(), typo_flag)
+typo_flag = st.one_of(
+    st.none(),
+    st.tuples(
+        st.sampled_from(("--stor", "--zookeper", "--profil", "--bootstrap-servers")),
+        st.sampled_from(("flag.db", "127.0.0.1:1", "p")),
+    ),
+)
+cases = st.builds(
+    Case,
+    st.sampled_from(("kafka-configs", "subcommand")),
+    flag_store,
+    env_store,
+    profile_name,
+    profile_name,
+    st.one_of(st.none(), st.sampled_from(PROFILES), st.just("typo")),
+    server_flag,
+    st.booleans(),
+    typo_flag,
+)
 
 
 def expected_store(case: Case) -> str | None:
@@ -92,8 +107,10 @@ def _environment(values: dict[str, str]):
 
 
 def _digests(root: Path) -> dict[str, str | None]:
-    return {name: hashlib.sha256((root / name).read_bytes()).hexdigest() if (root / name).exists() else None
-            for name in STORE_FILES}
+    return {
+        name: hashlib.sha256((root / name).read_bytes()).hexdigest() if (root / name).exists() else None
+        for name in STORE_FILES
+    }
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -102,8 +119,10 @@ def test_a_command_line_fails_in_one_line_or_changes_exactly_the_store_it_names(
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         config = root / "config.toml"
-        config.write_text(("" if case.default_profile is None else f'default_profile = "{case.default_profile}"\n')
-                          + "".join(f'[profiles.{p}]\nstore = "{root / (p + ".db")}"\n' for p in PROFILES))
+        config.write_text(
+            ("" if case.default_profile is None else f'default_profile = "{case.default_profile}"\n')
+            + "".join(f'[profiles.{p}]\nstore = "{root / (p + ".db")}"\n' for p in PROFILES)
+        )
         env = {"KCONFIGS_HOME": str(root / "home"), "KCONFIGS_CONFIG": str(config)}
         if case.env_store is not None:
             env["KCONFIGS_STORE"] = case.env_store if not case.env_store.endswith(".db") else str(root / case.env_store)

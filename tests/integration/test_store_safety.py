@@ -49,12 +49,23 @@ def write_profiles(env: Path, text: str) -> None:
     (env / "config" / "kconfigs" / "config.toml").write_text(text)
 
 
-@pytest.mark.parametrize("flag, value", [("--zookeeper", ""), ("--bootstrap-server", ""),
-                                         ("--bootstrap-controller", " "), ("--store", ""), ("--profile", "\t")])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--zookeeper", ""),
+        ("--bootstrap-server", ""),
+        ("--bootstrap-controller", " "),
+        ("--store", ""),
+        ("--profile", "\t"),
+    ],
+)
 @pytest.mark.parametrize("grammar", ["kafka-configs", "subcommand"])
 def test_an_empty_or_blank_store_option_is_one_line_and_nothing_is_written(env, flag, value, grammar):
-    argv = [flag, value, *ALTER] if grammar == "kafka-configs" else \
-        ["alter", "--user", "u1", "--set", "producer_byte_rate=1", flag, value]
+    argv = (
+        [flag, value, *ALTER]
+        if grammar == "kafka-configs"
+        else ["alter", "--user", "u1", "--set", "producer_byte_rate=1", flag, value]
+    )
     code, out, err = run_main(*argv)
     # The kafka-configs grammar answers an empty bootstrap list with the admin client's own
     # ConfigException text, as kafka-configs 3.x/4.x do (without their stack trace).
@@ -84,35 +95,57 @@ def test_the_kafka_configs_grammar_uses_the_environment_and_flags_win(env, monke
 def test_an_environment_bootstrap_server_puts_the_kafka_configs_grammar_in_bootstrap_mode(env, monkeypatch):
     argv = ("--alter", "--entity-type", "broker-loggers", "--entity-name", "1", "--add-config", "a=b")
     code, _, err = run_main(*argv)  # no server named: ZooKeeper mode's type list
-    assert (code, err) == (1, "Invalid entity type broker-loggers, the entity type must be one of "
-                              "topics,clients,users,brokers,ips with the --zookeeper argument\n")
+    assert (code, err) == (
+        1,
+        "Invalid entity type broker-loggers, the entity type must be one of "
+        "topics,clients,users,brokers,ips with the --zookeeper argument\n",
+    )
     monkeypatch.setenv("KCONFIGS_BOOTSTRAP_SERVER", "127.0.0.1:1")
     code, _, err = run_main(*argv)  # bootstrap mode accepts the type, then kconfigs' own scope check
-    assert (code, err) == (1, "kconfigs manages client quotas only (users, clients, ips); use kafka-configs.sh "
-                              "for broker-loggers\n")
+    assert (code, err) == (
+        1,
+        "kconfigs manages client quotas only (users, clients, ips); use kafka-configs.sh for broker-loggers\n",
+    )
     assert not (env / "home").exists()
 
 
 @pytest.mark.parametrize("selected_by", ["flag", "environment", "default_profile"])
 def test_the_kafka_configs_grammar_uses_profiles(env, monkeypatch, selected_by):
-    write_profiles(env, ('default_profile = "p"\n' if selected_by == "default_profile" else "")
-                   + f'[profiles.p]\nstore = "{env / "p.db"}"\n')
+    write_profiles(
+        env,
+        ('default_profile = "p"\n' if selected_by == "default_profile" else "")
+        + f'[profiles.p]\nstore = "{env / "p.db"}"\n',
+    )
     extra = ["--profile", "p"] if selected_by == "flag" else []
     if selected_by == "environment":
         monkeypatch.setenv("KCONFIGS_PROFILE", "p")
     assert run_main(*ALTER, *extra)[0] == 0
     assert stored(env / "p.db") == {"users/u1": {"producer_byte_rate": "1"}}
-    assert run_main("--describe", "--user", "u1", *extra) == \
-        (0, "Configs for user-principal 'u1' are producer_byte_rate=1\n", "")
+    assert run_main("--describe", "--user", "u1", *extra) == (
+        0,
+        "Configs for user-principal 'u1' are producer_byte_rate=1\n",
+        "",
+    )
     assert not default_store(env).exists()
 
 
-@pytest.mark.parametrize("argv", [
-    ("--describe", "--user", "u1"), ALTER, ("describe",), ("alter", "--user", "u", "--set", "producer_byte_rate=1"),
-    ("delete", "--user", "u"), ("resolve", "--user", "u", "--client-id", "c"), ("export",), ("diff", "q.toml"),
-    ("apply", "q.toml"), ("simulate", "--trace", "t.csv"), ("simulate", "--trace", "t.csv", "--quotas", "q.toml"),
-    ("analyze", "report", "dump.csv", "--quotas", "q.toml"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--describe", "--user", "u1"),
+        ALTER,
+        ("describe",),
+        ("alter", "--user", "u", "--set", "producer_byte_rate=1"),
+        ("delete", "--user", "u"),
+        ("resolve", "--user", "u", "--client-id", "c"),
+        ("export",),
+        ("diff", "q.toml"),
+        ("apply", "q.toml"),
+        ("simulate", "--trace", "t.csv"),
+        ("simulate", "--trace", "t.csv", "--quotas", "q.toml"),
+        ("analyze", "report", "dump.csv", "--quotas", "q.toml"),
+    ],
+)
 def test_an_unknown_profile_is_an_error_in_every_command(env, monkeypatch, argv):
     monkeypatch.chdir(env)
     (env / "q.toml").write_text("")
@@ -123,10 +156,18 @@ def test_an_unknown_profile_is_an_error_in_every_command(env, monkeypatch, argv)
     assert not (env / "home").exists()
 
 
-@pytest.mark.parametrize("argv", [
-    ("--describe", "--user", "u1"), ("describe",), ("resolve", "--user", "u", "--client-id", "c"), ("export",),
-    ("diff", "q.toml"), ("simulate", "--trace", "t.csv"), ("apply", "q.toml", "--dry-run"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--describe", "--user", "u1"),
+        ("describe",),
+        ("resolve", "--user", "u", "--client-id", "c"),
+        ("export",),
+        ("diff", "q.toml"),
+        ("simulate", "--trace", "t.csv"),
+        ("apply", "q.toml", "--dry-run"),
+    ],
+)
 def test_reads_never_create_a_store(env, monkeypatch, argv):
     monkeypatch.chdir(env)
     (env / "q.toml").write_text("")
@@ -152,8 +193,9 @@ def test_migrate_from_a_mistyped_source_fails_and_the_target_keeps_its_quotas(en
     victim = env / "victim.db"
     assert run_main("--store", str(victim), *ALTER)[0] == 0
     before = digest(victim)
-    code, out, err = run_main("migrate", "--from", f"sqlite://{env / 'typo.db'}", "--to", f"sqlite://{victim}",
-                              "--prune", "--yes")
+    code, out, err = run_main(
+        "migrate", "--from", f"sqlite://{env / 'typo.db'}", "--to", f"sqlite://{victim}", "--prune", "--yes"
+    )
     assert (code, out, err) == (1, "", UNSET.format(env / "typo.db"))
     assert digest(victim) == before and not (env / "typo.db").exists()
 
@@ -163,16 +205,23 @@ def test_a_prune_from_an_empty_source_is_refused_unless_allowed(env):
     victim = env / "victim.db"
     assert run_main("--store", str(victim), *ALTER)[0] == 0
     before = digest(victim)
-    refused = (f"{env / 'empty.toml'} holds no quotas: --prune would remove every quota of the target. "
-               "Nothing changed; add --allow-empty-source if that is what you want\n")
+    refused = (
+        f"{env / 'empty.toml'} holds no quotas: --prune would remove every quota of the target. "
+        "Nothing changed; add --allow-empty-source if that is what you want\n"
+    )
     assert run_main("apply", str(env / "empty.toml"), "--prune", "--yes", "--store", str(victim)) == (1, "", refused)
     SqliteStore(env / "empty.db").close()
-    code, _, err = run_main("migrate", "--from", f"sqlite://{env / 'empty.db'}", "--to", f"sqlite://{victim}",
-                            "--prune", "--yes")
+    code, _, err = run_main(
+        "migrate", "--from", f"sqlite://{env / 'empty.db'}", "--to", f"sqlite://{victim}", "--prune", "--yes"
+    )
     assert code == 1 and err.startswith(f"sqlite://{env / 'empty.db'} holds no quotas: --prune would remove")
     assert digest(victim) == before
-    assert run_main("apply", str(env / "empty.toml"), "--prune", "--yes", "--allow-empty-source",
-                    "--store", str(victim))[0] == 0
+    assert (
+        run_main("apply", str(env / "empty.toml"), "--prune", "--yes", "--allow-empty-source", "--store", str(victim))[
+            0
+        ]
+        == 0
+    )
     assert stored(victim) == {}
 
 
@@ -183,8 +232,10 @@ def test_removing_quotas_without_a_terminal_needs_yes(env):
     before = digest(victim)
     code, out, err = run_main("apply", str(env / "one.toml"), "--prune", "--store", str(victim))
     assert (code, out) == (1, "")
-    assert err == (f"apply {env / 'one.toml'} --prune would remove quotas of 1 entity: nothing changed; "
-                   "re-run with --yes to confirm (--dry-run lists them)\n")
+    assert err == (
+        f"apply {env / 'one.toml'} --prune would remove quotas of 1 entity: nothing changed; "
+        "re-run with --yes to confirm (--dry-run lists them)\n"
+    )
     assert digest(victim) == before
     assert run_main("apply", str(env / "one.toml"), "--store", str(victim))[0] == 0  # no prune: adds only, no question
     assert run_main("apply", str(env / "one.toml"), "--prune", "--yes", "--store", str(victim))[0] == 0
@@ -205,49 +256,88 @@ def test_migrate_overwriting_a_store_with_quotas_needs_yes(env):
     assert run_main("migrate", "--from", f"sqlite://{source}", "--to", f"sqlite://{fresh}")[0] == 0
 
 
-@pytest.mark.parametrize("argv", [
-    ("--alter", "--entity-type", "users", "--entity-name", ".", "--add-config", "producer_byte_rate=1"),
-    ("--alter", "--client", "..", "--add-config", "producer_byte_rate=1"),
-    ("alter", "--user", ".", "--set", "producer_byte_rate=1"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--alter", "--entity-type", "users", "--entity-name", ".", "--add-config", "producer_byte_rate=1"),
+        ("--alter", "--client", "..", "--add-config", "producer_byte_rate=1"),
+        ("alter", "--user", ".", "--set", "producer_byte_rate=1"),
+    ],
+)
 def test_the_embedded_store_refuses_dot_names_as_zookeeper_does(env, argv):
     code, out, err = run_main(*argv)
     name = "users/." if "." in argv and "--client" not in argv else "clients/.."
     at = len("/config/") + len(name) - 1
-    assert (code, out, err) == (1, "", f'Invalid path string "/config/{name}" caused by relative paths not allowed @{at}\n')
+    assert (code, out, err) == (
+        1,
+        "",
+        f'Invalid path string "/config/{name}" caused by relative paths not allowed @{at}\n',
+    )
     assert not default_store(env).exists() or stored(default_store(env)) == {}
 
 
 def test_subcommands_take_the_kafka_configs_entity_options(env):
-    assert run_main("alter", "--entity-type", "clients", "--entity-default", "--entity-type", "users",
-                    "--entity-name", "alice", "--set", "producer_byte_rate=5")[0] == 0
+    assert (
+        run_main(
+            "alter",
+            "--entity-type",
+            "clients",
+            "--entity-default",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "alice",
+            "--set",
+            "producer_byte_rate=5",
+        )[0]
+        == 0
+    )
     assert run_main("alter", "--client", "app", "--set", "consumer_byte_rate=6")[0] == 0
     assert run_main("alter", "--user-defaults", "--set", "request_percentage=50")[0] == 0
     assert run_main("alter", "--ip-defaults", "--set", "connection_creation_rate=7")[0] == 0
     assert run_main("alter", "--client-defaults", "--set", "producer_byte_rate=8,consumer_byte_rate=9")[0] == 0
     assert run_main("alter", "--client-defaults", "--delete-config", "producer_byte_rate, consumer_byte_rate")[0] == 0
     assert stored(default_store(env)) == {
-        "users/alice/clients/<default>": {"producer_byte_rate": "5"}, "clients/app": {"consumer_byte_rate": "6"},
-        "users/<default>": {"request_percentage": "50"}, "ips/<default>": {"connection_creation_rate": "7"}}
-    assert run_main("describe", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients",
-                    "-o", "text") == (0, "Configs for user-principal 'alice', default client-id are producer_byte_rate=5\n", "")
-    assert run_main("describe", "--entity-type", "clients", "-o", "text") == \
-        (0, "Configs for client-id 'app' are consumer_byte_rate=6\n", "")
-    assert run_main("describe", "--entity-type", "users", "--user", "x") == \
-        (1, "", "--entity-{type,name,default} should not be used in conjunction with specific entity flags\n")
+        "users/alice/clients/<default>": {"producer_byte_rate": "5"},
+        "clients/app": {"consumer_byte_rate": "6"},
+        "users/<default>": {"request_percentage": "50"},
+        "ips/<default>": {"connection_creation_rate": "7"},
+    }
+    assert run_main(
+        "describe", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "-o", "text"
+    ) == (0, "Configs for user-principal 'alice', default client-id are producer_byte_rate=5\n", "")
+    assert run_main("describe", "--entity-type", "clients", "-o", "text") == (
+        0,
+        "Configs for client-id 'app' are consumer_byte_rate=6\n",
+        "",
+    )
+    assert run_main("describe", "--entity-type", "users", "--user", "x") == (
+        1,
+        "",
+        "--entity-{type,name,default} should not be used in conjunction with specific entity flags\n",
+    )
 
 
-@pytest.mark.parametrize("argv, message", [
-    (("alter", "--client", "c", "--set", "producer_byte_rat=5"),
-     "Unknown quota key 'producer_byte_rat' for client-id 'c'. Did you mean producer_byte_rate? Valid keys: "
-     "producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate"),
-    (("alter", "--ip", "10.0.0.1", "--set", "connection_rate=5"),
-     "Unknown quota key 'connection_rate' for ips '10.0.0.1'. Did you mean connection_creation_rate? "
-     "Valid keys: connection_creation_rate"),
-    (("alter", "--user", "u", "--add-config", "zzz=1"),
-     "Unknown quota key 'zzz' for user-principal 'u'. Valid keys: producer_byte_rate, consumer_byte_rate, "
-     "request_percentage, controller_mutation_rate, producer_ids_rate, SCRAM-SHA-256, SCRAM-SHA-512"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ("alter", "--client", "c", "--set", "producer_byte_rat=5"),
+            "Unknown quota key 'producer_byte_rat' for client-id 'c'. Did you mean producer_byte_rate? Valid keys: "
+            "producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate",
+        ),
+        (
+            ("alter", "--ip", "10.0.0.1", "--set", "connection_rate=5"),
+            "Unknown quota key 'connection_rate' for ips '10.0.0.1'. Did you mean connection_creation_rate? "
+            "Valid keys: connection_creation_rate",
+        ),
+        (
+            ("alter", "--user", "u", "--add-config", "zzz=1"),
+            "Unknown quota key 'zzz' for user-principal 'u'. Valid keys: producer_byte_rate, consumer_byte_rate, "
+            "request_percentage, controller_mutation_rate, producer_ids_rate, SCRAM-SHA-256, SCRAM-SHA-512",
+        ),
+    ],
+)
 def test_an_unknown_key_in_a_subcommand_names_the_closest_and_the_valid_keys(env, argv, message):
     assert run_main(*argv) == (1, "", message + "\n")
     assert not (env / "home").exists()
@@ -256,6 +346,17 @@ def test_an_unknown_key_in_a_subcommand_names_the_closest_and_the_valid_keys(env
 def test_top_level_help_names_the_kafka_configs_flags(env):
     code, out, _ = run_main("--help")
     assert code == 0
-    for flag in ("--zookeeper", "--bootstrap-server", "--alter", "--describe", "--entity-type", "--entity-name",
-                 "--entity-default", "--add-config", "--delete-config", "--user-defaults", "--client-defaults"):
+    for flag in (
+        "--zookeeper",
+        "--bootstrap-server",
+        "--alter",
+        "--describe",
+        "--entity-type",
+        "--entity-name",
+        "--entity-default",
+        "--add-config",
+        "--delete-config",
+        "--user-defaults",
+        "--client-defaults",
+    ):
         assert flag in out, flag

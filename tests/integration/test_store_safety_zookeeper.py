@@ -6,8 +6,8 @@ error; no Python warning ever reaches stderr."""
 from __future__ import annotations
 
 import pytest
-
 from compat_support import run_kafka_configs, run_kconfigs
+
 from harness.cli import run_main
 
 DESCRIBE = ("--describe", "--entity-type", "users")
@@ -30,11 +30,16 @@ def _host(zk_connect: str) -> str:
 @pytest.mark.parametrize("argv", [DESCRIBE, ("describe",), ("export",), ("resolve", "--user", "u", "--client-id", "c")])
 def test_reading_a_chroot_that_does_not_exist_is_one_line_naming_it(env, zk_connect, zk_client, argv):
     typo = f"{zk_connect}/kafak"
-    result = run_kconfigs([*argv, "--zookeeper", typo] if not argv[0].startswith("-") else ["--zookeeper", typo, *argv],
-                          env={"KCONFIGS_HOME": str(env / "home")})
+    result = run_kconfigs(
+        [*argv, "--zookeeper", typo] if not argv[0].startswith("-") else ["--zookeeper", typo, *argv],
+        env={"KCONFIGS_HOME": str(env / "home")},
+    )
     chroot = "/" + typo.split("/", 1)[1]
-    assert (result.rc, result.stdout, result.stderr) == \
-        (1, [], f"ZooKeeper chroot {chroot} does not exist on {_host(zk_connect)} (is the path right?)\n")
+    assert (result.rc, result.stdout, result.stderr) == (
+        1,
+        [],
+        f"ZooKeeper chroot {chroot} does not exist on {_host(zk_connect)} (is the path right?)\n",
+    )
     assert zk_client.exists("/kafak") is None
     assert not (env / "home").exists()
 
@@ -43,11 +48,17 @@ def test_writing_to_a_chroot_that_does_not_exist_is_refused_as_by_kafka_configs(
     """kafka-configs 2.8.2 cannot write there either (it fails with "Path length must be > 0")."""
     typo = f"{zk_connect}/kafak"
     chroot = "/" + typo.split("/", 1)[1]
-    for argv in (["--zookeeper", typo, *ALTER], ["alter", "--user", "u1", "--set", "producer_byte_rate=1", "--zookeeper", typo],
-                 ["--zookeeper", typo, *ALTER, "--dry-run"]):
+    for argv in (
+        ["--zookeeper", typo, *ALTER],
+        ["alter", "--user", "u1", "--set", "producer_byte_rate=1", "--zookeeper", typo],
+        ["--zookeeper", typo, *ALTER, "--dry-run"],
+    ):
         result = run_kconfigs(argv)
-        assert (result.rc, result.stdout, result.stderr) == \
-            (1, [], f"ZooKeeper chroot {chroot} does not exist on {_host(zk_connect)} (is the path right?)\n")
+        assert (result.rc, result.stdout, result.stderr) == (
+            1,
+            [],
+            f"ZooKeeper chroot {chroot} does not exist on {_host(zk_connect)} (is the path right?)\n",
+        )
     assert zk_client.exists("/kafak") is None
     assert run_kafka_configs(["--zookeeper", typo, *ALTER]).rc == 1 and zk_client.exists("/kafak") is None
 
@@ -55,10 +66,14 @@ def test_writing_to_a_chroot_that_does_not_exist_is_refused_as_by_kafka_configs(
 def test_writing_to_a_chroot_no_kafka_uses_warns_in_one_line_and_writes(env, zk_connect, zk_client):
     zk_client.ensure_path("/empty")
     chroot = f"/{zk_connect.split('/', 1)[1]}/empty"
-    result = run_kconfigs(["alter", "--user", "u2", "--set", "producer_byte_rate=2", "--zookeeper", f"{zk_connect}/empty"])
+    result = run_kconfigs(
+        ["alter", "--user", "u2", "--set", "producer_byte_rate=2", "--zookeeper", f"{zk_connect}/empty"]
+    )
     assert (result.rc, result.stdout) == (0, ["Completed updating config for entity: user-principal 'u2'."])
-    assert result.stderr == (f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds neither /config nor "
-                             "/brokers: no Kafka cluster uses it (writing there anyway)\n")
+    assert result.stderr == (
+        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds neither /config nor "
+        "/brokers: no Kafka cluster uses it (writing there anyway)\n"
+    )
     assert zk_client.exists("/empty/config/users/u2") is not None  # as kafka-configs, which writes there too
     result = run_kconfigs(["--zookeeper", f"{zk_connect}/empty", "--describe", "--user", "u2"])  # now it holds /config
     assert (result.rc, result.stderr) == (0, "")
@@ -73,22 +88,33 @@ def test_writing_to_a_chroot_no_kafka_uses_warns_in_one_line_and_writes(env, zk_
 def test_a_malformed_chroot_fails_with_kafka_configs_message(env, zk_connect, zk_client, chroot):
     """Differential: kafka-configs 2.8.2 validates the chroot with ZooKeeper's PathUtils."""
     connect = _host(zk_connect) + chroot
-    ours, kafka = run_kconfigs(["--zookeeper", connect, *DESCRIBE]), run_kafka_configs(["--zookeeper", connect, *DESCRIBE])
+    ours, kafka = (
+        run_kconfigs(["--zookeeper", connect, *DESCRIBE]),
+        run_kafka_configs(["--zookeeper", connect, *DESCRIBE]),
+    )
     assert (ours.rc, ours.error) == (kafka.rc, kafka.error) == (1, ours.error)
     assert ours.stderr == ours.error + "\n"
     assert ours.error in ("Path must not end with / character",) or ours.error.startswith("Invalid path string")
     assert run_kconfigs(["--zookeeper", connect, *ALTER]).error == ours.error  # writes too, before connecting
 
 
-def test_the_kafka_configs_grammar_writes_to_the_environment_zookeeper_not_the_local_file(env, zk_connect, zk_client,
-                                                                                           monkeypatch):
+def test_the_kafka_configs_grammar_writes_to_the_environment_zookeeper_not_the_local_file(
+    env, zk_connect, zk_client, monkeypatch
+):
     monkeypatch.setenv("KCONFIGS_ZOOKEEPER", zk_connect)
     assert run_main(*ALTER) == (0, "Completed updating config for entity: user-principal 'u1'.\n", "")
     assert zk_client.exists("/config/users/u1") is not None
     assert not (env / "home").exists()
-    assert run_main("--describe", "--user", "u1") == (0, "Configs for user-principal 'u1' are producer_byte_rate=1\n", "")
+    assert run_main("--describe", "--user", "u1") == (
+        0,
+        "Configs for user-principal 'u1' are producer_byte_rate=1\n",
+        "",
+    )
 
 
 def test_a_dot_user_is_refused_by_the_zookeeper_store_like_the_embedded_one(env, zk_connect):
     result = run_kconfigs(["--zookeeper", zk_connect, "--alter", "--user", ".", "--add-config", "producer_byte_rate=1"])
-    assert (result.rc, result.stderr) == (1, 'Invalid path string "/config/users/." caused by relative paths not allowed @14\n')
+    assert (result.rc, result.stderr) == (
+        1,
+        'Invalid path string "/config/users/." caused by relative paths not allowed @14\n',
+    )

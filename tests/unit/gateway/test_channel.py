@@ -12,23 +12,8 @@ import struct
 
 import pytest
 
-from enforcement.gateway import splice
-from enforcement.gateway.channel import Channel
-
-
-async def _accepted_pair(capacity: int):
-    """(server, server-side Channel, client reader, client writer) on 127.0.0.1."""
-    loop = asyncio.get_running_loop()
-    accepted = loop.create_future()
-
-    def new_channel() -> Channel:
-        channel = Channel(capacity)
-        channel.on_connection = accepted.set_result
-        return channel
-
-    server = await loop.create_server(new_channel, "127.0.0.1", 0)
-    reader, writer = await asyncio.open_connection("127.0.0.1", server.sockets[0].getsockname()[1])
-    return server, await accepted, reader, writer
+from kconfigs_enforcement.gateway import splice
+from kconfigs_enforcement.gateway.channel import Channel
 
 
 def _run(coro):
@@ -51,21 +36,21 @@ async def _relay_frames(source: Channel, sink: Channel, count: int) -> None:
 
 
 @pytest.mark.parametrize("capacity", [64, 1000, 256 * 1024])
-def test_frames_written_in_odd_pieces_arrive_intact_and_in_order(capacity):
+def test_frames_written_in_odd_pieces_arrive_intact_and_in_order(capacity, accepted_pair):
     rng = random.Random(capacity)
     frames = [_frame(rng.randbytes(rng.randint(6, 3000))) for _ in range(300)]
     stream = b"".join(frames)
 
     async def scenario():
         servers = []
-        server, source, _r, source_writer = await _accepted_pair(capacity)
-        sink_server, sink, sink_reader, _w = await _accepted_pair(capacity)
+        server, source, _r, source_writer = await accepted_pair(capacity)
+        sink_server, sink, sink_reader, _w = await accepted_pair(capacity)
         servers += [server, sink_server]
         relay = asyncio.create_task(_relay_frames(source, sink, len(frames)))
         pos = 0
         while pos < len(stream):  # dribble: frame boundaries never line up with the writes
             step = rng.randint(1, 5000)
-            source_writer.write(stream[pos:pos + step])
+            source_writer.write(stream[pos : pos + step])
             await source_writer.drain()
             pos += step
             await asyncio.sleep(0)
@@ -79,12 +64,12 @@ def test_frames_written_in_odd_pieces_arrive_intact_and_in_order(capacity):
 
 
 @pytest.mark.parametrize("zero_copy", [True, False], ids=["splice", "copy"])
-def test_forward_streams_a_frame_far_larger_than_the_buffer_without_growing_it(zero_copy):
+def test_forward_streams_a_frame_far_larger_than_the_buffer_without_growing_it(zero_copy, accepted_pair):
     payload = random.Random(7).randbytes(3 * 1024 * 1024 + 17)
 
     async def scenario():
-        server, source, _r, source_writer = await _accepted_pair(64 * 1024)
-        sink_server, sink, sink_reader, _w = await _accepted_pair(64 * 1024)
+        server, source, _r, source_writer = await accepted_pair(64 * 1024)
+        sink_server, sink, sink_reader, _w = await accepted_pair(64 * 1024)
         source.zero_copy = sink.zero_copy = zero_copy
         source_writer.write(_frame(payload) + _frame(b"after"))
         head = await source.read_ahead(4 + 1000)
@@ -118,13 +103,13 @@ def _recv_exactly(sock: socket.socket, nbytes: int) -> bytes:
 
 
 @pytest.mark.skipif(not splice.AVAILABLE, reason="splice(2) is Linux-only")
-def test_splice_sends_what_the_sink_transport_still_holds_first():
+def test_splice_sends_what_the_sink_transport_still_holds_first(accepted_pair):
     queued = random.Random(5).randbytes(8 * 1024 * 1024)  # more than the kernel takes at once
     payload = random.Random(6).randbytes(512 * 1024)
 
     async def scenario():
         loop = asyncio.get_running_loop()
-        server, source, _r, source_writer = await _accepted_pair(64 * 1024)
+        server, source, _r, source_writer = await accepted_pair(64 * 1024)
         accepted = loop.create_future()
 
         def new_sink() -> Channel:
@@ -157,23 +142,23 @@ def test_splice_sends_what_the_sink_transport_still_holds_first():
 
 
 @pytest.mark.skipif(not splice.AVAILABLE, reason="splice(2) is Linux-only")
-def test_splice_failures_surface_like_the_copy_path():
+def test_splice_failures_surface_like_the_copy_path(accepted_pair):
     async def scenario():
-        server, source, _r, source_writer = await _accepted_pair(1024)
-        sink_server, sink, sink_reader, sink_writer = await _accepted_pair(1024)
+        server, source, _r, source_writer = await accepted_pair(1024)
+        sink_server, sink, sink_reader, sink_writer = await accepted_pair(1024)
         source_writer.write(b"x" * 1000)
         source_writer.close()  # 1000 of the 1 MiB promised, then EOF
         with pytest.raises(asyncio.IncompleteReadError):
             await source.forward(1024 * 1024, sink)
         early_eof = sink.spliced_bytes == 0 and source.spliced_bytes <= 1000
 
-        server2, source2, _r2, writer2 = await _accepted_pair(1024)
+        server2, source2, _r2, writer2 = await accepted_pair(1024)
         writer2.write(b"y" * 100)  # a frame that never completes
         loop = asyncio.get_running_loop()
         with pytest.raises(TimeoutError):
             await source2.forward(1024 * 1024, sink, loop.time() + 0.2)
 
-        server3, source3, _r3, writer3 = await _accepted_pair(1024)
+        server3, source3, _r3, writer3 = await accepted_pair(1024)
         sink_writer.transport.abort()  # the sink's peer resets
         await asyncio.sleep(0.05)
         writer3.write(b"z" * 4 * 1024 * 1024)
@@ -186,11 +171,11 @@ def test_splice_failures_surface_like_the_copy_path():
     assert _run(scenario())
 
 
-def test_a_whole_frame_larger_than_the_buffer_grows_it_then_gives_the_memory_back():
+def test_a_whole_frame_larger_than_the_buffer_grows_it_then_gives_the_memory_back(accepted_pair):
     payload = bytes(range(256)) * 1000
 
     async def scenario():
-        server, source, _r, source_writer = await _accepted_pair(4096)
+        server, source, _r, source_writer = await accepted_pair(4096)
         source_writer.write(_frame(payload) + _frame(b"next-frame"))
         frame = await source.read_ahead(4 + len(payload))
         grown, intact = len(source._view), bytes(frame[4:]) == payload
@@ -206,12 +191,12 @@ def test_a_whole_frame_larger_than_the_buffer_grows_it_then_gives_the_memory_bac
     assert final == 4096
 
 
-def test_forward_waits_while_the_sink_is_above_its_high_water_mark():
+def test_forward_waits_while_the_sink_is_above_its_high_water_mark(accepted_pair):
     payload = random.Random(3).randbytes(8 * 1024 * 1024)
 
     async def scenario():
-        server, source, _r, source_writer = await _accepted_pair(64 * 1024)
-        sink_server, sink, sink_reader, _w = await _accepted_pair(64 * 1024)
+        server, source, _r, source_writer = await accepted_pair(64 * 1024)
+        sink_server, sink, sink_reader, _w = await accepted_pair(64 * 1024)
         sink.transport.set_write_buffer_limits(high=1024, low=256)
         source_writer.write(payload)
         forward = asyncio.create_task(source.forward(len(payload), sink))
@@ -228,9 +213,9 @@ def test_forward_waits_while_the_sink_is_above_its_high_water_mark():
     assert received == payload
 
 
-def test_eof_between_frames_is_none_inside_a_frame_is_an_incomplete_read():
+def test_eof_between_frames_is_none_inside_a_frame_is_an_incomplete_read(accepted_pair):
     async def scenario():
-        server, source, _r, source_writer = await _accepted_pair(1024)
+        server, source, _r, source_writer = await accepted_pair(1024)
         source_writer.write(_frame(b"whole") + b"\x00\x00\x00\x09part")
         source_writer.close()
         first = await source.read_ahead(9)
@@ -238,7 +223,7 @@ def test_eof_between_frames_is_none_inside_a_frame_is_an_incomplete_read():
         with pytest.raises(asyncio.IncompleteReadError) as err:
             await source.read_ahead(13)
         partial = err.value.partial
-        server2, source2, _r2, writer2 = await _accepted_pair(1024)
+        server2, source2, _r2, writer2 = await accepted_pair(1024)
         writer2.close()
         clean = await source2.read_ahead(4)
         server.close()
@@ -249,9 +234,9 @@ def test_eof_between_frames_is_none_inside_a_frame_is_an_incomplete_read():
     assert first == _frame(b"whole") and partial == b"\x00\x00\x00\x09part" and clean is None
 
 
-def test_read_ahead_times_out_at_its_deadline():
+def test_read_ahead_times_out_at_its_deadline(accepted_pair):
     async def scenario():
-        server, source, _r, source_writer = await _accepted_pair(1024)
+        server, source, _r, source_writer = await accepted_pair(1024)
         source_writer.write(b"\x00\x00\x00\x10abc")  # a frame that never completes
         loop = asyncio.get_running_loop()
         started = loop.time()

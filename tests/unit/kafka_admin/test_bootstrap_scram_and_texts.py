@@ -18,25 +18,31 @@ from kconfigs.model import DEFAULT, QuotaEntity
 from kconfigs.scram import ScramUpsertion, UserScramDescription
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("iterations=8192,password=pw", ScramUpsertion("SCRAM-SHA-256", 8192, "pw")),
-    ("password=a=b,c", ScramUpsertion("SCRAM-SHA-256", 4096, "a=b,c")),
-    ("iterations=-1,password=x", ScramUpsertion("SCRAM-SHA-256", 4096, "x")),
-    ("password=", ScramUpsertion("SCRAM-SHA-256", 4096, "")),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("iterations=8192,password=pw", ScramUpsertion("SCRAM-SHA-256", 8192, "pw")),
+        ("password=a=b,c", ScramUpsertion("SCRAM-SHA-256", 4096, "a=b,c")),
+        ("iterations=-1,password=x", ScramUpsertion("SCRAM-SHA-256", 4096, "x")),
+        ("password=", ScramUpsertion("SCRAM-SHA-256", 4096, "")),
+    ],
+)
 def test_scram_values_parse_as_configcommand_does(value, expected):
     assert scram_upsertion("SCRAM-SHA-256", value) == expected
 
 
-@pytest.mark.parametrize("value, message", [
-    ("iterations=x,password=a", "Invalid credential property SCRAM_SHA_512=iterations=x,password=a"),
-    ("pass=a", "Invalid credential property SCRAM_SHA_512=pass=a"),
-    ("password=a\rb", "Invalid credential property SCRAM_SHA_512=password=a\rb"),  # Java's "." stops at \r
-    ("iterations=100,password=a", "Iterations 100 is less than the minimum 4096 required for SCRAM-SHA-512"),
-    ("iterations=-5,password=a", "Iterations -5 is less than the minimum 4096 required for SCRAM-SHA-512"),
-    ("iterations=,password=a", 'For input string: ""'),
-    ("iterations=99999999999,password=a", 'For input string: "99999999999"'),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("iterations=x,password=a", "Invalid credential property SCRAM_SHA_512=iterations=x,password=a"),
+        ("pass=a", "Invalid credential property SCRAM_SHA_512=pass=a"),
+        ("password=a\rb", "Invalid credential property SCRAM_SHA_512=password=a\rb"),  # Java's "." stops at \r
+        ("iterations=100,password=a", "Iterations 100 is less than the minimum 4096 required for SCRAM-SHA-512"),
+        ("iterations=-5,password=a", "Iterations -5 is less than the minimum 4096 required for SCRAM-SHA-512"),
+        ("iterations=,password=a", 'For input string: ""'),
+        ("iterations=99999999999,password=a", 'For input string: "99999999999"'),
+    ],
+)
 def test_bad_scram_values_fail_with_kafkas_text(value, message):
     with pytest.raises(KconfigsError) as err:
         scram_upsertion("SCRAM-SHA-512", value)
@@ -56,12 +62,15 @@ def test_scram_lines_only_for_named_users_without_clients():
 
 def test_scram_describe_lines():
     error = error_for_code(92, "Cannot describe SCRAM credentials for the same user twice in a single request")
-    lines = scram_describe_lines([
-        UserScramDescription("s1", (("SCRAM-SHA-256", 8192), ("SCRAM-SHA-512", 4096))),
-        UserScramDescription("s2", error=error),
-    ])
+    lines = scram_describe_lines(
+        [
+            UserScramDescription("s1", (("SCRAM-SHA-256", 8192), ("SCRAM-SHA-512", 4096))),
+            UserScramDescription("s2", error=error),
+        ]
+    )
     assert lines == [
-        "SCRAM credential configs for user-principal 's1' are SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096",
+        "SCRAM credential configs for user-principal 's1' are SCRAM-SHA-256=iterations=8192, "
+        "SCRAM-SHA-512=iterations=4096",
         "Error retrieving SCRAM credential configs for user-principal 's2': ExecutionException: "
         "org.apache.kafka.common.errors.DuplicateResourceException: Cannot describe SCRAM credentials for the "
         "same user twice in a single request",
@@ -73,15 +82,21 @@ def test_keyless_alter_of_a_pair_fails_like_kafkas_illegal_state():
     check_keyless_alter([""])
     with pytest.raises(ValidationError) as err:
         check_keyless_alter(["ce", "ue"])
-    assert str(err.value) == "Altering user SCRAM credentials should never occur for more zero or multiple users: List(ce, ue)"
+    assert (
+        str(err.value)
+        == "Altering user SCRAM credentials should never occur for more zero or multiple users: List(ce, ue)"
+    )
 
 
-@pytest.mark.parametrize("entity, text", [
-    (QuotaEntity(user="u1"), "{user=u1}"),
-    (QuotaEntity(user="s2", client_id="c"), "{client-id=c, user=s2}"),
-    (QuotaEntity(user=DEFAULT, client_id="c"), "{client-id=c, user=null}"),
-    (QuotaEntity(ip="1.2.3.4"), "{ip=1.2.3.4}"),
-])
+@pytest.mark.parametrize(
+    "entity, text",
+    [
+        (QuotaEntity(user="u1"), "{user=u1}"),
+        (QuotaEntity(user="s2", client_id="c"), "{client-id=c, user=s2}"),
+        (QuotaEntity(user=DEFAULT, client_id="c"), "{client-id=c, user=null}"),
+        (QuotaEntity(ip="1.2.3.4"), "{ip=1.2.3.4}"),
+    ],
+)
 def test_a_key_named_twice_is_the_controllers_refusal(entity, text):
     check_no_repeated_key(entity, {"producer_byte_rate": "1"}, ["consumer_byte_rate"])
     for add, delete in (({"k": "1"}, ["k"]), ({}, ["k", "k"])):
@@ -107,8 +122,10 @@ def test_the_kafka_line_comes_from_fetchs_minimum_version():
     assert dialect_from_api_versions({48: (0, 1)}) is Dialect.KAFKA_3
 
 
-@pytest.mark.parametrize("text, dialect", [("3", Dialect.KAFKA_3), ("3.9.2", Dialect.KAFKA_3),
-                                           ("4.1", Dialect.KAFKA_4), ("5.0", Dialect.KAFKA_4)])
+@pytest.mark.parametrize(
+    "text, dialect",
+    [("3", Dialect.KAFKA_3), ("3.9.2", Dialect.KAFKA_3), ("4.1", Dialect.KAFKA_4), ("5.0", Dialect.KAFKA_4)],
+)
 def test_kafka_version_option(text, dialect):
     assert dialect_from_option(text) is dialect
 

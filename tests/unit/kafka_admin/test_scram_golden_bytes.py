@@ -10,6 +10,7 @@ import hashlib
 
 import pytest
 from kafka.protocol.admin import AlterUserScramCredentialsResponse, DescribeUserScramCredentialsResponse
+from wire_encoders import int8, int16, int32, uvarint
 
 from kconfigs.errors import ValidationError
 from kconfigs.kafka_admin.scram_messages import (
@@ -19,8 +20,6 @@ from kconfigs.kafka_admin.scram_messages import (
     read_describe_scram_response,
 )
 from kconfigs.scram import ScramUpsertion, UserScramDescription
-
-from test_golden_bytes import int8, int16, int32, uvarint
 
 
 def cstring(s):
@@ -39,8 +38,10 @@ TAGS = uvarint(0)
 
 
 def test_describe_request_lists_the_users_and_empty_means_all():
-    assert bytes(build_describe_scram_request(["s1", "ü"], 0).encode()) == \
-        carray([cstring("s1") + TAGS, cstring("ü") + TAGS]) + TAGS
+    assert (
+        bytes(build_describe_scram_request(["s1", "ü"], 0).encode())
+        == carray([cstring("s1") + TAGS, cstring("ü") + TAGS]) + TAGS
+    )
     assert bytes(build_describe_scram_request([], 0).encode()) == carray([]) + TAGS
 
 
@@ -48,32 +49,37 @@ def test_alter_request_carries_salt_and_pbkdf2_salted_password_never_the_passwor
     salt = b"0123456789abcdef"
     request = build_alter_scram_request("s1", [ScramUpsertion("SCRAM-SHA-512", 8192, "pw")], ["SCRAM-SHA-256"], salt, 0)
     salted = hashlib.pbkdf2_hmac("sha512", b"pw", salt, 8192)
-    expected = (carray([cstring("s1") + int8(1) + TAGS])
-                + carray([cstring("s1") + int8(2) + int32(8192) + cbytes(salt) + cbytes(salted) + TAGS])
-                + TAGS)
+    expected = (
+        carray([cstring("s1") + int8(1) + TAGS])
+        + carray([cstring("s1") + int8(2) + int32(8192) + cbytes(salt) + cbytes(salted) + TAGS])
+        + TAGS
+    )
     encoded = bytes(request.encode())
     assert encoded == expected
     assert b"pw" not in encoded.replace(salted, b"")
 
 
 def describe_response(top_error=0, results=()):
-    return (int32(0) + int16(top_error) + cstring(None) + carray(list(results)) + TAGS)
+    return int32(0) + int16(top_error) + cstring(None) + carray(list(results)) + TAGS
 
 
 def result(user, code, message, infos):
-    return (cstring(user) + int16(code) + cstring(message)
-            + carray([int8(m) + int32(i) + TAGS for m, i in infos]) + TAGS)
+    return cstring(user) + int16(code) + cstring(message) + carray([int8(m) + int32(i) + TAGS for m, i in infos]) + TAGS
 
 
 def test_describe_response_keeps_broker_order_and_drops_unknown_users():
-    data = describe_response(results=[
-        result("s2", 0, None, [(1, 8192), (2, 4096)]),
-        result("nosuch", 91, "Attempt to describe a user credential that does not exist", []),
-        result("s1", 0, None, [(1, 4096)]),
-    ])
+    data = describe_response(
+        results=[
+            result("s2", 0, None, [(1, 8192), (2, 4096)]),
+            result("nosuch", 91, "Attempt to describe a user credential that does not exist", []),
+            result("s1", 0, None, [(1, 4096)]),
+        ]
+    )
     described = read_describe_scram_response(DescribeUserScramCredentialsResponse.decode(data, version=0))
-    assert described == [UserScramDescription("s2", (("SCRAM-SHA-256", 8192), ("SCRAM-SHA-512", 4096))),
-                         UserScramDescription("s1", (("SCRAM-SHA-256", 4096),))]
+    assert described == [
+        UserScramDescription("s2", (("SCRAM-SHA-256", 8192), ("SCRAM-SHA-512", 4096))),
+        UserScramDescription("s1", (("SCRAM-SHA-256", 4096),)),
+    ]
 
 
 def test_alter_response_error_is_raised_with_the_brokers_text():

@@ -2,32 +2,41 @@
 
 import pytest
 
+from kconfigs.clock import ManualClock
 from kconfigs.errors import StoreUnavailable, ValidationError
 from kconfigs.kafka_admin.error_codes import error_for_code
 from kconfigs.kafka_admin.messages import QuotaOp
-from kconfigs.kafka_admin.retry import retry_until_deadline
 from kconfigs.kafka_admin.versions import negotiate_version
 from kconfigs.model import DEFAULT, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
+from kconfigs.retry import Backoff, RetryNeeded, retriable, retry_until
 from kconfigs.stores.admin_api import canonical_configs, exact_filter, plan_ops, snapshot_diff
 
 
 def test_plan_ops_sends_only_changes_and_removals():
     current = {"producer_byte_rate": "1024", "request_percentage": "50.0", "consumer_byte_rate": "1"}
     new = {"producer_byte_rate": "1024.0", "request_percentage": "60", "controller_mutation_rate": "1e3"}
-    assert plan_ops(current, new) == [QuotaOp("request_percentage", 60.0), QuotaOp("controller_mutation_rate", 1000.0),
-                                      QuotaOp("consumer_byte_rate", None)]
+    assert plan_ops(current, new) == [
+        QuotaOp("request_percentage", 60.0),
+        QuotaOp("controller_mutation_rate", 1000.0),
+        QuotaOp("consumer_byte_rate", None),
+    ]
     with pytest.raises(ValidationError, match="^Cannot parse quota configuration value for k: x$"):
         plan_ops({}, {"k": "x"})
 
 
 def test_canonical_configs_match_zk_backed_storage():
     assert canonical_configs({"producer_byte_rate": "1024.0", "request_percentage": "200", "x": "1e7"}) == {
-        "producer_byte_rate": "1024", "request_percentage": "200.0", "x": "1.0E7"}
+        "producer_byte_rate": "1024",
+        "request_percentage": "200.0",
+        "x": "1.0E7",
+    }
 
 
 def test_exact_filter_uses_default_match_for_default_components():
     assert exact_filter(QuotaEntity(user="u", client_id=DEFAULT)).components == (
-        FilterComponent(EntityType.USER, Match.EXACT, "u"), FilterComponent(EntityType.CLIENT_ID, Match.DEFAULT))
+        FilterComponent(EntityType.USER, Match.EXACT, "u"),
+        FilterComponent(EntityType.CLIENT_ID, Match.DEFAULT),
+    )
 
 
 def test_snapshot_diff_reports_changed_new_and_vanished():
@@ -48,20 +57,30 @@ def test_negotiate_picks_highest_common_version():
         negotiate_version(49, (0, 1), {49: (2, 3)})
 
 
-def test_retry_until_deadline_retries_retriable_then_gives_up():
-    clock = {"now": 0.0}
-    sleeps = []
+class RecordingClock(ManualClock):
+    def __init__(self):
+        super().__init__()
+        self.sleeps = []
 
-    def sleep_ms(ms):
-        sleeps.append(ms)
-        clock["now"] += ms
+    def sleep(self, duration_ms):
+        self.sleeps.append(duration_ms)
+        super().sleep(duration_ms)
+
+
+def _admin_backoff(clock, deadline_ms=1000):
+    return Backoff(deadline_ms, base_delay_ms=100, max_delay_ms=1000, jitter=False, clock=clock)
+
+
+def test_retriable_errors_back_off_doubling_until_the_deadline_then_the_last_is_raised():
+    clock = RecordingClock()
 
     def always_not_controller():
         raise error_for_code(41, None)
 
     with pytest.raises(StoreUnavailable, match="not the correct controller"):
-        retry_until_deadline(always_not_controller, 1000, now_ms=lambda: clock["now"], sleep_ms=sleep_ms)
-    assert sleeps[:4] == [100, 200, 400, 300]  # doubling backoff, capped by the remaining time
+        retry_until(always_not_controller, _admin_backoff(clock), retry_if=retriable)
+    assert clock.sleeps == [100, 200, 400, 300]  # doubling backoff, capped by the remaining time
+    assert clock.now_ms() == 1000
 
     calls = []
 
@@ -71,7 +90,7 @@ def test_retry_until_deadline_retries_retriable_then_gives_up():
             raise error_for_code(7, None)
         return "ok"
 
-    assert retry_until_deadline(fails_once, 1000, now_ms=lambda: 0, sleep_ms=lambda ms: None) == "ok"
+    assert retry_until(fails_once, _admin_backoff(RecordingClock()), retry_if=retriable) == "ok"
 
 
 def test_non_retriable_error_is_raised_at_once():
@@ -82,7 +101,36 @@ def test_non_retriable_error_is_raised_at_once():
         raise error_for_code(42, "Quota producer_byte_rate must be greater than 0")
 
     with pytest.raises(ValidationError, match="^Quota producer_byte_rate must be greater than 0$"):
-        retry_until_deadline(invalid, 10_000, now_ms=lambda: 0, sleep_ms=lambda ms: None)
+        retry_until(invalid, _admin_backoff(RecordingClock(), 10_000), retry_if=retriable)
+    assert calls == [1]
+
+
+def test_a_lost_race_is_retried_with_jitter_below_the_doubling_bound_then_gives_up_as_told():
+    clock = RecordingClock()
+
+    def lost():
+        raise RetryNeeded()
+
+    with pytest.raises(TimeoutError, match="gave up"):
+        retry_until(
+            lost,
+            Backoff(1000, base_delay_ms=5, max_delay_ms=200, clock=clock),
+            on_give_up=lambda: TimeoutError("gave up"),
+        )
+    bounds = [min(5 * 2**i, 200) for i in range(len(clock.sleeps))]
+    assert all(0 <= slept <= bound for slept, bound in zip(clock.sleeps, bounds))
+    assert clock.now_ms() >= 1000 - 200
+
+
+def test_a_retriable_store_error_is_not_retried_where_only_lost_races_are():
+    calls = []
+
+    def unavailable():
+        calls.append(1)
+        raise StoreUnavailable("gone")
+
+    with pytest.raises(StoreUnavailable):
+        retry_until(unavailable, Backoff(1000, clock=RecordingClock()))
     assert calls == [1]
 
 

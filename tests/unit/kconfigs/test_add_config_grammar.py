@@ -9,15 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from kconfigs.config_grammar import load_properties, parse_add_config, parse_delete_config
+from kconfigs.config_grammar import parse_add_config, parse_delete_config
 from kconfigs.errors import UsageError
+from kconfigs.java_properties import parse_properties
 
 BAD_FORMAT = 'requirement failed: Invalid entity config: all configs to be added must be in the format "key=val".'
 GOLDEN = Path(__file__).parents[2] / "fixtures" / "golden" / "properties"
 
 JDK_PARSED = [
     ("a=b,c=[d,e ,f],g=[h,i]", {"a": "b", "c": "d,e ,f", "g": "h,i"}),
-    ("producer_byte_rate=1024, consumer_byte_rate = 2048", {"producer_byte_rate": "1024", "consumer_byte_rate": "2048"}),
+    (
+        "producer_byte_rate=1024, consumer_byte_rate = 2048",
+        {"producer_byte_rate": "1024", "consumer_byte_rate": "2048"},
+    ),
     ("k=", {"k": ""}),
     ("=v", {"": "v"}),
     ("k=[a]b]", {"k": "ab"}),
@@ -58,15 +62,22 @@ def test_malformed_add_config_fails_with_kafkas_message(text):
     assert str(err.value) == BAD_FORMAT
 
 
-@pytest.mark.parametrize("values, keys", [
-    (["a,b,c"], ["a", "b", "c"]),
-    (["missing_config1, missing_config2"], ["missing_config1", "missing_config2"]),
-    (["a", " b "], ["a", "b"]),
-    # joptsimple's StringTokenizer (checked on kafka-configs 2.8.2, 3.9.2, 4.3.1): empty items
-    # vanish; a value with no item is kept whole (Kafka then prints ArrayBuffer(,) for ",").
-    (["k,"], ["k"]), ([",k"], ["k"]), (["k,,k2"], ["k", "k2"]),
-    ([","], [","]), ([" , "], ["", ""]), ([""], [""]),
-])
+@pytest.mark.parametrize(
+    "values, keys",
+    [
+        (["a,b,c"], ["a", "b", "c"]),
+        (["missing_config1, missing_config2"], ["missing_config1", "missing_config2"]),
+        (["a", " b "], ["a", "b"]),
+        # joptsimple's StringTokenizer (checked on kafka-configs 2.8.2, 3.9.2, 4.3.1): empty items
+        # vanish; a value with no item is kept whole (Kafka then prints ArrayBuffer(,) for ",").
+        (["k,"], ["k"]),
+        ([",k"], ["k"]),
+        (["k,,k2"], ["k", "k2"]),
+        ([","], [","]),
+        ([" , "], ["", ""]),
+        ([""], [""]),
+    ],
+)
 def test_delete_config_splits_on_commas_and_trims(values, keys):
     assert parse_delete_config(values) == keys
 
@@ -77,21 +88,37 @@ def test_properties_file_matches_jdk_properties_load():
     for line in (GOLDEN / "tricky.expected").read_text(encoding="utf-8").splitlines():
         key, _, value = line[1:-1].partition("]=[")
         expected[key.replace("\\t", "\t").replace("\\n", "\n")] = value.replace("\\t", "\t").replace("\\n", "\n")
-    assert load_properties(text) == expected
+    assert parse_properties(text) == expected
 
 
 def test_add_config_file_values_are_verbatim_as_in_config_command_test():
     # ConfigCommandTest.shouldParseConfigsFromFile (spec §8 case 4)
     text = 'a=b\nc = d\njson = {"key": "val"}\nnested = [[1, 2], [3, 4]]\n'
-    assert load_properties(text) == {"a": "b", "c": "d", "json": '{"key": "val"}', "nested": "[[1, 2], [3, 4]]"}
+    assert parse_properties(text) == {"a": "b", "c": "d", "json": '{"key": "val"}', "nested": "[[1, 2], [3, 4]]"}
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("# only a comment\n", {}),
-    ("k=v1\nk=v2\n", {"k": "v2"}),
-    ("k\\\n  v\n", {"kv": ""}),
-    ("producer_byte_rate : 10\n", {"producer_byte_rate": "10"}),
-    ("a\\:b=c\n", {"a:b": "c"}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("# only a comment\n", {}),
+        ("k=v1\nk=v2\n", {"k": "v2"}),
+        ("k\\\n  v\n", {"kv": ""}),
+        ("producer_byte_rate : 10\n", {"producer_byte_rate": "10"}),
+        ("a\\:b=c\n", {"a:b": "c"}),
+    ],
+)
 def test_properties_edge_cases(text, expected):
-    assert load_properties(text) == expected
+    assert parse_properties(text) == expected
+
+
+def test_add_config_file_with_a_malformed_unicode_escape_is_refused_like_properties_load(tmp_path):
+    # java.util.Properties.load throws "Malformed \uxxxx encoding." (one reader for every file)
+    from kconfigs import args as A
+    from kconfigs.commands.compat_configs import configs_to_add
+    from kconfigs.errors import ValidationError
+
+    path = tmp_path / "bad.properties"
+    path.write_text("producer_byte_rate=\\u12\n", encoding="latin-1")
+    opts = A.ParsedOptions([("add-config-file", str(path))], [])
+    with pytest.raises(ValidationError, match=r"^Malformed \\uxxxx encoding\.$"):
+        configs_to_add(opts)

@@ -43,15 +43,21 @@ def test_unknown_profile_and_unknown_key_are_usage_errors():
 def config_env(tmp_path):
     """An environment whose config file has the profiles of CONFIG, plus one with a blank value."""
     path = tmp_path / "config.toml"
-    path.write_text('default_profile = "dev"\n[profiles.prod]\nzookeeper = "zk1:2181/kafka"\nzk_auth = "u:p"\n'
-                    '[profiles.kraft]\nbootstrap_server = "b:9092"\n[profiles.dev]\nstore = "/tmp/dev.db"\n'
-                    '[profiles.blank]\nzookeeper = " "\n')
+    path.write_text(
+        'default_profile = "dev"\n[profiles.prod]\nzookeeper = "zk1:2181/kafka"\nzk_auth = "u:p"\n'
+        '[profiles.kraft]\nbootstrap_server = "b:9092"\n[profiles.dev]\nstore = "/tmp/dev.db"\n'
+        '[profiles.blank]\nzookeeper = " "\n'
+    )
     return {"KCONFIGS_CONFIG": str(path)}
 
 
 def test_flags_or_env_win_over_the_profile_per_option(config_env):
     options = resolve_store_options({"zk_auth": "flag:pw"}, "prod", config_env)
-    assert (options.zookeeper, options.zk_auth, options.origin) == ("zk1:2181/kafka", "flag:pw", "profile 'prod' key zookeeper")
+    assert (options.zookeeper, options.zk_auth, options.origin) == (
+        "zk1:2181/kafka",
+        "flag:pw",
+        "profile 'prod' key zookeeper",
+    )
     options = resolve_store_options({}, "prod", {**config_env, "KCONFIGS_ZK_AUTH": "env:pw"})
     assert options.zk_auth == "env:pw"
 
@@ -63,7 +69,9 @@ def test_an_explicit_store_replaces_the_profiles_store_instead_of_mixing(config_
 
 def test_a_flag_store_beats_an_environment_store_and_the_default_profile(config_env):
     env = {**config_env, "KCONFIGS_ZOOKEEPER": "zk9:2181"}
-    assert resolve_store_options({"store_path": "/x.db"}, None, env) == StoreOptions(store_path="/x.db", origin="--store")
+    assert resolve_store_options({"store_path": "/x.db"}, None, env) == StoreOptions(
+        store_path="/x.db", origin="--store"
+    )
     assert resolve_store_options({}, None, env) == StoreOptions(zookeeper="zk9:2181", origin="KCONFIGS_ZOOKEEPER")
     assert resolve_store_options({}, None, config_env).store_path == "/tmp/dev.db"  # default_profile
     assert resolve_store_options({}, None, {**config_env, "KCONFIGS_PROFILE": "kraft"}).bootstrap_server == "b:9092"
@@ -74,30 +82,41 @@ def test_nothing_named_is_the_embedded_default(tmp_path):
     assert options.is_embedded_default and options.origin == "default"
 
 
-@pytest.mark.parametrize("flags, profile, env, message", [
-    ({"zookeeper": ""}, None, {}, "^--zookeeper is empty: give a value or leave it out$"),
-    ({"bootstrap_server": "  "}, None, {}, "^--bootstrap-server is empty"),
-    ({"bootstrap_controller": "\t"}, None, {}, "^--bootstrap-controller is empty"),
-    ({"store_path": ""}, None, {}, "^--store is empty"),
-    ({}, None, {"KCONFIGS_ZOOKEEPER": ""}, "^KCONFIGS_ZOOKEEPER is empty"),
-    ({}, "", {}, "^--profile is empty"),
-    ({}, None, {"KCONFIGS_PROFILE": " "}, "^KCONFIGS_PROFILE is empty"),
-    ({}, "nosuch", {}, r"^No profile 'nosuch' in .*config.toml \(profiles: blank, dev, kraft, prod\)$"),
-    ({"zookeeper": "z:1", "store_path": "/q.db"}, None, {}, "^Name only one store: --zookeeper and --store both name one$"),
-    ({}, "blank", {}, "^profile 'blank' key zookeeper is empty: give a value or leave it out$"),
-])
+@pytest.mark.parametrize(
+    "flags, profile, env, message",
+    [
+        ({"zookeeper": ""}, None, {}, "^--zookeeper is empty: give a value or leave it out$"),
+        ({"bootstrap_server": "  "}, None, {}, "^--bootstrap-server is empty"),
+        ({"bootstrap_controller": "\t"}, None, {}, "^--bootstrap-controller is empty"),
+        ({"store_path": ""}, None, {}, "^--store is empty"),
+        ({}, None, {"KCONFIGS_ZOOKEEPER": ""}, "^KCONFIGS_ZOOKEEPER is empty"),
+        ({}, "", {}, "^--profile is empty"),
+        ({}, None, {"KCONFIGS_PROFILE": " "}, "^KCONFIGS_PROFILE is empty"),
+        ({}, "nosuch", {}, r"^No profile 'nosuch' in .*config.toml \(profiles: blank, dev, kraft, prod\)$"),
+        (
+            {"zookeeper": "z:1", "store_path": "/q.db"},
+            None,
+            {},
+            "^Name only one store: --zookeeper and --store both name one$",
+        ),
+        ({}, "blank", {}, "^profile 'blank' key zookeeper is empty: give a value or leave it out$"),
+    ],
+)
 def test_blank_values_unknown_profiles_and_two_stores_are_errors(config_env, flags, profile, env, message):
     with pytest.raises(UsageError, match=message):
         resolve_store_options(flags, profile, {**config_env, **env})
 
 
-@pytest.mark.parametrize("spec, expected", [
-    ("zk://h1:2181,h2:2181/kafka", {"zookeeper": "h1:2181,h2:2181/kafka"}),
-    ("kafka://b:9092", {"bootstrap_server": "b:9092", "command_config": "admin.properties"}),
-    ("kafka-controller://c:9093", {"bootstrap_controller": "c:9093", "command_config": "admin.properties"}),
-    ("sqlite:///var/lib/q.db", {"store_path": "/var/lib/q.db"}),
-    ("prod", {"zookeeper": "zk1:2181/kafka", "zk_auth": "u:p"}),
-])
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("zk://h1:2181,h2:2181/kafka", {"zookeeper": "h1:2181,h2:2181/kafka"}),
+        ("kafka://b:9092", {"bootstrap_server": "b:9092", "command_config": "admin.properties"}),
+        ("kafka-controller://c:9093", {"bootstrap_controller": "c:9093", "command_config": "admin.properties"}),
+        ("sqlite:///var/lib/q.db", {"store_path": "/var/lib/q.db"}),
+        ("prod", {"zookeeper": "zk1:2181/kafka", "zk_auth": "u:p"}),
+    ],
+)
 def test_store_specs(spec, expected):
     assert parse_store_spec(spec, "admin.properties", CONFIG, "c.toml") == expected
 

@@ -8,9 +8,12 @@ import pytest
 import zstandard
 
 from kconfigs.errors import UsageError
-from spark_analysis import dumpfiles, readers
+from kconfigs_analysis import dumpfiles, readers
 
-HEADER = '"time","kafka.server:type=Produce,client-id=app:byte-rate","kafka.server:type=Produce,client-id=app:throttle-time"\n'
+HEADER = (
+    '"time","kafka.server:type=Produce,client-id=app:byte-rate","kafka.server:type=Produce,'
+    'client-id=app:throttle-time"\n'
+)
 JMX = HEADER + "1714557600000,1000.0,NaN\n1714557601000,2000.0,NaN\n"
 COMPRESS = {"gzip": gzip.compress, "zstd": lambda b: zstandard.ZstdCompressor().compress(b), "bz2": bz2.compress}
 
@@ -34,7 +37,10 @@ def test_a_directory_finds_compressed_dumps_by_suffix_and_reads_them_by_content(
     (tmp_path / "broker-2.prom.gz").write_bytes(gzip.compress(b'kafka_server_Produce_byte_rate{client_id="a"} 1.0\n'))
     (tmp_path / "quotas.toml").write_text("")
     files = readers.classify_inputs([str(tmp_path)])
-    assert [(os.path.basename(f.path), f.format) for f in files] == [("broker-1.jmx.csv.zst", "jmxtool"), ("broker-2.prom.gz", "prometheus")]
+    assert [(os.path.basename(f.path), f.format) for f in files] == [
+        ("broker-1.jmx.csv.zst", "jmxtool"),
+        ("broker-2.prom.gz", "prometheus"),
+    ]
 
 
 def test_plain_files_are_read_in_place(tmp_path):
@@ -76,5 +82,8 @@ def test_numbered_files_written_at_a_steady_pace_are_scrapes_not_brokers():
     assert dumpfiles.numbered_scrapes(loop) == ("scrape-<n>.prom", 4, 15.0)
     # brokers dumped together, or one after another as fast as they answer
     assert dumpfiles.numbered_scrapes([(f"/d/broker-{i}.prom", t + 300 * i) for i in range(1, 6)]) is None
-    assert dumpfiles.numbered_scrapes([(f"/d/broker-{i}.prom", t + g) for i, g in enumerate((0, 6000, 7000, 30000))]) is None
+    assert (
+        dumpfiles.numbered_scrapes([(f"/d/broker-{i}.prom", t + g) for i, g in enumerate((0, 6000, 7000, 30000))])
+        is None
+    )
     assert dumpfiles.numbered_scrapes(loop[:2]) is None  # two files: too few to tell

@@ -1,13 +1,24 @@
 """Recommendations (percentile × headroom, censored demand) and idle quotas (spec §D)."""
 
-from spark_analysis import sizing
-from spark_analysis.kinds import KIND_QUOTA_KEY
+from kconfigs_analysis import sizing
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY
 
 
 def _row(**overrides):
-    row = {"kind": "produce", "user": "alice", "client_id": "app", "ip": None, "samples": 100,
-           "p50": 1_000_000.0, "p95": 1_500_000.0, "p99": 1_600_000.0, "max": 1_700_000.0,
-           "quota": 4_000_000.0, "throttled_fraction": 0.0, "busy_samples": 100}
+    row = {
+        "kind": "produce",
+        "user": "alice",
+        "client_id": "app",
+        "ip": None,
+        "samples": 100,
+        "p50": 1_000_000.0,
+        "p95": 1_500_000.0,
+        "p99": 1_600_000.0,
+        "max": 1_700_000.0,
+        "quota": 4_000_000.0,
+        "throttled_fraction": 0.0,
+        "busy_samples": 100,
+    }
     return {**row, **overrides}
 
 
@@ -27,7 +38,9 @@ def test_unthrottled_entity_gets_p99_times_one_plus_headroom():
 def test_throttled_entity_is_censored_and_stepped_up_from_its_quota():
     # observed p99 sits at the quota (1.5 MB/s) because of throttling: 5 % throttled > 1 %,
     # so max(1.6 MB/s × 1.25 = 2.0, 1.5 MB/s × 1.5 = 2.25) = 2.25 -> 2.3 MB/s
-    rec = sizing.recommend_one(_row(quota=1_500_000.0, throttled_fraction=0.05), "producer_byte_rate", sizing.SizingPolicy())
+    rec = sizing.recommend_one(
+        _row(quota=1_500_000.0, throttled_fraction=0.05), "producer_byte_rate", sizing.SizingPolicy()
+    )
     assert rec.recommended == 2_300_000 and "censored" in rec.reason
 
 
@@ -45,18 +58,24 @@ def test_request_percentage_keeps_a_fraction_and_client_only_series_recommend_a_
 def test_recommendations_group_into_quota_file_records():
     rows = [_row(), _row(kind="fetch", p99=800_000.0)]
     records = sizing.as_quota_records(sizing.recommend(rows, KIND_QUOTA_KEY))
-    assert records == [({"client-id": "app", "user": "alice"}, {"consumer_byte_rate": 1_048_576.0, "producer_byte_rate": 2_000_000.0})]
+    assert records == [
+        ({"client-id": "app", "user": "alice"}, {"consumer_byte_rate": 1_048_576.0, "producer_byte_rate": 2_000_000.0})
+    ]
 
 
 def test_named_quota_without_usage_is_idle_but_defaults_never_are():
-    records = [({"user": "alice", "client-id": "app"}, {"producer_byte_rate": 1.0}),
-               ({"user": "ghost"}, {"producer_byte_rate": 1.0, "consumer_byte_rate": 2.0}),
-               ({"user": "alice", "client-id": "app"}, {"consumer_byte_rate": 1.0}),
-               ({"user": None}, {"producer_byte_rate": 1.0})]
+    records = [
+        ({"user": "alice", "client-id": "app"}, {"producer_byte_rate": 1.0}),
+        ({"user": "ghost"}, {"producer_byte_rate": 1.0, "consumer_byte_rate": 2.0}),
+        ({"user": "alice", "client-id": "app"}, {"consumer_byte_rate": 1.0}),
+        ({"user": None}, {"producer_byte_rate": 1.0}),
+    ]
     idle = sizing.idle_quotas(records, [_row()], KIND_QUOTA_KEY)
-    assert idle == [{"entity": {"user": "ghost"}, "key": "producer_byte_rate", "quota": 1.0},
-                    {"entity": {"user": "ghost"}, "key": "consumer_byte_rate", "quota": 2.0},
-                    {"entity": {"user": "alice", "client-id": "app"}, "key": "consumer_byte_rate", "quota": 1.0}]
+    assert idle == [
+        {"entity": {"user": "ghost"}, "key": "producer_byte_rate", "quota": 1.0},
+        {"entity": {"user": "ghost"}, "key": "consumer_byte_rate", "quota": 2.0},
+        {"entity": {"user": "alice", "client-id": "app"}, "key": "consumer_byte_rate", "quota": 1.0},
+    ]
 
 
 def _resolved(level, quota=4_000_000.0, **overrides):
@@ -65,18 +84,28 @@ def _resolved(level, quota=4_000_000.0, **overrides):
 
 def test_entities_under_a_default_get_one_recommendation_on_that_default():
     # six clients inherit the <default> client quota: one record for the default, none per client
-    rows = [_resolved("8 <default> client", user=None, client_id=f"app-{i}", p99=1_000_000.0 * (i + 1)) for i in range(6)]
+    rows = [
+        _resolved("8 <default> client", user=None, client_id=f"app-{i}", p99=1_000_000.0 * (i + 1)) for i in range(6)
+    ]
     recs = sizing.recommend(rows, KIND_QUOTA_KEY)
-    assert [(r.entity, r.recommended, r.shared_by) for r in recs] == [({"client-id": None}, 7_500_000, 6)]  # 6 MB/s × 1.25
+    assert [(r.entity, r.recommended, r.shared_by) for r in recs] == [
+        ({"client-id": None}, 7_500_000, 6)
+    ]  # 6 MB/s × 1.25
     assert "largest of 6 entities" in recs[0].reason
     assert sizing.as_quota_records(recs) == [({"client-id": None}, {"producer_byte_rate": 7_500_000})]
 
 
 def test_each_precedence_level_keeps_its_configured_entity():
-    cases = {"1 user+client": {"user": "alice", "client-id": "app"}, "2 user+<default> client": {"user": "alice", "client-id": None},
-             "3 user": {"user": "alice"}, "4 <default> user+client": {"user": None, "client-id": "app"},
-             "5 <default> user+<default> client": {"user": None, "client-id": None}, "6 <default> user": {"user": None},
-             "7 client": {"client-id": "app"}, "8 <default> client": {"client-id": None}}
+    cases = {
+        "1 user+client": {"user": "alice", "client-id": "app"},
+        "2 user+<default> client": {"user": "alice", "client-id": None},
+        "3 user": {"user": "alice"},
+        "4 <default> user+client": {"user": None, "client-id": "app"},
+        "5 <default> user+<default> client": {"user": None, "client-id": None},
+        "6 <default> user": {"user": None},
+        "7 client": {"client-id": "app"},
+        "8 <default> client": {"client-id": None},
+    }
     for level, entity in cases.items():
         assert sizing.configured_entity(_resolved(level)) == entity, level
     assert sizing.configured_entity(_resolved("<default> ip", kind="connection", ip="10.0.0.1")) == {"ip": None}
@@ -84,7 +113,10 @@ def test_each_precedence_level_keeps_its_configured_entity():
 
 
 def test_internal_and_short_lived_clients_get_no_recommendation():
-    rows = [_resolved("7 client", user=None, client_id=c) for c in ("kconfigs", "adminclient-3", "broker-0-fetcher-0", "kconfigs-gateway-auth-probe")]
+    rows = [
+        _resolved("7 client", user=None, client_id=c)
+        for c in ("kconfigs", "adminclient-3", "broker-0-fetcher-0", "kconfigs-gateway-auth-probe")
+    ]
     rows.append(_resolved("7 client", user=None, client_id="one-off", busy_samples=2))
     rows.append(_resolved("7 client", user=None, client_id="etl:nightly"))
     assert [r.entity for r in sizing.recommend(rows, KIND_QUOTA_KEY)] == [{"client-id": "etl:nightly"}]
@@ -97,6 +129,14 @@ def test_numbers_are_written_whole_and_every_rule_is_in_the_file_header():
     assert rec.recommended == 1_048_576 and isinstance(rec.recommended, int) and rec.reason == "floor 1048576"
     assert sizing.plain_number(5_242_880.0) == "5242880" and sizing.plain_number(2.5) == "2.5"
     header = "\n".join(sizing.policy_header(sizing.SizingPolicy()))
-    for rule in ("p99", "× 1.25", "current × 1.5", "floors: produce 1048576", "default", "kconfigs", "fewer than 3 samples"):
+    for rule in (
+        "p99",
+        "× 1.25",
+        "current × 1.5",
+        "floors: produce 1048576",
+        "default",
+        "kconfigs",
+        "fewer than 3 samples",
+    ):
         assert rule in header, rule
     assert "e+" not in header

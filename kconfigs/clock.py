@@ -1,6 +1,8 @@
-"""Clocks for the adapters. The enforcement core itself never reads time: it takes ``now_ms``.
+"""The one clock: every adapter that reads time or waits (retries, stores, the gateway) takes a
+``Clock``; the pure core never reads time and gets ``now_ms`` passed in instead.
 
-The gateway passes ``MonotonicClock().now_ms()``; tests and replays use ``ManualClock``.
+``MonotonicClock`` is the real one; tests and replays use ``ManualClock``, which moves only when
+told to (Kafka's ``MockTime``), so nothing patches ``time``.
 """
 
 from __future__ import annotations
@@ -9,7 +11,13 @@ from typing import Protocol
 
 
 class Clock(Protocol):
-    def now_ms(self) -> int: ...
+    def now_ms(self) -> int:
+        """Milliseconds on a clock that never goes backwards (not wall time)."""
+        ...
+
+    def sleep(self, duration_ms: float) -> None:
+        """Wait ``duration_ms`` (>= 0)."""
+        ...
 
 
 class MonotonicClock:
@@ -19,6 +27,14 @@ class MonotonicClock:
         import time  # only adapters construct this clock; the core never imports time
 
         return time.monotonic_ns() // 1_000_000
+
+    def sleep(self, duration_ms: float) -> None:
+        import time
+
+        time.sleep(max(0.0, duration_ms) / 1000)
+
+
+MONOTONIC = MonotonicClock()
 
 
 class ManualClock:
@@ -30,7 +46,7 @@ class ManualClock:
     def now_ms(self) -> int:
         return self._now_ms
 
-    def sleep(self, duration_ms: int) -> None:
+    def sleep(self, duration_ms: float) -> None:
         """Advance by ``duration_ms`` (>= 0). :raises ValueError: for a negative duration."""
         if duration_ms < 0:
             raise ValueError("cannot sleep a negative duration")

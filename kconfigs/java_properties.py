@@ -1,4 +1,5 @@
-"""Java ``.properties`` parsing, as ``java.util.Properties.load`` does it (pure).
+"""Java ``.properties`` parsing, as ``java.util.Properties.load`` does it: the one reader for
+``--command-config``, ``--add-config-file`` and ``--zk-tls-config-file``.
 
 kafka-configs reads ``--command-config`` with ``Utils.loadProps`` = ``Properties.load(InputStream)``,
 which decodes the file as ISO-8859-1. Python has no parser for this format (configparser needs
@@ -101,7 +102,7 @@ def _unescape(raw: str) -> str:
         code = raw[index]
         index += 1
         if code == "u":
-            hex_digits = raw[index:index + 4]
+            hex_digits = raw[index : index + 4]
             if len(hex_digits) != 4 or any(c not in "0123456789abcdefABCDEF" for c in hex_digits):
                 raise ValidationError("Malformed \\uxxxx encoding.")
             out.append(chr(int(hex_digits, 16)))
