@@ -70,8 +70,11 @@ def test_an_empty_or_blank_store_option_is_one_line_and_nothing_is_written(env, 
     # The kafka-configs grammar answers an empty bootstrap list with the admin client's own
     # ConfigException text, as kafka-configs 3.x/4.x do (without their stack trace).
     kafka_text = grammar == "kafka-configs" and flag.startswith("--bootstrap")
-    expected = ("You must set either bootstrap.servers or bootstrap.controllers\n" if kafka_text
-                else f"{flag} is empty: give a value or leave it out\n")
+    expected = (
+        "You must set either bootstrap.servers or bootstrap.controllers\n"
+        if kafka_text
+        else f"{flag} is empty: give a value or leave it out\n"
+    )
     assert (code, out, err) == (1, "", expected)
     assert not (env / "home").exists()
 
