@@ -37,6 +37,8 @@ class QuotaGate:
         self._any_client_quota = False
         self._enforce_producer_ids = enforce_producer_ids
         self.usage_sinks: list[UsageSink] = []
+        #: called after each snapshot install (the native data plane learns whether to charge)
+        self.load_listeners: list[Callable[[], None]] = []
 
     @property
     def active(self) -> bool:
@@ -58,6 +60,8 @@ class QuotaGate:
         #: no produce/fetch/request quota anywhere: nothing can throttle (checked per request)
         self._any_client_quota = any(key in quotas for _entity, quotas in records for key in _CLIENT_QUOTA_KEYS)
         log.info("quota snapshot installed: %d entities", len(records))
+        for listener in self.load_listeners:
+            listener()
 
     def wants_producer_ids(self, user: str) -> bool:
         """Only decode Produce requests when a producer-id quota could apply to ``user``."""
