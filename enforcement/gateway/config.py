@@ -108,8 +108,6 @@ class GatewayConfig:
 
             if UNAVAILABLE:
                 raise ValidationError(UNAVAILABLE)
-        if self.data_plane == "native" and self.tls_cert_file:
-            raise ValidationError("TLS listeners are not on the native data plane yet: use data_plane = \"asyncio\"")
         if not 0 <= self.broker_port_start <= 65535:
             raise ValidationError(f"broker_port_start must be a port number, got {self.broker_port_start}")
         return self

@@ -15,9 +15,11 @@ while no quota is installed.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from enforcement import rates
@@ -63,6 +65,8 @@ class Bridge:
     def __init__(self, quotas: QuotaGate, stats: GatewayStats, admin: Any, probe: AnonymousProbe):
         self.quotas, self.stats, self.admin, self.probe = quotas, stats, admin, probe
         self._last_limit_log_s = 0.0
+        #: (api key, version, upstream addresses) of recent address rewrites
+        self.rewrites: collections.deque = collections.deque(maxlen=10_000)
 
     # ---- logging and metrics ----
     def log(self, level: str, message: str) -> None:
@@ -79,6 +83,10 @@ class Bridge:
             self.stats.throttled(label)
         elif name == "bad_frame":
             self.stats.bad_frame(label)
+
+    def rewritten(self, api_key: int, version: int, addresses: list[tuple[str, int]]) -> None:
+        """An address-bearing response was rewritten (kept for inspection, bounded)."""
+        self.rewrites.append((api_key, version, [tuple(a) for a in addresses]))
 
     def over_limit(self, ip: str, listener: str, reason: str) -> None:
         self.stats.connection_over_limit(listener, reason)
@@ -107,6 +115,9 @@ class Bridge:
     def on_fetch(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
         return self.quotas.on_fetch(user, client_id, ip, nbytes)
 
+    def on_fetch_replaced(self, user: str, client_id: str | None, ip: str, nbytes: int, request_throttle_ms: int) -> int:
+        return self.quotas.on_fetch_replaced(user, client_id, ip, nbytes, request_throttle_ms)
+
     def on_request_time(self, user: str, client_id: str | None, ip: str, time_ns: int) -> int:
         return self.quotas.on_request_time(user, client_id, ip, time_ns)
 
@@ -130,6 +141,25 @@ class Bridge:
         if not authenticated and not asyncio.run(self.probe.upstream_serves_anonymous(tuple(upstream))):
             return None
         return self.admin.answer_blocking(parse_request_prefix(frame), frame, principal)
+
+
+@dataclass(frozen=True)
+class ConnectionInfo:
+    ip: str
+    port: int
+    listener: str
+    principal: str
+
+
+class _Context:
+    """What callers read of a running gateway's connections."""
+
+    def __init__(self, plane: Any):
+        self._plane = plane
+
+    @property
+    def connections(self) -> list[ConnectionInfo]:
+        return [ConnectionInfo(*c) for c in self._plane.connections()]
 
 
 class _Registry:
@@ -164,6 +194,7 @@ class NativeGateway:
         if admin is not None:
             self._plane.set_admin_owned(sorted(admin.owned_apis()))
         self.registry = _Registry(self._plane)
+        self.ctx = _Context(self._plane)
         self._port = None
         self._expiry_task: asyncio.Task | None = None
         self._usage_task: asyncio.Task | None = None
@@ -179,8 +210,18 @@ class NativeGateway:
             "connections_max_idle_ms": c.connections_max_idle_ms, "request_read_timeout_ms": c.request_read_timeout_ms,
             "max_connections": c.max_connections, "max_connections_per_ip": c.max_connections_per_ip,
             "require_authentication": c.require_authentication, "ceilings": version_ceilings(),
-            "throttle_first": throttle_first_versions(),
+            "throttle_first": throttle_first_versions(), "tls_cert_file": c.tls_cert_file,
+            "tls_key_file": c.tls_key_file, "tls_client_ca_file": c.tls_client_ca_file,
         }
+
+    @property
+    def rewrites(self) -> list[tuple[int, int, list[Address]]]:
+        """(api key, version, upstream addresses) of the address rewrites so far (the latest 10,000)."""
+        return list(self._bridge.rewrites)
+
+    def node_endpoint_checks(self) -> dict[tuple[int, int], int]:
+        """{(api key, version): Produce / Fetch responses checked for KIP-951 NodeEndpoints}."""
+        return {(key, version): count for key, version, count in self._plane.node_endpoint_checks()}
 
     @property
     def bootstrap_address(self) -> Address:

@@ -84,6 +84,18 @@ class QuotaGate:
         # records), so the bytes were delivered and must stay counted.
         return self._charge("fetch", user, client_id, ip, nbytes, lambda e, now: e.fetch.record(user, client_id or "", nbytes, now))
 
+    def on_fetch_replaced(self, user: str, client_id: str | None, ip: str, nbytes: int, request_throttle_ms: int) -> int:
+        """A Fetch as a broker charges it (KafkaApis handleFetchRequest): when this or the request
+        quota throttles, the data plane answers with an empty throttled response instead, so the
+        bytes are unrecorded (the consumer fetches the same offsets again: nothing is lost)."""
+        if self._enforcer is None:
+            return 0
+        throttle_ms = int(self._enforcer.record_fetch(user, client_id or "", nbytes, self._clock_ms(), request_throttle_ms) or 0)
+        delivered = 0 if throttle_ms > 0 or request_throttle_ms > 0 else nbytes
+        for sink in self.usage_sinks:
+            sink("fetch", user, client_id or "", ip, delivered, throttle_ms)
+        return throttle_ms
+
     def on_request_time(self, user: str, client_id: str | None, ip: str, time_ns: int) -> int:
         return self._charge("request", user, client_id, ip, time_ns,
                             lambda e, now: e.record_request_time(user, client_id or "", time_ns, now))

@@ -7,6 +7,9 @@
 //! `RateCore` carries a rate plus the sensor fields the hot path reads (bound, cap, last record
 //! time). Python subclasses it: `enforcement.native_rates` adds names/tags and the public API.
 
+// Java's Long.MAX_VALUE as a double is written out in full, as Kafka's code has it.
+#![allow(clippy::excessive_precision)]
+
 mod dataplane;
 mod ring;
 
@@ -160,7 +163,17 @@ impl DataPlane {
         let ms = |v: u64| Duration::from_millis(v);
         let ceilings: HashMap<i16, i16> = setting(settings, "ceilings")?;
         let throttle_first: Vec<(i16, i16)> = setting(settings, "throttle_first")?;
+        let tls_cert: Option<String> = setting(settings, "tls_cert_file")?;
+        let tls = match tls_cert {
+            None => None,
+            Some(cert) => {
+                let key: String = setting(settings, "tls_key_file")?;
+                let ca: Option<String> = setting(settings, "tls_client_ca_file")?;
+                Some(dataplane::tls::acceptor(&cert, &key, ca.as_deref()).map_err(PyValueError::new_err)?)
+            }
+        };
         let parsed = Settings {
+            tls,
             upstreams: setting(settings, "upstreams")?,
             listen_host: setting(settings, "listen_host")?,
             listen_port: setting(settings, "listen_port")?,
@@ -222,6 +235,16 @@ impl DataPlane {
     /// Upstream broker address -> advertised gateway address, for every listener bound so far.
     fn mapping(&self) -> Vec<((String, i32), (String, i32))> {
         self.shared.mapping()
+    }
+
+    /// (client ip, port, listener, principal) of every proxied connection.
+    fn connections(&self) -> Vec<(String, u16, String, String)> {
+        self.shared.connections_info()
+    }
+
+    /// (api key, version, count) of the Produce / Fetch responses checked for NodeEndpoints.
+    fn node_endpoint_checks(&self) -> Vec<(i16, i16, u64)> {
+        self.shared.node_endpoint_checks()
     }
 
     fn open_connections(&self) -> usize {

@@ -3,4 +3,5 @@
 pub mod plane;
 pub mod rewrite;
 pub mod sasl;
+pub mod tls;
 pub mod wire;

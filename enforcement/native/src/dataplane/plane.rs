@@ -9,13 +9,13 @@
 //! rate), the quota admin API answers, metrics events and logging.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Mutex as AsyncMutex, Notify};
@@ -31,7 +31,11 @@ const PARKING_APIS: [i16; 3] = [FETCH, 11, 14];
 const MAX_REMEMBERED_PRODUCER_IDS: usize = 1024;
 const IO_BUFFER_BYTES: usize = 64 * 1024;
 
-#[derive(Clone, Debug)]
+/// The client side of a connection: plain TCP or TLS.
+type ClientRead = Box<dyn AsyncRead + Send + Unpin>;
+type ClientWrite = Box<dyn AsyncWrite + Send + Unpin>;
+
+#[derive(Clone)]
 pub struct Settings {
     pub upstreams: Vec<(String, u16)>,
     pub listen_host: String,
@@ -51,6 +55,8 @@ pub struct Settings {
     pub ceilings: HashMap<i16, i16>,
     /// (api key, version) pairs whose response starts with throttle_time_ms
     pub throttle_first: HashSet<(i16, i16)>,
+    /// TLS listeners (and mTLS when it names a client CA)
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 /// Why a connection ends: logged by the control plane's logger, counted as a bad frame or not.
@@ -84,6 +90,10 @@ pub struct Shared {
     pub all_closed: Notify,
     pub stop_tx: watch::Sender<bool>,
     pub listener_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    conns: Mutex<HashMap<u64, Weak<Conn>>>,
+    next_conn_id: AtomicU64,
+    /// Produce / Fetch responses checked for NodeEndpoints, by [api key][version] (observability)
+    node_endpoint_checks: [[AtomicU64; 32]; 2],
 }
 
 impl Shared {
@@ -102,7 +112,30 @@ impl Shared {
             all_closed: Notify::new(),
             stop_tx: watch::channel(false).0,
             listener_tasks: Mutex::new(Vec::new()),
+            conns: Mutex::new(HashMap::new()),
+            next_conn_id: AtomicU64::new(0),
+            node_endpoint_checks: Default::default(),
         })
+    }
+
+    /// (client ip, port, listener, principal) of every proxied connection.
+    pub fn connections_info(&self) -> Vec<(String, u16, String, String)> {
+        let conns = self.conns.lock().unwrap();
+        conns.values().filter_map(|w| w.upgrade()).map(|c| (c.ip.clone(), c.port, c.listener.clone(), c.principal())).collect()
+    }
+
+    /// (api key, version, responses) checked for NodeEndpoints so far.
+    pub fn node_endpoint_checks(&self) -> Vec<(i16, i16, u64)> {
+        let mut out = Vec::new();
+        for (key, versions) in self.node_endpoint_checks.iter().enumerate() {
+            for (version, count) in versions.iter().enumerate() {
+                let n = count.load(Ordering::Relaxed);
+                if n > 0 {
+                    out.push((key as i16, version as i16, n));
+                }
+            }
+        }
+        out
     }
 
     pub fn mapping(&self) -> Vec<((String, i32), (String, i32))> {
@@ -277,10 +310,46 @@ async fn serve_client(shared: Arc<Shared>, client: TcpStream, ip: String, port: 
     let Some((upstream, upstream_address)) = upstream else { return };
     let _ = client.set_nodelay(true);
     let _ = upstream.set_nodelay(true);
+    let (client_r, client_w, tls_principal): (ClientRead, ClientWrite, Option<String>) = match &shared.settings.tls {
+        None => {
+            let (r, w) = client.into_split();
+            (Box::new(r), Box::new(w), None)
+        }
+        Some(acceptor) => {
+            match tokio::time::timeout(shared.settings.request_read_timeout, acceptor.accept(client)).await {
+                Ok(Ok(stream)) => {
+                    let principal = stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .and_then(|certs| certs.first())
+                        .and_then(|cert| super::tls::subject_dn(cert));
+                    let (r, w) = tokio::io::split(stream);
+                    (Box::new(r), Box::new(w), principal)
+                }
+                Ok(Err(e)) => {
+                    shared.log("info", format!("TLS handshake with client {ip}:{port} failed: {e}"));
+                    return;
+                }
+                Err(_) => {
+                    shared.log("info", format!("TLS handshake with client {ip}:{port} timed out"));
+                    return;
+                }
+            }
+        }
+    };
     shared.event("opened", &listener);
-    let (client_r, client_w) = client.into_split();
     let conn = Arc::new(Conn::new(shared.clone(), ip.clone(), port, listener.clone(), upstream_address, client_w));
+    if let Some(principal) = tls_principal {
+        let mut st = conn.state.lock().unwrap();
+        st.sasl.principal = principal;
+        st.sasl.authenticated = true;
+        st.established = true;
+    }
+    let id = shared.next_conn_id.fetch_add(1, Ordering::Relaxed);
+    shared.conns.lock().unwrap().insert(id, Arc::downgrade(&conn));
     conn.run(client_r, upstream).await;
+    shared.conns.lock().unwrap().remove(&id);
     shared.event("closed", &listener);
     let _ = Python::attach(|py| shared.bridge.call_method1(py, "connection_closed", (ip.as_str(),)));
 }
@@ -317,7 +386,7 @@ struct Conn {
     state: Mutex<State>,
     /// an in-flight entry was popped or a quota-bound response handled
     changed: Notify,
-    client_out: AsyncMutex<BufWriter<OwnedWriteHalf>>,
+    client_out: AsyncMutex<BufWriter<ClientWrite>>,
 }
 
 fn now() -> Instant {
@@ -325,7 +394,7 @@ fn now() -> Instant {
 }
 
 impl Conn {
-    fn new(shared: Arc<Shared>, ip: String, port: u16, listener: String, upstream_address: (String, u16), client_w: OwnedWriteHalf) -> Conn {
+    fn new(shared: Arc<Shared>, ip: String, port: u16, listener: String, upstream_address: (String, u16), client_w: ClientWrite) -> Conn {
         let t = now();
         Conn {
             shared,
@@ -352,7 +421,7 @@ impl Conn {
         self.state.lock().unwrap().sasl.principal.clone()
     }
 
-    async fn run(self: &Arc<Self>, client_r: OwnedReadHalf, upstream: TcpStream) {
+    async fn run(self: &Arc<Self>, client_r: ClientRead, upstream: TcpStream) {
         let (up_r, up_w) = upstream.into_split();
         let mut stop_rx = self.shared.stop_tx.subscribe();
         let requests = {
@@ -444,7 +513,7 @@ impl Conn {
 
     async fn client_to_upstream(
         self: Arc<Self>,
-        mut client: BufReader<OwnedReadHalf>,
+        mut client: BufReader<ClientRead>,
         mut up: BufWriter<OwnedWriteHalf>,
         mut stop_rx: watch::Receiver<bool>,
     ) -> Result<(), Close> {
@@ -481,7 +550,7 @@ impl Conn {
                     }
                     tokio::select! {
                         r = tokio::time::timeout(idle_left, client.fill_buf()) => match r {
-                            Ok(Ok(buf)) if buf.is_empty() => return Ok(()),
+                            Ok(Ok([])) => return Ok(()),
                             Ok(Ok(_)) => break,
                             Ok(Err(e)) => return Err(e.into()),
                             Err(_) => continue,
@@ -754,7 +823,11 @@ impl Conn {
             } else {
                 self.mute(throttle_ms);
             }
-            if throttle_ms > 0 {
+            if throttle_ms > 0 && key == FETCH {
+                if let Some(empty) = rewrite::throttled_fetch_response(version, &frame[4..], throttle_ms).map_err(upstream_bad)? {
+                    frame = with_prefix(empty);
+                }
+            } else if throttle_ms > 0 {
                 self.patch_throttle(key, version, &mut frame, throttle_ms);
             }
             {
@@ -779,6 +852,9 @@ impl Conn {
     async fn rewrite_response(&self, key: i16, version: i16, frame: Vec<u8>) -> Result<Vec<u8>, Malformed> {
         let body = &frame[4..];
         if wire::has_node_endpoints(key, version) {
+            if let Some(count) = self.shared.node_endpoint_checks[key as usize].get(version as usize) {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
             if !wire::node_endpoints_present(key, version, body)? {
                 return Ok(frame); // the usual case: NodeEndpoints come only with NOT_LEADER_OR_FOLLOWER
             }
@@ -817,6 +893,7 @@ impl Conn {
                 let Some(rewrite) = AddressRewrite::decode(key, version, body)? else { return Ok(frame) };
                 self.client_out.lock().await.flush().await.map_err(|e| Malformed(e.to_string()))?;
                 self.shared.map_addresses(&rewrite.addresses).await?;
+                let _ = Python::attach(|py| self.shared.bridge.call_method1(py, "rewritten", (key, version, rewrite.addresses.clone())));
                 let shared = self.shared.clone();
                 Ok(with_prefix(rewrite.apply(&|h, p| shared.mapped(h, p))?))
             }
@@ -843,17 +920,21 @@ impl Conn {
             return 0;
         }
         let ip = self.ip.as_str();
-        let (bandwidth_ms, bandwidth_type) = match key {
-            PRODUCE => (produce_throttle, "Produce"),
-            FETCH => (self.shared.bridge_i64("on_fetch", (principal, client_id.clone(), ip, i64::from(response_bytes))), "Fetch"),
-            _ => (0, ""),
-        };
         let mut request_ms = 0;
         if !EXEMPT_APIS.contains(&key) {
             let upstream = if PARKING_APIS.contains(&key) { Duration::ZERO } else { service };
             let request_ns = (handling + upstream).as_nanos() as i64;
             request_ms = self.shared.bridge_i64("on_request_time", (principal, client_id.clone(), ip, request_ns));
         }
+        let (bandwidth_ms, bandwidth_type) = match key {
+            PRODUCE => (produce_throttle, "Produce"),
+            // as a broker: a throttled Fetch is answered empty, so its bytes are unrecorded
+            FETCH => (
+                self.shared.bridge_i64("on_fetch_replaced", (principal, client_id.clone(), ip, i64::from(response_bytes), request_ms)),
+                "Fetch",
+            ),
+            _ => (0, ""),
+        };
         // only the manager with the larger throttle records it; a tie goes to Request (Kafka)
         if request_ms > 0 && request_ms >= bandwidth_ms {
             let _ = self.shared.bridge_i64("record_throttle", ("Request", principal, client_id.clone(), request_ms));

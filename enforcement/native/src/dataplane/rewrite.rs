@@ -212,6 +212,27 @@ pub fn unsupported_api_versions(correlation_id: i32, max_version: i16) -> Vec<u8
     out.to_vec()
 }
 
+/// What a broker answers to a Fetch it throttles (KafkaApis `getThrottledResponse`): no data,
+/// `throttle_time_ms`, and the session of the response it replaces, so an incremental fetch session
+/// goes on (the consumer fetches the same offsets again). None when the response carries a
+/// top-level error: the broker would have sent that, unthrottled.
+pub fn throttled_fetch_response(version: i16, frame: &[u8], throttle_ms: i64) -> Result<Option<Vec<u8>>, Malformed> {
+    let header_version = response_header_version(FETCH, version).unwrap_or(0);
+    let mut buf = Bytes::copy_from_slice(frame);
+    let header = ResponseHeader::decode(&mut buf, header_version).map_err(|e| malformed(FETCH, version, e))?;
+    let (error_code, session_id) = if version >= 7 { (wire::i16_at(&buf, 4)?, wire::i32_at(&buf, 6)?) } else { (0, 0) };
+    if error_code != 0 {
+        return Ok(None);
+    }
+    let message = FetchResponse::default()
+        .with_throttle_time_ms(throttle_ms.min(i64::from(i32::MAX)) as i32)
+        .with_session_id(session_id);
+    let mut out = BytesMut::new();
+    header.encode(&mut out, header_version).map_err(|e| Malformed(e.to_string()))?;
+    message.encode(&mut out, version).map_err(|e| Malformed(e.to_string()))?;
+    Ok(Some(out.to_vec()))
+}
+
 /// The error code of a SaslHandshake / SaslAuthenticate response.
 pub fn sasl_response_error(api_key: i16, version: i16, frame: &[u8]) -> Result<i16, Malformed> {
     let offset = wire::response_body_offset(frame, response_header_version(api_key, version) == Some(1))?;
@@ -320,6 +341,27 @@ mod tests {
         let unsupported = unsupported_api_versions(8, 4);
         let (header, message, used) = decode_api_versions(&unsupported, 9).unwrap();
         assert_eq!((header.correlation_id, message.error_code, used), (8, 35, 0));
+    }
+
+    #[test]
+    fn throttled_fetch_is_empty_and_keeps_the_session() {
+        use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+        let data = FetchResponse::default().with_session_id(77).with_responses(vec![FetchableTopicResponse::default()
+            .with_partitions(vec![PartitionData::default().with_records(Some(Bytes::from_static(&[1; 300])))])]);
+        for version in [4i16, 7, 12, 16, 18] {
+            let data = if version >= 7 { data.clone() } else { data.clone().with_session_id(0) };
+            let frame = encode(FETCH, version, 3, &data);
+            let out = throttled_fetch_response(version, &frame, 1500).unwrap().unwrap();
+            assert!(out.len() < 64, "v{version}: {} bytes", out.len());
+            let mut buf = Bytes::from(out);
+            let header = ResponseHeader::decode(&mut buf, response_header_version(FETCH, version).unwrap()).unwrap();
+            let decoded = FetchResponse::decode(&mut buf, version).unwrap();
+            assert_eq!((header.correlation_id, decoded.throttle_time_ms), (3, 1500));
+            assert!(decoded.responses.is_empty());
+            assert_eq!(decoded.session_id, if version >= 7 { 77 } else { 0 });
+        }
+        let failed = encode(FETCH, 12, 3, &FetchResponse::default().with_error_code(70));
+        assert_eq!(throttled_fetch_response(12, &failed, 10).unwrap(), None);
     }
 
     #[test]
