@@ -7,7 +7,9 @@ configured it charges nothing (Kafka records nothing for a quota type until one 
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
 import time
 from typing import Any, Callable, Iterable, Mapping
 
@@ -21,6 +23,19 @@ _CLIENT_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_perce
 UsageSink = Callable[[str, str | None, str, str, float, int], None]
 
 
+def _locked(method):
+    """One caller at a time: the native data plane charges from several worker threads, and the
+    quota state (sensors, the entity map, snapshot swaps) must see one charge after another, so
+    an entity's connections on different threads share one exact rate."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 def monotonic_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
@@ -30,6 +45,7 @@ class QuotaGate:
 
     def __init__(self, window_num: int = 11, window_size_seconds: int = 1, clock_ms: Callable[[], int] = monotonic_ms,
                  enforce_producer_ids: bool = True):
+        self._lock = threading.RLock()
         self._clock_ms = clock_ms
         self._window = (window_num, window_size_seconds)
         self._enforcer: Any = None
@@ -44,6 +60,7 @@ class QuotaGate:
     def active(self) -> bool:
         return self._enforcer is not None
 
+    @_locked
     def load(self, records: QuotaRecords) -> None:
         """Install a full quota snapshot; the next request is judged by it (live reload)."""
         import enforcement
@@ -63,11 +80,13 @@ class QuotaGate:
         for listener in self.load_listeners:
             listener()
 
+    @_locked
     def wants_producer_ids(self, user: str) -> bool:
         """Only decode Produce requests when a producer-id quota could apply to ``user``."""
         users = self._producer_id_users
         return bool(self._enforce_producer_ids and self._enforcer is not None and users and (user in users or None in users))
 
+    @_locked
     def may_throttle(self, user: str, client_id: str | None, kinds: tuple[str, ...]) -> bool:
         """Whether a finite quota of one of ``kinds`` ("produce", "fetch", "request") applies."""
         if self._enforcer is None or not self._any_client_quota:
@@ -84,6 +103,7 @@ class QuotaGate:
         # records), so the bytes were delivered and must stay counted.
         return self._charge("fetch", user, client_id, ip, nbytes, lambda e, now: e.fetch.record(user, client_id or "", nbytes, now))
 
+    @_locked
     def on_fetch_replaced(self, user: str, client_id: str | None, ip: str, nbytes: int, request_throttle_ms: int) -> int:
         """A Fetch as a broker charges it (KafkaApis handleFetchRequest): when this or the request
         quota throttles, the data plane answers with an empty throttled response instead, so the
@@ -105,6 +125,7 @@ class QuotaGate:
             return 0
         return self._charge("producer_id", user, client_id, ip, len(ids), lambda e, now: e.record_producer_ids(user, ids, now))
 
+    @_locked
     def _charge(self, kind: str, user: str, client_id: str | None, ip: str, value: float, record: Callable[[Any, int], int]) -> int:
         if self._enforcer is None:
             return 0
@@ -113,13 +134,17 @@ class QuotaGate:
             sink(kind, user, client_id or "", ip, value, throttle_ms)
         return throttle_ms
 
+    @_locked
     def record_throttle(self, quota_type: str, user: str, client_id: str | None, throttle_ms: int) -> None:
         """Record the winning throttle on ``<quota_type>`` ``throttle-time`` (KIP-219)."""
         if self._enforcer is not None and throttle_ms > 0:
             self._enforcer.record_throttle(quota_type, user, client_id or "", throttle_ms, self._clock_ms())
 
     def quota_for(self, kind: str, user: str | None, client_id: str | None, ip: str | None) -> float | None:
-        """The effective quota behind a usage-log ``kind`` (None = unlimited or no quotas)."""
+        """The effective quota behind a usage-log ``kind`` (None = unlimited or no quotas).
+
+        Not locked: it reads one immutable snapshot, and the usage log calls it under its own lock
+        (which a charge takes inside this object's lock)."""
         if self._enforcer is None:
             return None
         snapshot = self._enforcer.snapshot
@@ -133,6 +158,7 @@ class QuotaGate:
         except KeyError:  # a key the snapshot resolves per user only (producer ids)
             return None
 
+    @_locked
     def connection_attempt(self, ip: str) -> tuple[bool, int]:
         """KIP-612: (accept, delay_ms). A refused connection is closed after ``delay_ms``."""
         if self._enforcer is None:
@@ -142,13 +168,16 @@ class QuotaGate:
             sink("connection", None, None, ip, 1 if decision.accept else 0, decision.delay_ms if not decision.accept else 0)
         return bool(decision.accept), int(decision.delay_ms or 0)
 
+    @_locked
     def connection_closed(self, ip: str) -> None:
         if self._enforcer is not None:
             self._enforcer.connection_closed(ip, self._clock_ms())
 
+    @_locked
     def expire(self) -> None:
         if self._enforcer is not None:
             self._enforcer.expire_sensors(self._clock_ms())
 
+    @_locked
     def metric_samples(self) -> list[Any]:
         return [] if self._enforcer is None else list(self._enforcer.metrics(self._clock_ms()))

@@ -134,3 +134,39 @@ def test_consumer_performance_is_held_like_the_broker_holds_it(broker, group_pro
     assert 0.9 <= through / direct <= 1.1, (direct / FETCH_QUOTA, through / FETCH_QUOTA)
     # no burst far above what the broker itself lets through in one second
     assert max(through_rates[SKIP_S:]) <= 1.5 * max(max(direct_rates[SKIP_S:]), FETCH_QUOTA)
+
+
+#: small records one per request (batching off): request time, not bytes, is what is limited
+SMALL_RECORD_BYTES = 100
+REQUEST_PERCENTAGE = 1
+
+
+def _request_rates(bootstrap: str, topic: str, client_id: str, records: int) -> list[float]:
+    """Records (= Produce requests) per second, one figure per second."""
+    argv = java_command(KAFKA_4_VERSION, "org.apache.kafka.tools.ProducerPerformance",
+                        ["--topic", topic, "--num-records", str(records), "--record-size", str(SMALL_RECORD_BYTES),
+                         "--throughput", "-1", "--reporting-interval", "1000", "--producer-props",
+                         f"bootstrap.servers={bootstrap}", f"client.id={client_id}", "acks=1", "linger.ms=0", "batch.size=0"])
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_S * 10 + 60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [l for l in result.stdout.splitlines() if "records/sec" in l]
+    return [float(l.split(",")[1].split("records/sec")[0]) for l in lines[:-1]]
+
+
+def test_request_percentage_migrated_from_the_broker_holds_the_client_within_1_5x(broker):
+    """The gateway cannot see broker thread time: it charges its own handling time plus the part of
+    the upstream round trip above the connection's fastest one (docs/gateway.md). The same
+    request_percentage must hold the same client within 1.5x of what the broker itself allows."""
+    direct_id, gateway_id = f"rq-direct-{uuid.uuid4().hex[:6]}", f"rq-gw-{uuid.uuid4().hex[:6]}"
+    _alter_broker_quota(broker.bootstrap, direct_id, "request_percentage", REQUEST_PERCENTAGE)
+    records = 600 * RUN_S
+    direct = _steady(_request_rates(broker.bootstrap, f"rq-{uuid.uuid4().hex[:6]}", direct_id, records))
+    gateway = _gateway(broker)
+    try:
+        gateway.call_soon(gateway.gateway.quotas.load, [({"client-id": gateway_id}, {"request_percentage": float(REQUEST_PERCENTAGE)})])
+        through = _steady(_request_rates(gateway.bootstrap, f"rq-{uuid.uuid4().hex[:6]}", gateway_id, records))
+    finally:
+        gateway.stop()
+    print(f"request_percentage={REQUEST_PERCENTAGE}: direct {direct:.0f} requests/s, through the gateway {through:.0f} "
+          f"requests/s ({through / direct:.2f}x)")
+    assert 1 / 1.5 <= through / direct <= 1.5, (direct, through)

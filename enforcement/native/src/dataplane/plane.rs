@@ -296,20 +296,15 @@ async fn serve_client(shared: Arc<Shared>, client: TcpStream, ip: String, port: 
             return;
         }
     }
-    let mut upstream = None;
-    for (host, uport) in &upstreams {
-        match tokio::time::timeout(shared.settings.upstream_connect_timeout, TcpStream::connect((host.as_str(), *uport))).await {
-            Ok(Ok(stream)) => {
-                upstream = Some((stream, (host.clone(), *uport)));
-                break;
-            }
-            Ok(Err(e)) => shared.log("warning", format!("upstream {host}:{uport} unreachable for client {ip}:{port}: {e}")),
-            Err(_) => shared.log("warning", format!("upstream {host}:{uport} unreachable for client {ip}:{port}: timed out")),
-        }
-    }
-    let Some((upstream, upstream_address)) = upstream else { return };
+    // counted open from admission to close, whatever happens in between (as the asyncio path)
+    shared.event("opened", &listener);
+    serve_admitted(shared.clone(), client, ip.clone(), port, upstreams, listener.clone()).await;
+    shared.event("closed", &listener);
+    let _ = Python::attach(|py| shared.bridge.call_method1(py, "connection_closed", (ip.as_str(),)));
+}
+
+async fn serve_admitted(shared: Arc<Shared>, client: TcpStream, ip: String, port: u16, upstreams: Vec<(String, u16)>, listener: String) {
     let _ = client.set_nodelay(true);
-    let _ = upstream.set_nodelay(true);
     let (client_r, client_w, tls_principal): (ClientRead, ClientWrite, Option<String>) = match &shared.settings.tls {
         None => {
             let (r, w) = client.into_split();
@@ -338,7 +333,63 @@ async fn serve_client(shared: Arc<Shared>, client: TcpStream, ip: String, port: 
             }
         }
     };
-    shared.event("opened", &listener);
+    // The first frame's length is checked before an upstream connection is opened: a flood of
+    // hostile prefixes costs no upstream connections, and a client that never speaks none either.
+    let mut client_r = BufReader::with_capacity(IO_BUFFER_BYTES, client_r);
+    let mut stop_rx = shared.stop_tx.subscribe();
+    if *stop_rx.borrow_and_update() {
+        return;
+    }
+    let first = tokio::select! {
+        r = tokio::time::timeout(shared.settings.connections_max_idle, client_r.fill_buf()) => r,
+        _ = stop_rx.changed() => return,
+    };
+    match first {
+        Err(_) => {
+            shared.log(
+                "info",
+                format!(
+                    "closing client {ip}:{port} (listener {listener}): idle for connections_max_idle_ms={}",
+                    shared.settings.connections_max_idle.as_millis()
+                ),
+            );
+            return;
+        }
+        Ok(Err(_)) => return,
+        Ok(Ok([])) => return,
+        Ok(Ok(buf)) if buf.len() >= 4 => {
+            let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+            let s = &shared.settings;
+            let limit = if s.require_authentication && tls_principal.is_none() && i64::from(size) > s.max_preauth_frame_bytes {
+                s.max_preauth_frame_bytes
+            } else {
+                s.max_frame_bytes
+            };
+            if let Err(bad) = wire::check_frame_size(size, wire::MIN_REQUEST_FRAME_BYTES, limit) {
+                let principal = tls_principal.as_deref().unwrap_or(super::sasl::ANONYMOUS);
+                shared.log(
+                    "warning",
+                    format!("closing client {ip}:{port} (listener {listener}, principal {principal}): bad frame from client: {bad}"),
+                );
+                shared.event("bad_frame", "client");
+                return;
+            }
+        }
+        Ok(Ok(_)) => {}
+    }
+    let mut upstream = None;
+    for (host, uport) in &upstreams {
+        match tokio::time::timeout(shared.settings.upstream_connect_timeout, TcpStream::connect((host.as_str(), *uport))).await {
+            Ok(Ok(stream)) => {
+                upstream = Some((stream, (host.clone(), *uport)));
+                break;
+            }
+            Ok(Err(e)) => shared.log("warning", format!("upstream {host}:{uport} unreachable for client {ip}:{port}: {e}")),
+            Err(_) => shared.log("warning", format!("upstream {host}:{uport} unreachable for client {ip}:{port}: timed out")),
+        }
+    }
+    let Some((upstream, upstream_address)) = upstream else { return };
+    let _ = upstream.set_nodelay(true);
     let conn = Arc::new(Conn::new(shared.clone(), ip.clone(), port, listener.clone(), upstream_address, client_w));
     if let Some(principal) = tls_principal {
         let mut st = conn.state.lock().unwrap();
@@ -350,8 +401,6 @@ async fn serve_client(shared: Arc<Shared>, client: TcpStream, ip: String, port: 
     shared.conns.lock().unwrap().insert(id, Arc::downgrade(&conn));
     conn.run(client_r, upstream).await;
     shared.conns.lock().unwrap().remove(&id);
-    shared.event("closed", &listener);
-    let _ = Python::attach(|py| shared.bridge.call_method1(py, "connection_closed", (ip.as_str(),)));
 }
 
 struct Entry {
@@ -375,6 +424,8 @@ struct State {
     seen_producer_ids: Vec<i64>,
     last_active: Instant,
     last_response: Instant,
+    /// the upstream hop's own cost on this connection (see `broker_work`)
+    rtt_floor: Option<Duration>,
 }
 
 struct Conn {
@@ -411,6 +462,7 @@ impl Conn {
                 seen_producer_ids: Vec::new(),
                 last_active: t,
                 last_response: t,
+                rtt_floor: None,
             }),
             changed: Notify::new(),
             client_out: AsyncMutex::new(BufWriter::with_capacity(IO_BUFFER_BYTES, client_w)),
@@ -421,13 +473,13 @@ impl Conn {
         self.state.lock().unwrap().sasl.principal.clone()
     }
 
-    async fn run(self: &Arc<Self>, client_r: ClientRead, upstream: TcpStream) {
+    async fn run(self: &Arc<Self>, client_r: BufReader<ClientRead>, upstream: TcpStream) {
         let (up_r, up_w) = upstream.into_split();
         let mut stop_rx = self.shared.stop_tx.subscribe();
         let requests = {
             let conn = self.clone();
             let stop_rx = stop_rx.clone();
-            tokio::spawn(async move { conn.client_to_upstream(BufReader::with_capacity(IO_BUFFER_BYTES, client_r), BufWriter::with_capacity(IO_BUFFER_BYTES, up_w), stop_rx).await })
+            tokio::spawn(async move { conn.client_to_upstream(client_r, BufWriter::with_capacity(IO_BUFFER_BYTES, up_w), stop_rx).await })
         };
         let responses = {
             let conn = self.clone();
@@ -796,7 +848,8 @@ impl Conn {
             let received = now();
             let corr = wire::i32_at(&frame, 4).map_err(upstream_bad)?;
             let (key, version, client_id, principal, sent, handling, produce_throttle, quota_bound, service) = {
-                let mut st = self.state.lock().unwrap();
+                let mut guard = self.state.lock().unwrap();
+                let st = &mut *guard;
                 let Some(e) = st.inflight.front() else {
                     return Err(Close::Bad(format!("unsolicited response with correlation id {corr}"), "upstream"));
                 };
@@ -806,7 +859,10 @@ impl Conn {
                         "upstream",
                     ));
                 }
-                let service = received.saturating_duration_since(e.sent.max(st.last_response));
+                let mut service = received.saturating_duration_since(e.sent.max(st.last_response));
+                if !PARKING_APIS.contains(&e.api_key) {
+                    service = broker_work(service, &mut st.rtt_floor);
+                }
                 let r = (e.api_key, e.api_version, e.client_id.clone(), e.principal.clone(), e.sent, e.handling, e.produce_throttle_ms, e.quota_bound, service);
                 st.last_response = received;
                 r
@@ -964,6 +1020,19 @@ impl Conn {
     }
 }
 
+/// The part of an upstream round trip that the broker spent on the request, as far as the gateway
+/// can tell: the round trip minus the hop's own cost, which is the fastest round trip seen on the
+/// connection (two socket traversals and the broker's wake-ups, time a broker never charges to a
+/// request). The floor follows a slower hop upwards by 1/64 of the difference per response.
+pub fn broker_work(service: Duration, floor: &mut Option<Duration>) -> Duration {
+    let f = match *floor {
+        Some(f) if service >= f => f + (service - f) / 64,
+        _ => service,
+    };
+    *floor = Some(f);
+    service.saturating_sub(f)
+}
+
 fn size_of(frame: &[u8]) -> i64 {
     frame.len() as i64 - 4
 }
@@ -992,4 +1061,23 @@ fn produce_request_producer_ids(version: i16, body: &[u8]) -> Result<Vec<i64>, M
         }
     }
     Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broker_work_is_the_round_trip_above_the_hop() {
+        let us = Duration::from_micros;
+        let mut floor = None;
+        assert_eq!(broker_work(us(100), &mut floor), us(0));
+        assert_eq!(broker_work(us(80), &mut floor), us(0)); // a faster hop lowers the floor at once
+        assert_eq!(floor, Some(us(80)));
+        assert_eq!(broker_work(us(1080), &mut floor), us(1000) - us(1000) / 64);
+        for _ in 0..2000 {
+            broker_work(us(500), &mut floor); // a slower network: the floor follows
+        }
+        assert!(floor.unwrap() > us(490) && floor.unwrap() <= us(500));
+    }
 }
