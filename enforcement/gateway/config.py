@@ -69,10 +69,10 @@ class GatewayConfig:
     quota_window_size_seconds: int = 1
     enforce_producer_ids: bool = True
     log_format: str = "json"
-    #: "asyncio" (the Python data path) or "native" (Rust, tokio, all cores; see native_plane.py).
+    #: "native" (Rust, tokio, all cores; see native_plane.py) or "asyncio" (the Python data path).
     #: The environment variable KCONFIGS_GATEWAY_DATA_PLANE sets the default (the tests run the
     #: same gateway suite against either)
-    data_plane: str = field(default_factory=lambda: os.environ.get("KCONFIGS_GATEWAY_DATA_PLANE", "asyncio"))
+    data_plane: str = field(default_factory=lambda: os.environ.get("KCONFIGS_GATEWAY_DATA_PLANE", "native"))
     #: native data plane worker threads (0 = one per core)
     worker_threads: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
