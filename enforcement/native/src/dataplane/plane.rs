@@ -15,14 +15,18 @@ use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{
+    AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
+};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Mutex as AsyncMutex, Notify};
 
 use super::rewrite::{self, AddressRewrite};
 use super::sasl::SaslState;
-use super::wire::{self, Malformed, RequestPrefix, API_VERSIONS, FETCH, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE};
+use super::wire::{
+    self, Malformed, RequestPrefix, API_VERSIONS, FETCH, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE,
+};
 
 const EXEMPT_APIS: [i16; 3] = [API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE];
 /// APIs that may wait in broker purgatory (long polls, group rendezvous): their upstream round
@@ -121,7 +125,11 @@ impl Shared {
     /// (client ip, port, listener, principal) of every proxied connection.
     pub fn connections_info(&self) -> Vec<(String, u16, String, String)> {
         let conns = self.conns.lock().unwrap();
-        conns.values().filter_map(|w| w.upgrade()).map(|c| (c.ip.clone(), c.port, c.listener.clone(), c.principal())).collect()
+        conns
+            .values()
+            .filter_map(|w| w.upgrade())
+            .map(|c| (c.ip.clone(), c.port, c.listener.clone(), c.principal()))
+            .collect()
     }
 
     /// (api key, version, responses) checked for NodeEndpoints so far.
@@ -139,7 +147,12 @@ impl Shared {
     }
 
     pub fn mapping(&self) -> Vec<((String, i32), (String, i32))> {
-        self.mapping.lock().unwrap().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        self.mapping
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 
     fn bridge_i64<A>(&self, name: &str, args: A) -> i64
@@ -179,7 +192,11 @@ impl Shared {
     fn ceiling(&self, api_key: i16) -> Option<i16> {
         let own = self.settings.ceilings.get(&api_key).copied();
         let decoded = matches!(api_key, 0 | 1 | 3 | 10 | 17 | 18 | 36 | 60);
-        let native = if decoded { rewrite::crate_max_version(api_key) } else { None };
+        let native = if decoded {
+            rewrite::crate_max_version(api_key)
+        } else {
+            None
+        };
         match (own, native) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -190,7 +207,11 @@ impl Shared {
     async fn map_addresses(self: &Arc<Self>, addresses: &[(String, i32)]) -> Result<(), Malformed> {
         let missing: Vec<(String, i32)> = {
             let mapping = self.mapping.lock().unwrap();
-            addresses.iter().filter(|a| !mapping.contains_key(*a)).cloned().collect()
+            addresses
+                .iter()
+                .filter(|a| !mapping.contains_key(*a))
+                .cloned()
+                .collect()
         };
         if missing.is_empty() {
             return Ok(());
@@ -200,10 +221,16 @@ impl Shared {
             if self.mapping.lock().unwrap().contains_key(&address) {
                 continue;
             }
-            let port = u16::try_from(address.1).map_err(|_| Malformed(format!("broker port {} out of range", address.1)))?;
+            let port = u16::try_from(address.1)
+                .map_err(|_| Malformed(format!("broker port {} out of range", address.1)))?;
             let listener = TcpListener::bind((self.settings.listen_host.as_str(), *next_port))
                 .await
-                .map_err(|e| Malformed(format!("cannot bind a listener for broker {}:{}: {e}", address.0, address.1)))?;
+                .map_err(|e| {
+                    Malformed(format!(
+                        "cannot bind a listener for broker {}:{}: {e}",
+                        address.0, address.1
+                    ))
+                })?;
             let bound = listener.local_addr().map(|a| a.port()).unwrap_or(0);
             if *next_port != 0 {
                 *next_port += 1;
@@ -211,17 +238,32 @@ impl Shared {
             let name = format!("broker-{}:{}", address.0, address.1);
             self.log(
                 "info",
-                format!("listener {}:{} now fronts broker {}:{}", self.settings.listen_host, bound, address.0, address.1),
+                format!(
+                    "listener {}:{} now fronts broker {}:{}",
+                    self.settings.listen_host, bound, address.0, address.1
+                ),
             );
-            let task = tokio::spawn(accept_loop(self.clone(), listener, vec![(address.0.clone(), port)], name));
+            let task = tokio::spawn(accept_loop(
+                self.clone(),
+                listener,
+                vec![(address.0.clone(), port)],
+                name,
+            ));
             self.listener_tasks.lock().unwrap().push(task);
-            self.mapping.lock().unwrap().insert(address, (self.settings.advertised_host.clone(), i32::from(bound)));
+            self.mapping.lock().unwrap().insert(
+                address,
+                (self.settings.advertised_host.clone(), i32::from(bound)),
+            );
         }
         Ok(())
     }
 
     fn mapped(&self, host: &str, port: i32) -> Option<(String, i32)> {
-        self.mapping.lock().unwrap().get(&(host.to_string(), port)).cloned()
+        self.mapping
+            .lock()
+            .unwrap()
+            .get(&(host.to_string(), port))
+            .cloned()
     }
 
     fn over_connection_limit(&self, ip: &str) -> Option<&'static str> {
@@ -229,7 +271,16 @@ impl Shared {
         if self.open_total.load(Ordering::SeqCst) >= s.max_connections {
             return Some("max_connections");
         }
-        if s.max_connections_per_ip > 0 && self.open_per_ip.lock().unwrap().get(ip).copied().unwrap_or(0) >= s.max_connections_per_ip {
+        if s.max_connections_per_ip > 0
+            && self
+                .open_per_ip
+                .lock()
+                .unwrap()
+                .get(ip)
+                .copied()
+                .unwrap_or(0)
+                >= s.max_connections_per_ip
+        {
             return Some("max_connections_per_ip");
         }
         None
@@ -246,21 +297,45 @@ pub fn accept_loop(
     Box::pin(accept_connections(shared, listener, upstreams, name))
 }
 
-async fn accept_connections(shared: Arc<Shared>, listener: TcpListener, upstreams: Vec<(String, u16)>, name: String) {
+async fn accept_connections(
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    upstreams: Vec<(String, u16)>,
+    name: String,
+) {
     loop {
-        let Ok((socket, peer)) = listener.accept().await else { continue };
+        let Ok((socket, peer)) = listener.accept().await else {
+            continue;
+        };
         let ip = peer.ip().to_string();
         if let Some(reason) = shared.over_connection_limit(&ip) {
             drop(socket); // a flood costs a socket for an instant, never a task or an upstream connection
-            let _ = Python::attach(|py| shared.bridge.call_method1(py, "over_limit", (ip.as_str(), name.as_str(), reason)));
+            let _ = Python::attach(|py| {
+                shared
+                    .bridge
+                    .call_method1(py, "over_limit", (ip.as_str(), name.as_str(), reason))
+            });
             continue;
         }
-        *shared.open_per_ip.lock().unwrap().entry(ip.clone()).or_insert(0) += 1;
+        *shared
+            .open_per_ip
+            .lock()
+            .unwrap()
+            .entry(ip.clone())
+            .or_insert(0) += 1;
         shared.open_total.fetch_add(1, Ordering::SeqCst);
         shared.connections.fetch_add(1, Ordering::SeqCst);
         let (shared2, upstreams2, name2) = (shared.clone(), upstreams.clone(), name.clone());
         tokio::spawn(async move {
-            serve_client(shared2.clone(), socket, ip.clone(), peer.port(), upstreams2, name2).await;
+            serve_client(
+                shared2.clone(),
+                socket,
+                ip.clone(),
+                peer.port(),
+                upstreams2,
+                name2,
+            )
+            .await;
             shared2.open_total.fetch_sub(1, Ordering::SeqCst);
             {
                 let mut per_ip = shared2.open_per_ip.lock().unwrap();
@@ -278,7 +353,14 @@ async fn accept_connections(shared: Arc<Shared>, listener: TcpListener, upstream
     }
 }
 
-async fn serve_client(shared: Arc<Shared>, client: TcpStream, ip: String, port: u16, upstreams: Vec<(String, u16)>, listener: String) {
+async fn serve_client(
+    shared: Arc<Shared>,
+    client: TcpStream,
+    ip: String,
+    port: u16,
+    upstreams: Vec<(String, u16)>,
+    listener: String,
+) {
     if shared.quota_active.load(Ordering::Relaxed) {
         let (accept, delay_ms) = Python::attach(|py| {
             shared
@@ -298,41 +380,72 @@ async fn serve_client(shared: Arc<Shared>, client: TcpStream, ip: String, port: 
     }
     // counted open from admission to close, whatever happens in between (as the asyncio path)
     shared.event("opened", &listener);
-    serve_admitted(shared.clone(), client, ip.clone(), port, upstreams, listener.clone()).await;
+    serve_admitted(
+        shared.clone(),
+        client,
+        ip.clone(),
+        port,
+        upstreams,
+        listener.clone(),
+    )
+    .await;
     shared.event("closed", &listener);
-    let _ = Python::attach(|py| shared.bridge.call_method1(py, "connection_closed", (ip.as_str(),)));
+    let _ = Python::attach(|py| {
+        shared
+            .bridge
+            .call_method1(py, "connection_closed", (ip.as_str(),))
+    });
 }
 
-async fn serve_admitted(shared: Arc<Shared>, client: TcpStream, ip: String, port: u16, upstreams: Vec<(String, u16)>, listener: String) {
+async fn serve_admitted(
+    shared: Arc<Shared>,
+    client: TcpStream,
+    ip: String,
+    port: u16,
+    upstreams: Vec<(String, u16)>,
+    listener: String,
+) {
     let _ = client.set_nodelay(true);
-    let (client_r, client_w, tls_principal): (ClientRead, ClientWrite, Option<String>) = match &shared.settings.tls {
-        None => {
-            let (r, w) = client.into_split();
-            (Box::new(r), Box::new(w), None)
-        }
-        Some(acceptor) => {
-            match tokio::time::timeout(shared.settings.request_read_timeout, acceptor.accept(client)).await {
-                Ok(Ok(stream)) => {
-                    let principal = stream
-                        .get_ref()
-                        .1
-                        .peer_certificates()
-                        .and_then(|certs| certs.first())
-                        .and_then(|cert| super::tls::subject_dn(cert));
-                    let (r, w) = tokio::io::split(stream);
-                    (Box::new(r), Box::new(w), principal)
-                }
-                Ok(Err(e)) => {
-                    shared.log("info", format!("TLS handshake with client {ip}:{port} failed: {e}"));
-                    return;
-                }
-                Err(_) => {
-                    shared.log("info", format!("TLS handshake with client {ip}:{port} timed out"));
-                    return;
+    let (client_r, client_w, tls_principal): (ClientRead, ClientWrite, Option<String>) =
+        match &shared.settings.tls {
+            None => {
+                let (r, w) = client.into_split();
+                (Box::new(r), Box::new(w), None)
+            }
+            Some(acceptor) => {
+                match tokio::time::timeout(
+                    shared.settings.request_read_timeout,
+                    acceptor.accept(client),
+                )
+                .await
+                {
+                    Ok(Ok(stream)) => {
+                        let principal = stream
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .and_then(|certs| certs.first())
+                            .and_then(|cert| super::tls::subject_dn(cert));
+                        let (r, w) = tokio::io::split(stream);
+                        (Box::new(r), Box::new(w), principal)
+                    }
+                    Ok(Err(e)) => {
+                        shared.log(
+                            "info",
+                            format!("TLS handshake with client {ip}:{port} failed: {e}"),
+                        );
+                        return;
+                    }
+                    Err(_) => {
+                        shared.log(
+                            "info",
+                            format!("TLS handshake with client {ip}:{port} timed out"),
+                        );
+                        return;
+                    }
                 }
             }
-        }
-    };
+        };
     // The first frame's length is checked before an upstream connection is opened: a flood of
     // hostile prefixes costs no upstream connections, and a client that never speaks none either.
     let mut client_r = BufReader::with_capacity(IO_BUFFER_BYTES, client_r);
@@ -360,7 +473,10 @@ async fn serve_admitted(shared: Arc<Shared>, client: TcpStream, ip: String, port
         Ok(Ok(buf)) if buf.len() >= 4 => {
             let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
             let s = &shared.settings;
-            let limit = if s.require_authentication && tls_principal.is_none() && i64::from(size) > s.max_preauth_frame_bytes {
+            let limit = if s.require_authentication
+                && tls_principal.is_none()
+                && i64::from(size) > s.max_preauth_frame_bytes
+            {
                 s.max_preauth_frame_bytes
             } else {
                 s.max_frame_bytes
@@ -379,18 +495,38 @@ async fn serve_admitted(shared: Arc<Shared>, client: TcpStream, ip: String, port
     }
     let mut upstream = None;
     for (host, uport) in &upstreams {
-        match tokio::time::timeout(shared.settings.upstream_connect_timeout, TcpStream::connect((host.as_str(), *uport))).await {
+        match tokio::time::timeout(
+            shared.settings.upstream_connect_timeout,
+            TcpStream::connect((host.as_str(), *uport)),
+        )
+        .await
+        {
             Ok(Ok(stream)) => {
                 upstream = Some((stream, (host.clone(), *uport)));
                 break;
             }
-            Ok(Err(e)) => shared.log("warning", format!("upstream {host}:{uport} unreachable for client {ip}:{port}: {e}")),
-            Err(_) => shared.log("warning", format!("upstream {host}:{uport} unreachable for client {ip}:{port}: timed out")),
+            Ok(Err(e)) => shared.log(
+                "warning",
+                format!("upstream {host}:{uport} unreachable for client {ip}:{port}: {e}"),
+            ),
+            Err(_) => shared.log(
+                "warning",
+                format!("upstream {host}:{uport} unreachable for client {ip}:{port}: timed out"),
+            ),
         }
     }
-    let Some((upstream, upstream_address)) = upstream else { return };
+    let Some((upstream, upstream_address)) = upstream else {
+        return;
+    };
     let _ = upstream.set_nodelay(true);
-    let conn = Arc::new(Conn::new(shared.clone(), ip.clone(), port, listener.clone(), upstream_address, client_w));
+    let conn = Arc::new(Conn::new(
+        shared.clone(),
+        ip.clone(),
+        port,
+        listener.clone(),
+        upstream_address,
+        client_w,
+    ));
     if let Some(principal) = tls_principal {
         let mut st = conn.state.lock().unwrap();
         st.sasl.principal = principal;
@@ -398,7 +534,11 @@ async fn serve_admitted(shared: Arc<Shared>, client: TcpStream, ip: String, port
         st.established = true;
     }
     let id = shared.next_conn_id.fetch_add(1, Ordering::Relaxed);
-    shared.conns.lock().unwrap().insert(id, Arc::downgrade(&conn));
+    shared
+        .conns
+        .lock()
+        .unwrap()
+        .insert(id, Arc::downgrade(&conn));
     conn.run(client_r, upstream).await;
     shared.conns.lock().unwrap().remove(&id);
 }
@@ -445,7 +585,14 @@ fn now() -> Instant {
 }
 
 impl Conn {
-    fn new(shared: Arc<Shared>, ip: String, port: u16, listener: String, upstream_address: (String, u16), client_w: ClientWrite) -> Conn {
+    fn new(
+        shared: Arc<Shared>,
+        ip: String,
+        port: u16,
+        listener: String,
+        upstream_address: (String, u16),
+        client_w: ClientWrite,
+    ) -> Conn {
         let t = now();
         Conn {
             shared,
@@ -479,11 +626,21 @@ impl Conn {
         let requests = {
             let conn = self.clone();
             let stop_rx = stop_rx.clone();
-            tokio::spawn(async move { conn.client_to_upstream(client_r, BufWriter::with_capacity(IO_BUFFER_BYTES, up_w), stop_rx).await })
+            tokio::spawn(async move {
+                conn.client_to_upstream(
+                    client_r,
+                    BufWriter::with_capacity(IO_BUFFER_BYTES, up_w),
+                    stop_rx,
+                )
+                .await
+            })
         };
         let responses = {
             let conn = self.clone();
-            tokio::spawn(async move { conn.upstream_to_client(BufReader::with_capacity(IO_BUFFER_BYTES, up_r)).await })
+            tokio::spawn(async move {
+                conn.upstream_to_client(BufReader::with_capacity(IO_BUFFER_BYTES, up_r))
+                    .await
+            })
         };
         let mut requests = requests;
         let mut responses = responses;
@@ -521,7 +678,10 @@ impl Conn {
                 );
                 self.shared.event("bad_frame", side);
             }
-            Err(Close::Quiet(msg)) => self.shared.log("debug", format!("client {}:{} connection ended: {}", self.ip, self.port, msg)),
+            Err(Close::Quiet(msg)) => self.shared.log(
+                "debug",
+                format!("client {}:{} connection ended: {}", self.ip, self.port, msg),
+            ),
         }
     }
 
@@ -613,19 +773,47 @@ impl Conn {
             }
             let deadline = tokio::time::Instant::now() + s.request_read_timeout;
             let mut size_bytes = [0u8; 4];
-            let slow = || Close::Bad(format!("request not complete within request_read_timeout_ms={}", s.request_read_timeout.as_millis()), "client");
+            let slow = || {
+                Close::Bad(
+                    format!(
+                        "request not complete within request_read_timeout_ms={}",
+                        s.request_read_timeout.as_millis()
+                    ),
+                    "client",
+                )
+            };
             match tokio::time::timeout_at(deadline, client.read_exact(&mut size_bytes)).await {
                 Err(_) => return Err(slow()),
-                Ok(Err(e)) => return Err(Close::Bad(format!("connection ended inside a frame: {e}"), "client")),
+                Ok(Err(e)) => {
+                    return Err(Close::Bad(
+                        format!("connection ended inside a frame: {e}"),
+                        "client",
+                    ))
+                }
                 Ok(Ok(_)) => {}
             }
             let size = i32::from_be_bytes(size_bytes);
-            wire::check_frame_size(size, wire::MIN_REQUEST_FRAME_BYTES, self.request_limit(size))?;
+            wire::check_frame_size(
+                size,
+                wire::MIN_REQUEST_FRAME_BYTES,
+                self.request_limit(size),
+            )?;
             let mut frame = vec![0u8; 4 + size as usize];
             frame[..4].copy_from_slice(&size_bytes);
             match tokio::time::timeout_at(deadline, client.read_exact(&mut frame[4..])).await {
-                Err(_) => return Err(Close::Bad(format!("request of {size} bytes not complete within request_read_timeout_ms={}", s.request_read_timeout.as_millis()), "client")),
-                Ok(Err(e)) => return Err(Close::Bad(format!("connection ended inside a frame: {e}"), "client")),
+                Err(_) => return Err(Close::Bad(
+                    format!(
+                        "request of {size} bytes not complete within request_read_timeout_ms={}",
+                        s.request_read_timeout.as_millis()
+                    ),
+                    "client",
+                )),
+                Ok(Err(e)) => {
+                    return Err(Close::Bad(
+                        format!("connection ended inside a frame: {e}"),
+                        "client",
+                    ))
+                }
                 Ok(Ok(_)) => {}
             }
             self.state.lock().unwrap().last_active = now();
@@ -647,7 +835,11 @@ impl Conn {
         }
     }
 
-    async fn handle_request(self: &Arc<Self>, frame: Vec<u8>, up: &mut BufWriter<OwnedWriteHalf>) -> Result<(), Close> {
+    async fn handle_request(
+        self: &Arc<Self>,
+        frame: Vec<u8>,
+        up: &mut BufWriter<OwnedWriteHalf>,
+    ) -> Result<(), Close> {
         let started = now();
         let body = &frame[4..];
         let prefix = wire::parse_request_prefix(body)?;
@@ -656,7 +848,10 @@ impl Conn {
             if let Some(ceiling) = self.shared.ceiling(key) {
                 if prefix.api_version > ceiling {
                     return Err(Close::Bad(
-                        format!("api key {key} v{} is above the gateway's maximum v{ceiling}", prefix.api_version),
+                        format!(
+                            "api key {key} v{} is above the gateway's maximum v{ceiling}",
+                            prefix.api_version
+                        ),
                         "client",
                     ));
                 }
@@ -666,7 +861,12 @@ impl Conn {
             let mut st = self.state.lock().unwrap();
             if !st.established {
                 if self.shared.settings.require_authentication && !st.sasl.authenticated {
-                    return Err(Close::Bad(format!("api key {key} before authentication on a listener that requires it"), "client"));
+                    return Err(Close::Bad(
+                        format!(
+                            "api key {key} before authentication on a listener that requires it"
+                        ),
+                        "client",
+                    ));
                 }
                 st.established = true;
             }
@@ -694,7 +894,11 @@ impl Conn {
         };
         let expects_response = match key {
             SASL_HANDSHAKE | SASL_AUTHENTICATE => {
-                self.state.lock().unwrap().sasl.on_request(key, prefix.api_version, body)?;
+                self.state
+                    .lock()
+                    .unwrap()
+                    .sasl
+                    .on_request(key, prefix.api_version, body)?;
                 true
             }
             PRODUCE => self.observe_produce(&prefix, body, size_of(&frame), &mut entry)?,
@@ -708,7 +912,10 @@ impl Conn {
                     .chain((!EXEMPT_APIS.contains(&key)).then_some("request"))
                     .collect();
                 if !kinds.is_empty()
-                    && self.shared.bridge_bool("may_throttle", (principal.as_str(), prefix.client_id.clone(), kinds))
+                    && self.shared.bridge_bool(
+                        "may_throttle",
+                        (principal.as_str(), prefix.client_id.clone(), kinds),
+                    )
                 {
                     entry.quota_bound = true;
                 }
@@ -725,12 +932,20 @@ impl Conn {
     }
 
     /// ApiVersions above our maximum, and the quota admin APIs the gateway owns.
-    async fn answer_locally(&self, prefix: &RequestPrefix, body: &[u8], up: &mut BufWriter<OwnedWriteHalf>) -> Result<Option<Vec<u8>>, Close> {
+    async fn answer_locally(
+        &self,
+        prefix: &RequestPrefix,
+        body: &[u8],
+        up: &mut BufWriter<OwnedWriteHalf>,
+    ) -> Result<Option<Vec<u8>>, Close> {
         let key = prefix.api_key;
         if key == API_VERSIONS {
             let max = self.shared.ceiling(API_VERSIONS).unwrap_or(4);
             if prefix.api_version > max {
-                return Ok(Some(rewrite::unsupported_api_versions(prefix.correlation_id, max)));
+                return Ok(Some(rewrite::unsupported_api_versions(
+                    prefix.correlation_id,
+                    max,
+                )));
             }
             return Ok(None);
         }
@@ -750,7 +965,15 @@ impl Conn {
                 let result = shared.bridge.call_method1(
                     py,
                     "admin_answer",
-                    (key, version, corr, PyBytes::new(py, &frame), principal, authenticated, upstream),
+                    (
+                        key,
+                        version,
+                        corr,
+                        PyBytes::new(py, &frame),
+                        principal,
+                        authenticated,
+                        upstream,
+                    ),
                 )?;
                 if result.is_none(py) {
                     return Ok(None);
@@ -769,14 +992,23 @@ impl Conn {
                 ),
                 "client",
             )),
-            Err(e) => Err(Close::Bad(format!("cannot answer api key {key}: {e}"), "client")),
+            Err(e) => Err(Close::Bad(
+                format!("cannot answer api key {key}: {e}"),
+                "client",
+            )),
         }
     }
 
     /// Producer ids and Produce bytes are charged as the request is forwarded, and the mute
     /// starts now: the next request is held without waiting for this response, so produce stays
     /// pipelined and a pipelining client still cannot get a request past a throttle.
-    fn observe_produce(&self, prefix: &RequestPrefix, body: &[u8], request_bytes: i64, entry: &mut Entry) -> Result<bool, Close> {
+    fn observe_produce(
+        &self,
+        prefix: &RequestPrefix,
+        body: &[u8],
+        request_bytes: i64,
+        entry: &mut Entry,
+    ) -> Result<bool, Close> {
         let acks = wire::produce_acks(body, prefix)?;
         let mut throttle_ms = 0;
         if self.shared.quota_active.load(Ordering::Relaxed) {
@@ -786,7 +1018,10 @@ impl Conn {
                 let ids = produce_request_producer_ids(prefix.api_version, body)?;
                 let new: Vec<i64> = {
                     let mut st = self.state.lock().unwrap();
-                    let new: Vec<i64> = ids.into_iter().filter(|i| !st.seen_producer_ids.contains(i)).collect();
+                    let new: Vec<i64> = ids
+                        .into_iter()
+                        .filter(|i| !st.seen_producer_ids.contains(i))
+                        .collect();
                     if st.seen_producer_ids.len() + new.len() > MAX_REMEMBERED_PRODUCER_IDS {
                         st.seen_producer_ids.clear();
                     }
@@ -794,22 +1029,39 @@ impl Conn {
                     new
                 };
                 if !new.is_empty() {
-                    pid_throttle = self.shared.bridge_i64("on_producer_ids", (principal, prefix.client_id.clone(), self.ip.as_str(), new));
+                    pid_throttle = self.shared.bridge_i64(
+                        "on_producer_ids",
+                        (principal, prefix.client_id.clone(), self.ip.as_str(), new),
+                    );
                 }
             }
-            throttle_ms = self.shared.bridge_i64("on_produce", (principal, prefix.client_id.clone(), self.ip.as_str(), request_bytes));
+            throttle_ms = self.shared.bridge_i64(
+                "on_produce",
+                (
+                    principal,
+                    prefix.client_id.clone(),
+                    self.ip.as_str(),
+                    request_bytes,
+                ),
+            );
             throttle_ms = throttle_ms.max(pid_throttle);
             self.mute(throttle_ms);
             if acks == 0 {
                 // no response: the request quota does not apply (Kafka records it as exempt)
-                let _ = self.shared.bridge_i64("record_throttle", ("Produce", principal, prefix.client_id.clone(), throttle_ms));
+                let _ = self.shared.bridge_i64(
+                    "record_throttle",
+                    ("Produce", principal, prefix.client_id.clone(), throttle_ms),
+                );
             }
         }
         entry.produce_throttle_ms = throttle_ms;
         Ok(acks != 0)
     }
 
-    async fn upstream_to_client(self: Arc<Self>, mut up: BufReader<OwnedReadHalf>) -> Result<(), Close> {
+    async fn upstream_to_client(
+        self: Arc<Self>,
+        mut up: BufReader<OwnedReadHalf>,
+    ) -> Result<(), Close> {
         let max_frame = self.shared.settings.max_frame_bytes;
         let upstream_bad = |m: Malformed| Close::Bad(m.0, "upstream");
         loop {
@@ -817,7 +1069,9 @@ impl Conn {
                 self.client_out.lock().await.flush().await?;
                 let mut stop_rx = self.shared.stop_tx.subscribe();
                 loop {
-                    if *stop_rx.borrow_and_update() && self.state.lock().unwrap().inflight.is_empty() {
+                    if *stop_rx.borrow_and_update()
+                        && self.state.lock().unwrap().inflight.is_empty()
+                    {
                         return Ok(()); // drained
                     }
                     tokio::select! {
@@ -839,23 +1093,44 @@ impl Conn {
                 }
             }
             let mut size_bytes = [0u8; 4];
-            up.read_exact(&mut size_bytes).await.map_err(|e| Close::Bad(format!("response truncated: {e}"), "upstream"))?;
+            up.read_exact(&mut size_bytes)
+                .await
+                .map_err(|e| Close::Bad(format!("response truncated: {e}"), "upstream"))?;
             let size = i32::from_be_bytes(size_bytes);
-            wire::check_frame_size(size, wire::MIN_RESPONSE_FRAME_BYTES, max_frame).map_err(upstream_bad)?;
+            wire::check_frame_size(size, wire::MIN_RESPONSE_FRAME_BYTES, max_frame)
+                .map_err(upstream_bad)?;
             let mut frame = vec![0u8; 4 + size as usize];
             frame[..4].copy_from_slice(&size_bytes);
-            up.read_exact(&mut frame[4..]).await.map_err(|e| Close::Bad(format!("response truncated: {e}"), "upstream"))?;
+            up.read_exact(&mut frame[4..])
+                .await
+                .map_err(|e| Close::Bad(format!("response truncated: {e}"), "upstream"))?;
             let received = now();
             let corr = wire::i32_at(&frame, 4).map_err(upstream_bad)?;
-            let (key, version, client_id, principal, sent, handling, produce_throttle, quota_bound, service) = {
+            let (
+                key,
+                version,
+                client_id,
+                principal,
+                sent,
+                handling,
+                produce_throttle,
+                quota_bound,
+                service,
+            ) = {
                 let mut guard = self.state.lock().unwrap();
                 let st = &mut *guard;
                 let Some(e) = st.inflight.front() else {
-                    return Err(Close::Bad(format!("unsolicited response with correlation id {corr}"), "upstream"));
+                    return Err(Close::Bad(
+                        format!("unsolicited response with correlation id {corr}"),
+                        "upstream",
+                    ));
                 };
                 if e.correlation_id != corr {
                     return Err(Close::Bad(
-                        format!("response correlation id {corr} does not match the oldest request's {}", e.correlation_id),
+                        format!(
+                            "response correlation id {corr} does not match the oldest request's {}",
+                            e.correlation_id
+                        ),
                         "upstream",
                     ));
                 }
@@ -863,14 +1138,35 @@ impl Conn {
                 if !PARKING_APIS.contains(&e.api_key) {
                     service = broker_work(service, &mut st.rtt_floor);
                 }
-                let r = (e.api_key, e.api_version, e.client_id.clone(), e.principal.clone(), e.sent, e.handling, e.produce_throttle_ms, e.quota_bound, service);
+                let r = (
+                    e.api_key,
+                    e.api_version,
+                    e.client_id.clone(),
+                    e.principal.clone(),
+                    e.sent,
+                    e.handling,
+                    e.produce_throttle_ms,
+                    e.quota_bound,
+                    service,
+                );
                 st.last_response = received;
                 r
             };
             let _ = sent;
             let started = now();
-            let mut frame = self.rewrite_response(key, version, frame).await.map_err(upstream_bad)?;
-            let mut throttle_ms = self.account(key, &principal, &client_id, size, produce_throttle, service, handling + started.elapsed());
+            let mut frame = self
+                .rewrite_response(key, version, frame)
+                .await
+                .map_err(upstream_bad)?;
+            let mut throttle_ms = self.account(
+                key,
+                &principal,
+                &client_id,
+                size,
+                produce_throttle,
+                service,
+                handling + started.elapsed(),
+            );
             if key == PRODUCE {
                 if throttle_ms > 0 {
                     let until = self.state.lock().unwrap().muted_until;
@@ -880,7 +1176,10 @@ impl Conn {
                 self.mute(throttle_ms);
             }
             if throttle_ms > 0 && key == FETCH {
-                if let Some(empty) = rewrite::throttled_fetch_response(version, &frame[4..], throttle_ms).map_err(upstream_bad)? {
+                if let Some(empty) =
+                    rewrite::throttled_fetch_response(version, &frame[4..], throttle_ms)
+                        .map_err(upstream_bad)?
+                {
                     frame = with_prefix(empty);
                 }
             } else if throttle_ms > 0 {
@@ -905,25 +1204,45 @@ impl Conn {
         }
     }
 
-    async fn rewrite_response(&self, key: i16, version: i16, frame: Vec<u8>) -> Result<Vec<u8>, Malformed> {
+    async fn rewrite_response(
+        &self,
+        key: i16,
+        version: i16,
+        frame: Vec<u8>,
+    ) -> Result<Vec<u8>, Malformed> {
         let body = &frame[4..];
         if wire::has_node_endpoints(key, version) {
-            if let Some(count) = self.shared.node_endpoint_checks[key as usize].get(version as usize) {
+            if let Some(count) =
+                self.shared.node_endpoint_checks[key as usize].get(version as usize)
+            {
                 count.fetch_add(1, Ordering::Relaxed);
             }
             if !wire::node_endpoints_present(key, version, body)? {
                 return Ok(frame); // the usual case: NodeEndpoints come only with NOT_LEADER_OR_FOLLOWER
             }
-        } else if !matches!(key, 3 | 10 | 60 | API_VERSIONS | SASL_HANDSHAKE | SASL_AUTHENTICATE) {
+        } else if !matches!(
+            key,
+            3 | 10 | 60 | API_VERSIONS | SASL_HANDSHAKE | SASL_AUTHENTICATE
+        ) {
             return Ok(frame);
         }
         match key {
             API_VERSIONS => {
                 let (header, message, used) = rewrite::decode_api_versions(body, version)?;
-                let broker: rewrite::Ranges = message.api_keys.iter().map(|k| (k.api_key, k.min_version, k.max_version)).collect();
-                let owned: rewrite::Ranges = if message.error_code == 0 { self.owned_ranges(&broker) } else { Vec::new() };
+                let broker: rewrite::Ranges = message
+                    .api_keys
+                    .iter()
+                    .map(|k| (k.api_key, k.min_version, k.max_version))
+                    .collect();
+                let owned: rewrite::Ranges = if message.error_code == 0 {
+                    self.owned_ranges(&broker)
+                } else {
+                    Vec::new()
+                };
                 let capped = rewrite::cap_ranges(&broker, &|k| self.shared.ceiling(k), &owned);
-                Ok(with_prefix(rewrite::encode_api_versions(&header, message, used, &capped)?))
+                Ok(with_prefix(rewrite::encode_api_versions(
+                    &header, message, used, &capped,
+                )?))
             }
             SASL_HANDSHAKE => {
                 let error = rewrite::sasl_response_error(key, version, body)?;
@@ -938,18 +1257,42 @@ impl Conn {
                     if done {
                         st.established = true;
                     }
-                    done.then(|| (st.sasl.principal.clone(), st.sasl.mechanism.clone().unwrap_or_default()))
+                    done.then(|| {
+                        (
+                            st.sasl.principal.clone(),
+                            st.sasl.mechanism.clone().unwrap_or_default(),
+                        )
+                    })
                 };
                 if let Some((principal, mechanism)) = done {
-                    self.shared.log("info", format!("client {}:{} authenticated as {} ({})", self.ip, self.port, principal, mechanism));
+                    self.shared.log(
+                        "info",
+                        format!(
+                            "client {}:{} authenticated as {} ({})",
+                            self.ip, self.port, principal, mechanism
+                        ),
+                    );
                 }
                 Ok(frame)
             }
             _ => {
-                let Some(rewrite) = AddressRewrite::decode(key, version, body)? else { return Ok(frame) };
-                self.client_out.lock().await.flush().await.map_err(|e| Malformed(e.to_string()))?;
+                let Some(rewrite) = AddressRewrite::decode(key, version, body)? else {
+                    return Ok(frame);
+                };
+                self.client_out
+                    .lock()
+                    .await
+                    .flush()
+                    .await
+                    .map_err(|e| Malformed(e.to_string()))?;
                 self.shared.map_addresses(&rewrite.addresses).await?;
-                let _ = Python::attach(|py| self.shared.bridge.call_method1(py, "rewritten", (key, version, rewrite.addresses.clone())));
+                let _ = Python::attach(|py| {
+                    self.shared.bridge.call_method1(
+                        py,
+                        "rewritten",
+                        (key, version, rewrite.addresses.clone()),
+                    )
+                });
                 let shared = self.shared.clone();
                 Ok(with_prefix(rewrite.apply(&|h, p| shared.mapped(h, p))?))
             }
@@ -971,31 +1314,62 @@ impl Conn {
 
     /// Charge the entity; the throttle to apply: max(bandwidth, request), KIP-219.
     #[allow(clippy::too_many_arguments)]
-    fn account(&self, key: i16, principal: &str, client_id: &Option<String>, response_bytes: i32, produce_throttle: i64, service: Duration, handling: Duration) -> i64 {
+    fn account(
+        &self,
+        key: i16,
+        principal: &str,
+        client_id: &Option<String>,
+        response_bytes: i32,
+        produce_throttle: i64,
+        service: Duration,
+        handling: Duration,
+    ) -> i64 {
         if !self.shared.quota_active.load(Ordering::Relaxed) {
             return 0;
         }
         let ip = self.ip.as_str();
         let mut request_ms = 0;
         if !EXEMPT_APIS.contains(&key) {
-            let upstream = if PARKING_APIS.contains(&key) { Duration::ZERO } else { service };
+            let upstream = if PARKING_APIS.contains(&key) {
+                Duration::ZERO
+            } else {
+                service
+            };
             let request_ns = (handling + upstream).as_nanos() as i64;
-            request_ms = self.shared.bridge_i64("on_request_time", (principal, client_id.clone(), ip, request_ns));
+            request_ms = self.shared.bridge_i64(
+                "on_request_time",
+                (principal, client_id.clone(), ip, request_ns),
+            );
         }
         let (bandwidth_ms, bandwidth_type) = match key {
             PRODUCE => (produce_throttle, "Produce"),
             // as a broker: a throttled Fetch is answered empty, so its bytes are unrecorded
             FETCH => (
-                self.shared.bridge_i64("on_fetch_replaced", (principal, client_id.clone(), ip, i64::from(response_bytes), request_ms)),
+                self.shared.bridge_i64(
+                    "on_fetch_replaced",
+                    (
+                        principal,
+                        client_id.clone(),
+                        ip,
+                        i64::from(response_bytes),
+                        request_ms,
+                    ),
+                ),
                 "Fetch",
             ),
             _ => (0, ""),
         };
         // only the manager with the larger throttle records it; a tie goes to Request (Kafka)
         if request_ms > 0 && request_ms >= bandwidth_ms {
-            let _ = self.shared.bridge_i64("record_throttle", ("Request", principal, client_id.clone(), request_ms));
+            let _ = self.shared.bridge_i64(
+                "record_throttle",
+                ("Request", principal, client_id.clone(), request_ms),
+            );
         } else if bandwidth_ms > 0 {
-            let _ = self.shared.bridge_i64("record_throttle", (bandwidth_type, principal, client_id.clone(), bandwidth_ms));
+            let _ = self.shared.bridge_i64(
+                "record_throttle",
+                (bandwidth_type, principal, client_id.clone(), bandwidth_ms),
+            );
         }
         if key == PRODUCE {
             self.mute(request_ms);
@@ -1005,10 +1379,18 @@ impl Conn {
 
     fn patch_throttle(&self, key: i16, version: i16, frame: &mut [u8], throttle_ms: i64) {
         let body = &frame[4..];
-        let offset = if self.shared.settings.throttle_first.contains(&(key, version)) {
-            rewrite::response_header_version(key, version).and_then(|hv| wire::response_body_offset(body, hv == 1).ok())
+        let offset = if self
+            .shared
+            .settings
+            .throttle_first
+            .contains(&(key, version))
+        {
+            rewrite::response_header_version(key, version)
+                .and_then(|hv| wire::response_body_offset(body, hv == 1).ok())
         } else if key == PRODUCE && version >= 1 {
-            wire::produce_positions(body, version).ok().and_then(|p| p.0)
+            wire::produce_positions(body, version)
+                .ok()
+                .and_then(|p| p.0)
         } else {
             None
         };
@@ -1050,7 +1432,8 @@ fn produce_request_producer_ids(version: i16, body: &[u8]) -> Result<Vec<i64>, M
     use kafka_protocol::protocol::Decodable;
     let mut buf = bytes::Bytes::copy_from_slice(body);
     let err = |e: String| Malformed(format!("produce request v{version} cannot be decoded: {e}"));
-    RequestHeader::decode(&mut buf, ApiKey::Produce.request_header_version(version)).map_err(|e| err(e.to_string()))?;
+    RequestHeader::decode(&mut buf, ApiKey::Produce.request_header_version(version))
+        .map_err(|e| err(e.to_string()))?;
     let request = ProduceRequest::decode(&mut buf, version).map_err(|e| err(e.to_string()))?;
     let mut ids = Vec::new();
     for topic in &request.topic_data {

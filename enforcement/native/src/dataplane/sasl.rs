@@ -4,8 +4,8 @@
 //! principal until then). PLAIN: authcid. SCRAM: the client-first `n=` with `=2C`/`=3D` unescaped.
 
 use bytes::Bytes;
-use kafka_protocol::messages::{RequestHeader, SaslAuthenticateRequest, SaslHandshakeRequest};
 use kafka_protocol::messages::ApiKey;
+use kafka_protocol::messages::{RequestHeader, SaslAuthenticateRequest, SaslHandshakeRequest};
 use kafka_protocol::protocol::Decodable;
 
 use super::wire::{Malformed, SASL_AUTHENTICATE, SASL_HANDSHAKE};
@@ -31,7 +31,9 @@ pub fn scram_username(client_first: &[u8]) -> Result<String, Malformed> {
             return Ok(name.replace("=2C", ",").replace("=3D", "="));
         }
     }
-    Err(Malformed("SCRAM client-first message has no user name".into()))
+    Err(Malformed(
+        "SCRAM client-first message has no user name".into(),
+    ))
 }
 
 fn round_trips(mechanism: &str) -> u32 {
@@ -52,21 +54,38 @@ pub struct SaslState {
 
 impl Default for SaslState {
     fn default() -> Self {
-        SaslState { principal: ANONYMOUS.to_string(), authenticated: false, mechanism: None, pending_user: None, seen: 0 }
+        SaslState {
+            principal: ANONYMOUS.to_string(),
+            authenticated: false,
+            mechanism: None,
+            pending_user: None,
+            seen: 0,
+        }
     }
 }
 
 fn decode_request<T: Decodable>(api_key: i16, version: i16, frame: &[u8]) -> Result<T, Malformed> {
-    let key = ApiKey::try_from(api_key).map_err(|_| Malformed(format!("unknown api key {api_key}")))?;
+    let key =
+        ApiKey::try_from(api_key).map_err(|_| Malformed(format!("unknown api key {api_key}")))?;
     let mut buf = Bytes::copy_from_slice(frame);
-    let err = |e: String| Malformed(format!("cannot decode api {api_key} request v{version}: {e}"));
-    RequestHeader::decode(&mut buf, key.request_header_version(version)).map_err(|e| err(e.to_string()))?;
+    let err = |e: String| {
+        Malformed(format!(
+            "cannot decode api {api_key} request v{version}: {e}"
+        ))
+    };
+    RequestHeader::decode(&mut buf, key.request_header_version(version))
+        .map_err(|e| err(e.to_string()))?;
     T::decode(&mut buf, version).map_err(|e| err(e.to_string()))
 }
 
 impl SaslState {
     /// Observe a SaslHandshake (17) or SaslAuthenticate (36) request (header + body).
-    pub fn on_request(&mut self, api_key: i16, version: i16, frame: &[u8]) -> Result<(), Malformed> {
+    pub fn on_request(
+        &mut self,
+        api_key: i16,
+        version: i16,
+        frame: &[u8],
+    ) -> Result<(), Malformed> {
         if api_key == SASL_HANDSHAKE {
             if version == 0 {
                 return Err(Malformed(
@@ -126,18 +145,29 @@ mod tests {
         assert_eq!(plain_authcid(b"alice\0alice\0pw").unwrap(), "alice");
         assert!(plain_authcid(b"\0\0pw").is_err());
         assert!(plain_authcid(b"nonulls").is_err());
-        assert_eq!(scram_username(b"n,,n=bob=2Cjr=3D,r=nonce").unwrap(), "bob,jr=");
+        assert_eq!(
+            scram_username(b"n,,n=bob=2Cjr=3D,r=nonce").unwrap(),
+            "bob,jr="
+        );
         assert!(scram_username(b"n,,r=nonce").is_err());
     }
 
     #[test]
     fn principal_commits_only_on_success() {
-        let mut state = SaslState { mechanism: Some("SCRAM-SHA-256".into()), pending_user: Some("bob".into()), ..Default::default() };
+        let mut state = SaslState {
+            mechanism: Some("SCRAM-SHA-256".into()),
+            pending_user: Some("bob".into()),
+            ..Default::default()
+        };
         assert!(!state.on_authenticate_response(0));
         assert_eq!(state.principal, ANONYMOUS);
         assert!(state.on_authenticate_response(0));
         assert_eq!(state.principal, "bob");
-        let mut failed = SaslState { mechanism: Some("PLAIN".into()), pending_user: Some("eve".into()), ..Default::default() };
+        let mut failed = SaslState {
+            mechanism: Some("PLAIN".into()),
+            pending_user: Some("eve".into()),
+            ..Default::default()
+        };
         assert!(!failed.on_authenticate_response(58));
         assert_eq!(failed.principal, ANONYMOUS);
         assert!(!failed.authenticated);

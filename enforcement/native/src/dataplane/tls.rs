@@ -10,11 +10,17 @@ use tokio_rustls::rustls::{self, RootCertStore, ServerConfig};
 use tokio_rustls::TlsAcceptor;
 
 fn open(path: &str) -> Result<BufReader<File>, String> {
-    File::open(path).map(BufReader::new).map_err(|e| format!("cannot read {path}: {e}"))
+    File::open(path)
+        .map(BufReader::new)
+        .map_err(|e| format!("cannot read {path}: {e}"))
 }
 
 /// A TLS acceptor; with `client_ca` every client must present a certificate it signed.
-pub fn acceptor(cert_file: &str, key_file: &str, client_ca: Option<&str>) -> Result<TlsAcceptor, String> {
+pub fn acceptor(
+    cert_file: &str,
+    key_file: &str,
+    client_ca: Option<&str>,
+) -> Result<TlsAcceptor, String> {
     let certs: Vec<_> = rustls_pemfile::certs(&mut open(cert_file)?)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("bad certificate in {cert_file}: {e}"))?;
@@ -29,7 +35,9 @@ pub fn acceptor(cert_file: &str, key_file: &str, client_ca: Option<&str>) -> Res
         Some(ca) => {
             let mut roots = RootCertStore::empty();
             for cert in rustls_pemfile::certs(&mut open(ca)?) {
-                roots.add(cert.map_err(|e| format!("bad certificate in {ca}: {e}"))?).map_err(|e| e.to_string())?;
+                roots
+                    .add(cert.map_err(|e| format!("bad certificate in {ca}: {e}"))?)
+                    .map_err(|e| e.to_string())?;
             }
             let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
@@ -38,7 +46,9 @@ pub fn acceptor(cert_file: &str, key_file: &str, client_ca: Option<&str>) -> Res
         }
         None => builder.with_no_client_auth(),
     };
-    let config = builder.with_single_cert(certs, key).map_err(|e| format!("certificate and key do not match: {e}"))?;
+    let config = builder
+        .with_single_cert(certs, key)
+        .map_err(|e| format!("certificate and key do not match: {e}"))?;
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 

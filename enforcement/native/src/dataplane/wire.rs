@@ -37,11 +37,19 @@ fn bad<T>(msg: impl Into<String>) -> Result<T, Malformed> {
 /// Validate a length prefix before anything is allocated for the body.
 pub fn check_frame_size(size: i32, min: i32, max: i64) -> Result<(), Malformed> {
     if size < min {
-        return bad(format!("frame length {size} is below the minimum of {min} bytes"));
+        return bad(format!(
+            "frame length {size} is below the minimum of {min} bytes"
+        ));
     }
     if i64::from(size) > max {
-        let hint = if (size as u32) >> 24 == 0x16 { " (a TLS handshake sent to a plaintext port?)" } else { "" };
-        return bad(format!("frame length {size} exceeds the limit of {max} bytes{hint}"));
+        let hint = if (size as u32) >> 24 == 0x16 {
+            " (a TLS handshake sent to a plaintext port?)"
+        } else {
+            ""
+        };
+        return bad(format!(
+            "frame length {size} exceeds the limit of {max} bytes{hint}"
+        ));
     }
     Ok(())
 }
@@ -81,28 +89,48 @@ pub fn i64_at(buf: &[u8], pos: usize) -> Result<i64, Malformed> {
 /// Parse the header prefix of a request frame (the bytes after the 4-byte length).
 pub fn parse_request_prefix(frame: &[u8]) -> Result<RequestPrefix, Malformed> {
     if frame.len() < 10 {
-        return bad(format!("request of {} bytes is shorter than a request header", frame.len()));
+        return bad(format!(
+            "request of {} bytes is shorter than a request header",
+            frame.len()
+        ));
     }
     let api_key = i16_at(frame, 0)?;
     let api_version = i16_at(frame, 2)?;
     let correlation_id = i32_at(frame, 4)?;
     let length = i16_at(frame, 8)?;
     if length < 0 {
-        return Ok(RequestPrefix { api_key, api_version, correlation_id, client_id: None, client_id_end: 10 });
+        return Ok(RequestPrefix {
+            api_key,
+            api_version,
+            correlation_id,
+            client_id: None,
+            client_id_end: 10,
+        });
     }
     let end = 10 + length as usize;
     if end > frame.len() {
-        return bad(format!("client_id of {length} bytes overruns a {}-byte request", frame.len()));
+        return bad(format!(
+            "client_id of {length} bytes overruns a {}-byte request",
+            frame.len()
+        ));
     }
     let client_id = String::from_utf8_lossy(&frame[10..end]).into_owned();
-    Ok(RequestPrefix { api_key, api_version, correlation_id, client_id: Some(client_id), client_id_end: end })
+    Ok(RequestPrefix {
+        api_key,
+        api_version,
+        correlation_id,
+        client_id: Some(client_id),
+        client_id_end: end,
+    })
 }
 
 /// Unsigned LEB128 varint at `pos` -> (value, next position).
 pub fn read_uvarint(buf: &[u8], mut pos: usize) -> Result<(u64, usize), Malformed> {
     let mut value: u64 = 0;
     for shift in (0..35).step_by(7) {
-        let Some(&byte) = buf.get(pos) else { return bad("varint runs past the end of the frame") };
+        let Some(&byte) = buf.get(pos) else {
+            return bad("varint runs past the end of the frame");
+        };
         pos += 1;
         value |= u64::from(byte & 0x7f) << shift;
         if byte & 0x80 == 0 {
@@ -154,7 +182,9 @@ pub fn produce_acks(frame: &[u8], prefix: &RequestPrefix) -> Result<i16, Malform
 pub fn batch_producer_ids(records: &[u8], out: &mut Vec<i64>) {
     let mut pos = 0usize;
     while pos + 61 <= records.len() {
-        let Ok(batch_length) = i32_at(records, pos + 8) else { return };
+        let Ok(batch_length) = i32_at(records, pos + 8) else {
+            return;
+        };
         if batch_length < 49 {
             return;
         }
@@ -176,7 +206,10 @@ fn uvarint_len(frame: &[u8], pos: usize, flexible: bool) -> Result<(usize, usize
         let (n, p) = read_uvarint(frame, pos)?;
         let count = n.saturating_sub(1) as usize;
         if count > frame.len().saturating_sub(p) {
-            return bad(format!("array of {count} elements in {} bytes", frame.len().saturating_sub(p)));
+            return bad(format!(
+                "array of {count} elements in {} bytes",
+                frame.len().saturating_sub(p)
+            ));
         }
         Ok((count, p))
     } else {
@@ -186,7 +219,10 @@ fn uvarint_len(frame: &[u8], pos: usize, flexible: bool) -> Result<(usize, usize
         }
         let count = n.max(0) as usize;
         if count > frame.len().saturating_sub(pos + 4) {
-            return bad(format!("array of {count} elements in {} bytes", frame.len() - pos - 4));
+            return bad(format!(
+                "array of {count} elements in {} bytes",
+                frame.len() - pos - 4
+            ));
         }
         Ok((count, pos + 4))
     }
@@ -213,11 +249,19 @@ fn skip_tags_if(frame: &[u8], pos: usize, flexible: bool) -> Result<usize, Malfo
 /// frame end) of a whole ProduceResponse (header + body).
 pub fn produce_positions(frame: &[u8], version: i16) -> Result<(Option<usize>, usize), Malformed> {
     let flexible = version >= 9;
-    let mut pos = if flexible { skip_tagged_fields(frame, 4)? } else { 4 };
+    let mut pos = if flexible {
+        skip_tagged_fields(frame, 4)?
+    } else {
+        4
+    };
     let (topics, p) = uvarint_len(frame, pos, flexible)?;
     pos = p;
     for _ in 0..topics {
-        pos = if version >= 13 { pos + 16 } else { skip_string(frame, pos, flexible)? };
+        pos = if version >= 13 {
+            pos + 16
+        } else {
+            skip_string(frame, pos, flexible)?
+        };
         let (partitions, p) = uvarint_len(frame, pos, flexible)?;
         pos = p;
         let fixed = 14 + if version >= 2 { 8 } else { 0 } + if version >= 5 { 8 } else { 0 };
@@ -253,7 +297,11 @@ pub fn fetch_tags_position(frame: &[u8], version: i16) -> Result<usize, Malforme
     let (topics, p) = uvarint_len(frame, pos, true)?;
     pos = p;
     for _ in 0..topics {
-        pos = if version >= 13 { pos + 16 } else { skip_string(frame, pos, true)? };
+        pos = if version >= 13 {
+            pos + 16
+        } else {
+            skip_string(frame, pos, true)?
+        };
         let (partitions, p) = uvarint_len(frame, pos, true)?;
         pos = p;
         for _ in 0..partitions {
@@ -291,12 +339,17 @@ pub fn has_tag_zero(frame: &[u8], pos: usize) -> Result<bool, Malformed> {
 }
 
 pub fn has_node_endpoints(api_key: i16, version: i16) -> bool {
-    (api_key == PRODUCE && version >= PRODUCE_FIRST_NODE_ENDPOINTS) || (api_key == FETCH && version >= FETCH_FIRST_NODE_ENDPOINTS)
+    (api_key == PRODUCE && version >= PRODUCE_FIRST_NODE_ENDPOINTS)
+        || (api_key == FETCH && version >= FETCH_FIRST_NODE_ENDPOINTS)
 }
 
 /// Does this response (header + body) carry NodeEndpoints that must be rewritten?
 pub fn node_endpoints_present(api_key: i16, version: i16, frame: &[u8]) -> Result<bool, Malformed> {
-    let tags_at = if api_key == PRODUCE { produce_positions(frame, version)?.1 } else { fetch_tags_position(frame, version)? };
+    let tags_at = if api_key == PRODUCE {
+        produce_positions(frame, version)?.1
+    } else {
+        fetch_tags_position(frame, version)?
+    };
     if tags_at >= frame.len() {
         return bad("response truncated before its tagged fields");
     }
@@ -354,7 +407,10 @@ mod tests {
     fn request_prefix_with_and_without_client_id() {
         let frame = request(3, 12, 7, Some("app"));
         let prefix = parse_request_prefix(&frame).unwrap();
-        assert_eq!((prefix.api_key, prefix.api_version, prefix.correlation_id), (3, 12, 7));
+        assert_eq!(
+            (prefix.api_key, prefix.api_version, prefix.correlation_id),
+            (3, 12, 7)
+        );
         assert_eq!(prefix.client_id.as_deref(), Some("app"));
         assert_eq!(prefix.client_id_end, 13);
         let null = parse_request_prefix(&request(18, 3, 1, None)).unwrap();
@@ -380,18 +436,27 @@ mod tests {
     fn produce_acks_in_each_layout() {
         let mut v2 = request(0, 2, 1, Some("c"));
         v2.extend((-1i16).to_be_bytes());
-        assert_eq!(produce_acks(&v2, &parse_request_prefix(&v2).unwrap()).unwrap(), -1);
+        assert_eq!(
+            produce_acks(&v2, &parse_request_prefix(&v2).unwrap()).unwrap(),
+            -1
+        );
         let mut v3 = request(0, 3, 1, Some("c"));
         v3.extend(2i16.to_be_bytes());
         v3.extend(b"tx");
         v3.extend(0i16.to_be_bytes());
-        assert_eq!(produce_acks(&v3, &parse_request_prefix(&v3).unwrap()).unwrap(), 0);
+        assert_eq!(
+            produce_acks(&v3, &parse_request_prefix(&v3).unwrap()).unwrap(),
+            0
+        );
         let mut v9 = request(0, 9, 1, Some("c"));
         v9.push(0); // header tags
         v9.push(3);
         v9.extend(b"tx");
         v9.extend(1i16.to_be_bytes());
-        assert_eq!(produce_acks(&v9, &parse_request_prefix(&v9).unwrap()).unwrap(), 1);
+        assert_eq!(
+            produce_acks(&v9, &parse_request_prefix(&v9).unwrap()).unwrap(),
+            1
+        );
         let short = request(0, 9, 1, Some("c"));
         assert!(produce_acks(&short, &parse_request_prefix(&short).unwrap()).is_err());
     }
