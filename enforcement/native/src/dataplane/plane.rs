@@ -801,13 +801,15 @@ impl Conn {
             let mut frame = vec![0u8; 4 + size as usize];
             frame[..4].copy_from_slice(&size_bytes);
             match tokio::time::timeout_at(deadline, client.read_exact(&mut frame[4..])).await {
-                Err(_) => return Err(Close::Bad(
-                    format!(
+                Err(_) => {
+                    return Err(Close::Bad(
+                        format!(
                         "request of {size} bytes not complete within request_read_timeout_ms={}",
                         s.request_read_timeout.as_millis()
                     ),
-                    "client",
-                )),
+                        "client",
+                    ))
+                }
                 Ok(Err(e)) => {
                     return Err(Close::Bad(
                         format!("connection ended inside a frame: {e}"),
