@@ -213,7 +213,10 @@ impl DataPlane {
                 let s = &shared.settings;
                 let listener = tokio::net::TcpListener::bind((s.listen_host.as_str(), s.listen_port))
                     .await
-                    .map_err(|e| PyOSError::new_err(format!("cannot listen on {}:{}: {e}", s.listen_host, s.listen_port)))?;
+                    // OSError(errno, text): callers tell "address in use" apart by errno, as for asyncio
+                    .map_err(|e| {
+                        PyOSError::new_err((e.raw_os_error().unwrap_or(0), format!("cannot listen on {}:{}: {e}", s.listen_host, s.listen_port)))
+                    })?;
                 let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
                 let task = tokio::spawn(accept_loop(shared.clone(), listener, s.upstreams.clone(), "bootstrap".to_string()));
                 shared.listener_tasks.lock().unwrap().push(task);
