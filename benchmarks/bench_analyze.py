@@ -34,7 +34,7 @@ ENTITIES = 500
 BROKERS = 2
 DRIVER_MEMORY = "2g"  # the CLI default
 
-PANDAS_REPORT = r'''
+PANDAS_REPORT = r"""
 import math, sys, glob, urllib.parse
 import numpy as np, pandas as pd
 frames = []
@@ -63,7 +63,7 @@ throttled = (throttle["value"].fillna(0) > 0).groupby(throttle["entity"]).mean()
 result = worst.join(throttled.rename("throttled_fraction"))
 result.reset_index().to_json(sys.argv[2], orient="records")
 print(len(result))
-'''
+"""
 STATS = ("p50", "p95", "p99", "max", "throttled_fraction")
 
 
@@ -104,8 +104,13 @@ def measure(command: list[str], timeout_s: float) -> dict:
             return {"wall_s": timeout_s, "peak_rss": peak, "status": None, "stderr": "timeout", "load_max": load_max}
         time.sleep(0.2)
     stderr = process.stderr.read()
-    return {"wall_s": time.perf_counter() - start, "peak_rss": peak, "status": process.returncode, "stderr": stderr,
-            "load_max": load_max}
+    return {
+        "wall_s": time.perf_counter() - start,
+        "peak_rss": peak,
+        "status": process.returncode,
+        "stderr": stderr,
+        "load_max": load_max,
+    }
 
 
 def _pandas_key(object_name: str) -> tuple:
@@ -125,7 +130,10 @@ def _pandas_rows(path: Path) -> dict:
 
 def _truth_rows(dump_dir: Path) -> dict:
     """The generator's exact statistics (from the values before they were written as text)."""
-    return {(r["kind"], r["user"], r["client_id"]): r for r in json.loads((dump_dir / "truth.json").read_text())["entities_truth"]}
+    return {
+        (r["kind"], r["user"], r["client_id"]): r
+        for r in json.loads((dump_dir / "truth.json").read_text())["entities_truth"]
+    }
 
 
 def max_relative_difference(got: dict, want: dict) -> dict:
@@ -146,9 +154,27 @@ def generate_dump(samples: int, out: Path) -> float | None:
         return None
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "kconfigs", "analyze", "generate", "--format", "jmxtool", "--samples",
-                    str(samples), "--entities", str(ENTITIES), "--brokers", str(BROKERS), "--out", str(out)],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kconfigs",
+            "analyze",
+            "generate",
+            "--format",
+            "jmxtool",
+            "--samples",
+            str(samples),
+            "--entities",
+            str(ENTITIES),
+            "--brokers",
+            str(BROKERS),
+            "--out",
+            str(out),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
@@ -157,9 +183,28 @@ def run_size(samples: int, workdir: Path, timeout_s: float, pandas_max: int) -> 
     generate_s = generate_dump(samples, out)
     size_bytes = sum(p.stat().st_size for p in out.glob("*.jmx.csv"))
     spark_json, pandas_json = workdir / f"spark-{samples:.0e}.json", workdir / f"pandas-{samples:.0e}.json"
-    spark = measure([sys.executable, "-m", "kconfigs", "analyze", "report", str(out), "--quotas", str(out / "quotas.toml"),
-                     "--master", "local[2]", "--driver-memory", DRIVER_MEMORY, "--format", "json", "--output",
-                     str(spark_json), "--no-progress"], timeout_s)
+    spark = measure(
+        [
+            sys.executable,
+            "-m",
+            "kconfigs",
+            "analyze",
+            "report",
+            str(out),
+            "--quotas",
+            str(out / "quotas.toml"),
+            "--master",
+            "local[2]",
+            "--driver-memory",
+            DRIVER_MEMORY,
+            "--format",
+            "json",
+            "--output",
+            str(spark_json),
+            "--no-progress",
+        ],
+        timeout_s,
+    )
     result = {"samples": samples, "bytes": size_bytes, "generate_s": generate_s, "spark": spark, "pandas": None}
     if spark["status"] == 0:
         result["vs_truth"] = max_relative_difference(_spark_rows(spark_json), _truth_rows(out))
@@ -192,8 +237,10 @@ def _table_rows(results: list[dict]) -> list[str]:
         ratio = f"{r['pandas']['wall_s'] / r['spark']['wall_s']:.2f}" if _ok(r["spark"]) and _ok(r["pandas"]) else "–"
         per_million = f"{r['spark']['wall_s'] / (r['samples'] / 1e6):.2f}" if _ok(r["spark"]) else "–"
         load = f"{r['spark']['load_max']:.1f}" if r["spark"].get("load_max") is not None else "–"
-        lines.append(f"| {r['samples']:.0e} | {r['bytes'] / 2**20:,.0f} | {' | '.join(spark)} | {per_million} | {load} "
-                     f"| {' | '.join(pandas)} | {ratio} |")
+        lines.append(
+            f"| {r['samples']:.0e} | {r['bytes'] / 2**20:,.0f} | {' | '.join(spark)} | {per_million} | {load} "
+            f"| {' | '.join(pandas)} | {ratio} |"
+        )
     return lines
 
 
@@ -205,7 +252,9 @@ def _accuracy_rows(results: list[dict]) -> list[str]:
             if diff is None:
                 continue
             if "entities_differ" in diff:
-                lines.append(f"| {r['samples']:.0e} | {label} | entity sets differ in {diff['entities_differ']} entities |||||")
+                lines.append(
+                    f"| {r['samples']:.0e} | {label} | entity sets differ in {diff['entities_differ']} entities |||||"
+                )
             else:
                 lines.append(f"| {r['samples']:.0e} | {label} | " + " | ".join(f"{diff[n]:.1e}" for n in STATS) + " |")
     return lines
@@ -217,18 +266,23 @@ def _target_line(results: list[dict]) -> str:
         return "Target (1e8 samples in ≤ 600 s with peak RSS ≤ 4,096 MB): 1e8 not in this run."
     r = big[0]
     met = _ok(r["spark"]) and r["spark"]["wall_s"] <= 600 and r["spark"]["peak_rss"] <= 4 * 2**30
-    return (f"Target (1e8 samples in ≤ 600 s with peak RSS ≤ 4,096 MB): **{'met' if met else 'not met'}** — "
-            f"{_cell(r['spark'], r['samples'])[0]} s, {r['spark']['peak_rss'] / 2**20:,.0f} MB.")
+    return (
+        f"Target (1e8 samples in ≤ 600 s with peak RSS ≤ 4,096 MB): **{'met' if met else 'not met'}** — "
+        f"{_cell(r['spark'], r['samples'])[0]} s, {r['spark']['peak_rss'] / 2**20:,.0f} MB."
+    )
 
 
 def render(results: list[dict], command: str, load_before: tuple, load_after: tuple) -> str:
     import pyspark
 
-    from spark_analysis.transforms import PERCENTILE_ACCURACY
+    from kconfigs_analysis.transforms import PERCENTILE_ACCURACY
 
-    generated = ", ".join(f"{r['samples']:.0e} in {r['generate_s']:.0f} s" for r in results if r["generate_s"] is not None)
+    generated = ", ".join(
+        f"{r['samples']:.0e} in {r['generate_s']:.0f} s" for r in results if r["generate_s"] is not None
+    )
     lines = [
-        "## `kconfigs analyze report` on Spark local[2] vs single-process pandas (issue 5)", "",
+        "## `kconfigs analyze report` on Spark local[2] vs single-process pandas (issue 5)",
+        "",
         f"Command: `{command}` on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()},",
         f"Java 17, PySpark {pyspark.__version__} local[2] with {DRIVER_MEMORY} driver memory. Load average (1 min)",
         f"{load_before[0]:.1f} before / {load_after[0]:.1f} after; the highest seen during each Spark run is in the",
@@ -238,19 +292,29 @@ def render(results: list[dict], command: str, load_before: tuple, load_after: tu
         "poll, so 1e8 samples are 2e8 CSV cells)" + (f"; generated in this run: {generated}." if generated else "."),
         "Both tools compute the same report numbers (per-broker p50/p95/p99/max, worst broker, throttled",
         "fraction); Spark also resolves quotas and builds the chart series. Wall time includes process and",
-        "JVM start; RSS is the whole process tree (Python + JVM), sampled every 0.2 s.", "",
+        "JVM start; RSS is the whole process tree (Python + JVM), sampled every 0.2 s.",
+        "",
         "| samples | dump MB | Spark s | Spark samples/s | Spark peak RSS MB | Spark s per 1e6 | load max | "
         "pandas s | pandas samples/s | pandas peak RSS MB | pandas/Spark time |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
-        *_table_rows(results), "", _target_line(results), "",
+        *_table_rows(results),
+        "",
+        _target_line(results),
+        "",
     ]
     accuracy = _accuracy_rows(results)
     if accuracy:
-        lines += ["Spark's report against pandas' and against the generator's exact statistics (truth.json, from",
-                  "the values before they were written with one decimal): largest relative difference over all",
-                  f"entities. Spark's percentiles are `percentile_approx` with accuracy {PERCENTILE_ACCURACY:,} (rank",
-                  f"error ≤ n/{PERCENTILE_ACCURACY:,} per broker series); pandas' and the truth are exact nearest-rank.", "",
-                  "| samples | against | " + " | ".join(STATS) + " |", "|---" * (len(STATS) + 2) + "|", *accuracy, ""]
+        lines += [
+            "Spark's report against pandas' and against the generator's exact statistics (truth.json, from",
+            "the values before they were written with one decimal): largest relative difference over all",
+            f"entities. Spark's percentiles are `percentile_approx` with accuracy {PERCENTILE_ACCURACY:,} (rank",
+            f"error ≤ n/{PERCENTILE_ACCURACY:,} per broker series); pandas' and the truth are exact nearest-rank.",
+            "",
+            "| samples | against | " + " | ".join(STATS) + " |",
+            "|---" * (len(STATS) + 2) + "|",
+            *accuracy,
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -259,8 +323,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="1e6,1e7", help="comma-separated sample counts")
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "bench-analyze"))
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per tool and size")
-    parser.add_argument("--pandas-max", type=float, default=1e7,
-                        help="largest size pandas runs at (it needed 7.2 GB at 1e7; 1e8 would need ~70 GB)")
+    parser.add_argument(
+        "--pandas-max",
+        type=float,
+        default=1e7,
+        help="largest size pandas runs at (it needed 7.2 GB at 1e7; 1e8 would need ~70 GB)",
+    )
     parser.add_argument("--write", action="store_true", help="write the section of benchmarks/RESULTS.md")
     args = parser.parse_args()
     workdir = Path(args.workdir)
@@ -270,7 +338,13 @@ def main() -> None:
     for size in args.sizes.split(","):
         result = run_size(int(float(size)), workdir, args.timeout, int(args.pandas_max))
         results.append(result)
-        print({k: (v if not isinstance(v, dict) else {x: y for x, y in v.items() if x != "stderr"}) for k, v in result.items()}, flush=True)
+        print(
+            {
+                k: (v if not isinstance(v, dict) else {x: y for x, y in v.items() if x != "stderr"})
+                for k, v in result.items()
+            },
+            flush=True,
+        )
     command = "python benchmarks/bench_analyze.py " + " ".join(sys.argv[1:])
     text = render(results, command, load_before, os.getloadavg())
     print(text)

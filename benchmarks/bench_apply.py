@@ -28,15 +28,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from harness.zookeeper import ZooKeeperServer  # noqa: E402
 from _results import write_section  # noqa: E402
+
+from harness.zookeeper import ZooKeeperServer  # noqa: E402
 
 ZKCLI = "/usr/share/zookeeper/bin/zkCli.sh"
 
 
 def quota_file(path: Path, entities: int, bump: int) -> None:
     """A third users, a third client-ids, a third (user, client-id) pairs."""
-    shapes = ('{{ user = "user-{i}" }}', '{{ client-id = "client-{i}" }}', '{{ user = "team-{t}", client-id = "app-{i}" }}')
+    shapes = (
+        '{{ user = "user-{i}" }}',
+        '{{ client-id = "client-{i}" }}',
+        '{{ user = "team-{t}", client-id = "app-{i}" }}',
+    )
     lines = []
     for i in range(entities):
         entity = shapes[i % 3].format(i=i, t=i % 100)
@@ -88,14 +93,17 @@ def main() -> None:
         zk = ZooKeeperServer(Path(tmp) / "zk")
         zk.start()
         try:
-            passes = [zookeeper_steps(kconfigs, ["--zookeeper", f"{zk.hosts}/bench-{run}"], files)
-                      for run in range(args.runs)]
+            passes = [
+                zookeeper_steps(kconfigs, ["--zookeeper", f"{zk.hosts}/bench-{run}"], files) for run in range(args.runs)
+            ]
             zkcli = zkcli_sample(zk.hosts, args.zkcli_sample)
         finally:
             zk.stop()
         embedded = ["--store", str(Path(tmp) / "embedded.db")]
-        sqlite_s = (timed([kconfigs, "apply", str(files["create"]), *embedded]),
-                    timed([kconfigs, "apply", str(files["change"]), *embedded]))
+        sqlite_s = (
+            timed([kconfigs, "apply", str(files["create"]), *embedded]),
+            timed([kconfigs, "apply", str(files["change"]), *embedded]),
+        )
     zk_s = {step: [p[step] for p in passes] for step in STEPS}
     write_section("apply", report(args, zk_s, zkcli, sqlite_s))
 

@@ -24,9 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _results import write_section  # noqa: E402
+
 from harness.java import java_command  # noqa: E402
 from harness.zookeeper import ZooKeeperServer  # noqa: E402
-from _results import write_section  # noqa: E402
 
 ZKCLI = "/usr/share/zookeeper/bin/zkCli.sh"
 
@@ -51,10 +52,24 @@ def installed_kconfigs() -> str:
     venv = Path.home() / ".cache" / "kconfigs-bench" / "venv"
     if not (venv / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    "--force-reinstall", "--no-deps", str(ROOT)], check=True)
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    str(ROOT)], check=True)
+    subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--force-reinstall",
+            "--no-deps",
+            str(ROOT),
+        ],
+        check=True,
+    )
+    subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(ROOT)],
+        check=True,
+    )
     return str(venv / "bin" / "kconfigs")
 
 
@@ -67,21 +82,42 @@ def main() -> None:
         zk = ZooKeeperServer(Path(tmp))
         zk.start()
         try:
-            subprocess.run([kconfigs, "--zookeeper", zk.hosts, "--alter", "--user", "alice",
-                            "--add-config", "producer_byte_rate=1048576"], check=True, capture_output=True)
-            ours = timed_runs([kconfigs, "--zookeeper", zk.hosts, "--describe", "--user", "alice"], runs,
-                              "producer_byte_rate=1048576")
-            kafka = timed_runs(java_command("2.8.2", "kafka.admin.ConfigCommand",
-                                            ["--zookeeper", zk.hosts, "--describe", "--user", "alice"]),
-                               max(5, runs // 3), "producer_byte_rate=1048576")
-            zkcli = timed_runs([ZKCLI, "-server", zk.hosts, "get", "/config/users/alice"], max(5, runs // 3),
-                               "producer_byte_rate")
+            subprocess.run(
+                [
+                    kconfigs,
+                    "--zookeeper",
+                    zk.hosts,
+                    "--alter",
+                    "--user",
+                    "alice",
+                    "--add-config",
+                    "producer_byte_rate=1048576",
+                ],
+                check=True,
+                capture_output=True,
+            )
+            ours = timed_runs(
+                [kconfigs, "--zookeeper", zk.hosts, "--describe", "--user", "alice"], runs, "producer_byte_rate=1048576"
+            )
+            kafka = timed_runs(
+                java_command(
+                    "2.8.2", "kafka.admin.ConfigCommand", ["--zookeeper", zk.hosts, "--describe", "--user", "alice"]
+                ),
+                max(5, runs // 3),
+                "producer_byte_rate=1048576",
+            )
+            zkcli = timed_runs(
+                [ZKCLI, "-server", zk.hosts, "get", "/config/users/alice"], max(5, runs // 3), "producer_byte_rate"
+            )
         finally:
             zk.stop()
     help_times = timed_runs([kconfigs, "--help"], runs, "Usage")
     venv_python = str(Path(kconfigs).with_name("python"))
-    import_us = subprocess.run([venv_python, "-X", "importtime", "-c", "import kconfigs.cli"],
-                               capture_output=True, text=True).stderr.strip().splitlines()[-1]
+    import_us = (
+        subprocess.run([venv_python, "-X", "importtime", "-c", "import kconfigs.cli"], capture_output=True, text=True)
+        .stderr.strip()
+        .splitlines()[-1]
+    )
     ratio_zkcli = statistics.median(ours) / statistics.median(zkcli)
     ratio_kafka = statistics.median(ours) / statistics.median(kafka)
     body = f"""## Whole-process describe of one entity (issue 2)

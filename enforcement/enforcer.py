@@ -10,13 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from enforcement.connection_quota import ConnectionQuotaManager
-from enforcement.producer_ids import ProducerIdQuotaManager
-from enforcement.quota_manager import (
-    NANOS_TO_PERCENT_PER_SEC, ClientQuotaManager, ControllerMutationManager, FetchQuotaManager, MetricSample,
-    MutationDecision, RequestQuotaManager, SensorSettings,
+from kconfigs_enforcement.connection_quota import ConnectionQuotaManager
+from kconfigs_enforcement.producer_ids import ProducerIdQuotaManager
+from kconfigs_enforcement.quota_manager import (
+    NANOS_TO_PERCENT_PER_SEC,
+    ClientQuotaManager,
+    ControllerMutationManager,
+    FetchQuotaManager,
+    MetricSample,
+    MutationDecision,
+    RequestQuotaManager,
+    SensorSettings,
 )
-from enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.resolution import QuotaSnapshot
 
 
 @dataclass(frozen=True)
@@ -44,8 +50,14 @@ class EnforcementConfig:
     legacy_pre_3_8: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("samples", "window_ms", "controller_samples", "controller_window_ms", "producer_id_expected",
-                     "producer_id_filter_window_ms"):
+        for name in (
+            "samples",
+            "window_ms",
+            "controller_samples",
+            "controller_window_ms",
+            "producer_id_expected",
+            "producer_id_filter_window_ms",
+        ):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1")
         if not 0.0 < self.producer_id_fpr < 1.0:
@@ -64,11 +76,19 @@ class Enforcer:
         self.fetch = FetchQuotaManager(snapshot, byte_rate)
         self.request = RequestQuotaManager(snapshot, capped)
         self.mutations = ControllerMutationManager(snapshot, byte_rate, c.controller_samples, c.controller_window_ms)
-        self.connections = ConnectionQuotaManager(snapshot, c.samples, c.window_ms, c.legacy_pre_3_8,
-                                                  c.sensor_expiry_ms, c.broker_connection_rate)
+        self.connections = ConnectionQuotaManager(
+            snapshot, c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms, c.broker_connection_rate
+        )
         self.producer_ids = ProducerIdQuotaManager(
-            snapshot, c.samples, c.window_ms, c.legacy_pre_3_8, c.sensor_expiry_ms,
-            c.producer_id_filter_window_ms, c.producer_id_expected, c.producer_id_fpr)
+            snapshot,
+            c.samples,
+            c.window_ms,
+            c.legacy_pre_3_8,
+            c.sensor_expiry_ms,
+            c.producer_id_filter_window_ms,
+            c.producer_id_expected,
+            c.producer_id_fpr,
+        )
         # Hot path: bound methods stored on the instance skip one Python call level per decision.
         self.record_produce = self.produce.record
         self.record_fetch = self.fetch.record_fetch  # (user, client_id, nbytes, now_ms, request_throttle_ms=0)
@@ -128,4 +148,3 @@ class Enforcer:
                 yield from manager.metrics(now_ms)
         yield from self.connections.metrics(now_ms)
         yield from self.producer_ids.metrics(now_ms)
-

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import copy
 
-from enforcement._native import RateCore
-from enforcement.stats import UNLIMITED, Sample
+from kconfigs_enforcement._native import RateCore
+from kconfigs_enforcement.stats import UNLIMITED, Sample
 
 NO_CAP_MS = 2**63 - 1
 
@@ -71,9 +71,20 @@ class NativeRateSensor(_CopyableCore):
 
     __slots__ = ("name", "tags", "user", "client_id")
 
-    def __init__(self, samples: int, window_ms: int, legacy_pre_3_8: bool, *, bound: float = UNLIMITED,
-                 cap_ms: int = NO_CAP_MS, now_ms: int = 0, name: str = "", tags: dict | None = None,
-                 user: str = "", client_id: str = ""):
+    def __init__(
+        self,
+        samples: int,
+        window_ms: int,
+        legacy_pre_3_8: bool,
+        *,
+        bound: float = UNLIMITED,
+        cap_ms: int = NO_CAP_MS,
+        now_ms: int = 0,
+        name: str = "",
+        tags: dict | None = None,
+        user: str = "",
+        client_id: str = "",
+    ):
         # bound, cap_ms and now_ms were taken by RateCore.__new__
         self.name = name
         self.tags = tags or {}

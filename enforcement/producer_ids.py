@@ -20,10 +20,10 @@ from typing import Iterable, Iterator
 
 import rbloom
 
-from enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
-from enforcement.resolution import PRODUCER_IDS_KEY, QuotaSnapshot
-from enforcement.rates import RateSensor
-from enforcement.sensors import AvgSensor, SensorRegistry
+from kconfigs_enforcement.quota_manager import BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, MetricSample
+from kconfigs_enforcement.rates import RateSensor
+from kconfigs_enforcement.resolution import PRODUCER_IDS_KEY, QuotaSnapshot
+from kconfigs_enforcement.sensors import AvgSensor, SensorRegistry
 
 GROUP = "ProducerIds"
 FPR_SAFETY = 0.8  # size for 80 % of the configured rate: the bound holds at the expected count
@@ -81,8 +81,17 @@ class _UserIds:
 class ProducerIdQuotaManager:
     """Counts unseen producer ids per user against ``producer_ids_rate`` (user levels only)."""
 
-    def __init__(self, snapshot: QuotaSnapshot, samples: int, window_ms: int, legacy_pre_3_8: bool,
-                 expiry_ms: int, filter_window_ms: int, expected_ids: int, fpr: float):
+    def __init__(
+        self,
+        snapshot: QuotaSnapshot,
+        samples: int,
+        window_ms: int,
+        legacy_pre_3_8: bool,
+        expiry_ms: int,
+        filter_window_ms: int,
+        expected_ids: int,
+        fpr: float,
+    ):
         self._snapshot = snapshot
         self._samples, self._window_ms, self._legacy = samples, window_ms, legacy_pre_3_8
         self._filter_window_ms = filter_window_ms
@@ -101,9 +110,16 @@ class ProducerIdQuotaManager:
             resolved = self._snapshot.resolve(user, "", PRODUCER_IDS_KEY)
             if resolved.value is None:
                 return 0  # no quota for this user: nothing tracked, no memory used
-            sensor = RateSensor(self._samples, self._window_ms, self._legacy, bound=resolved.value,
-                                now_ms=now_ms, name=f"ProducerIds-{resolved.metric_tags['user']}",
-                                tags=resolved.metric_tags, user=user)
+            sensor = RateSensor(
+                self._samples,
+                self._window_ms,
+                self._legacy,
+                bound=resolved.value,
+                now_ms=now_ms,
+                name=f"ProducerIds-{resolved.metric_tags['user']}",
+                tags=resolved.metric_tags,
+                user=user,
+            )
             state = self._users[user] = _UserIds(sensor)
         state.rotate(now_ms, self._filter_window_ms, self._make_filter)
         new_ids = state.count_new(producer_ids)

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
-from enforcement.resolution import QuotaSnapshot
-from enforcement.rates import RateSensor, SampledRate
-from enforcement.sensors import NO_CAP_MS, AvgSensor, SensorRegistry
-from enforcement.stats import UNLIMITED
-from enforcement.throttle import token_bucket_throttle_ms
-from enforcement.token_bucket import TokenBucket
+from kconfigs_enforcement.rates import RateSensor, SampledRate
+from kconfigs_enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.sensors import NO_CAP_MS, AvgSensor, SensorRegistry
+from kconfigs_enforcement.stats import UNLIMITED
+from kconfigs_enforcement.throttle import token_bucket_throttle_ms
+from kconfigs_enforcement.token_bucket import TokenBucket
 
 NANOS_TO_PERCENT_PER_SEC = 100.0 / 1_000_000_000  # ClientRequestQuotaManager.NanosToPercentagePerSecond
 BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS = 2, 30_000  # metrics.num.samples / sample.window.ms
@@ -117,9 +117,16 @@ class ClientQuotaManager:
     def _new_sensor(self, name, user, client_id, user_tag, client_tag, now_ms) -> RateSensor:
         s = self._settings
         return RateSensor(
-            s.samples, s.window_ms, s.legacy_pre_3_8, bound=self._bound(user, client_id, user_tag, client_tag),
-            cap_ms=s.cap_ms, now_ms=now_ms, name=name, tags={"user": user_tag, "client-id": client_tag},
-            user=user, client_id=client_id,
+            s.samples,
+            s.window_ms,
+            s.legacy_pre_3_8,
+            bound=self._bound(user, client_id, user_tag, client_tag),
+            cap_ms=s.cap_ms,
+            now_ms=now_ms,
+            name=name,
+            tags={"user": user_tag, "client-id": client_tag},
+            user=user,
+            client_id=client_id,
         )
 
     def _bound(self, user: str, client_id: str, user_tag: str, client_tag: str) -> float:
@@ -215,9 +222,17 @@ class ControllerMutationManager(ClientQuotaManager):
 
     def _new_sensor(self, name, user, client_id, user_tag, client_tag, now_ms) -> RateSensor:
         bound = self._bound(user, client_id, user_tag, client_tag)
-        sensor = MutationSensor(BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, self._settings.legacy_pre_3_8,
-                                bound=bound, now_ms=now_ms, name=name,
-                                tags={"user": user_tag, "client-id": client_tag}, user=user, client_id=client_id)
+        sensor = MutationSensor(
+            BROKER_METRICS_SAMPLES,
+            BROKER_METRICS_WINDOW_MS,
+            self._settings.legacy_pre_3_8,
+            bound=bound,
+            now_ms=now_ms,
+            name=name,
+            tags={"user": user_tag, "client-id": client_tag},
+            user=user,
+            client_id=client_id,
+        )
         sensor.bucket = TokenBucket(self._bucket_samples, self._bucket_window_ms, bound)
         return sensor
 

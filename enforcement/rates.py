@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 
-from enforcement.sensors import PureRateSensor
-from enforcement.stats import PureSampledRate
+from kconfigs_enforcement.sensors import PureRateSensor
+from kconfigs_enforcement.stats import PureSampledRate
 
 try:
-    from enforcement import native_rates
+    from kconfigs_enforcement import native_rates
+
     _pure_because = ""
 except ImportError:  # not built: no Rust toolchain at install time
     native_rates = None
@@ -26,7 +27,7 @@ if os.environ.get("KCONFIGS_PURE_PYTHON") == "1":
 NATIVE = native_rates is not None
 #: for the operator (``kconfigs serve`` logs it): the extension is optional at install time, so a
 #: build without cargo silently falls back to pure Python
-DESCRIPTION = "native (enforcement._native, Rust)" if NATIVE else f"pure Python ({_pure_because})"
+DESCRIPTION = "native (kconfigs_enforcement._native, Rust)" if NATIVE else f"pure Python ({_pure_because})"
 SampledRate = native_rates.NativeSampledRate if NATIVE else PureSampledRate
 RateSensor = native_rates.NativeRateSensor if NATIVE else PureRateSensor
 Rate = SampledRate  # Kafka's class name

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, NamedTuple
 
-from enforcement.enforcer import EnforcementConfig, Enforcer
-from enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.enforcer import EnforcementConfig, Enforcer
+from kconfigs_enforcement.resolution import QuotaSnapshot
 
 EVENT_KINDS = ("produce", "fetch", "request", "connection", "producer_id")
 EXPIRE_INTERVAL_MS = 30_000  # Metrics' ExpireSensorTask period
@@ -49,8 +49,11 @@ def decide(enforcer: Enforcer, event: UsageEvent) -> ReplayResult:
         return ReplayResult(event, decision.delay_ms, decision.accept)
     if kind == "producer_id":
         return ReplayResult(event, enforcer.record_producer_ids(event.user, (event.value,), now_ms), True)
-    recorders = {"produce": ("Produce", enforcer.record_produce), "fetch": ("Fetch", enforcer.record_fetch),
-                 "request": ("Request", enforcer.record_request_time)}
+    recorders = {
+        "produce": ("Produce", enforcer.record_produce),
+        "fetch": ("Fetch", enforcer.record_fetch),
+        "request": ("Request", enforcer.record_request_time),
+    }
     if kind not in recorders:
         raise ValueError(f"Unknown event kind: {kind}")
     quota_type, record = recorders[kind]
@@ -60,8 +63,12 @@ def decide(enforcer: Enforcer, event: UsageEvent) -> ReplayResult:
     return ReplayResult(event, throttle_ms, True)
 
 
-def replay(events: Iterable[UsageEvent], snapshot: QuotaSnapshot,
-           config: EnforcementConfig = EnforcementConfig(), enforcer: Enforcer | None = None) -> Iterator[ReplayResult]:
+def replay(
+    events: Iterable[UsageEvent],
+    snapshot: QuotaSnapshot,
+    config: EnforcementConfig = EnforcementConfig(),
+    enforcer: Enforcer | None = None,
+) -> Iterator[ReplayResult]:
     """Yield one :class:`ReplayResult` per event, in order, from a fresh broker (or ``enforcer``)."""
     enforcer = enforcer or Enforcer(snapshot, config)
     next_expiry_ms = None

@@ -61,8 +61,12 @@ class _KeyQuotas:
 
 def _entity_kind(entity: Mapping[str, str | None]) -> str:
     keys = frozenset(entity)
-    kinds = {frozenset({"user", "client-id"}): "user_client", frozenset({"user"}): "user",
-             frozenset({"client-id"}): "client", frozenset({"ip"}): "ip"}
+    kinds = {
+        frozenset({"user", "client-id"}): "user_client",
+        frozenset({"user"}): "user",
+        frozenset({"client-id"}): "client",
+        frozenset({"ip"}): "ip",
+    }
     kind = kinds.get(keys)
     if kind is None:
         raise ValueError(f"Invalid quota entity {dict(entity)!r}")
@@ -96,7 +100,9 @@ class QuotaSnapshot:
         ips: dict = {}
         for entity, quotas in map(_as_pair, records):
             kind = _entity_kind(entity)
-            bit = {"user_client": USER_CLIENT_ID_ENABLED, "user": USER_ENABLED, "client": CLIENT_ID_ENABLED}.get(kind, 0)
+            bit = {"user_client": USER_CLIENT_ID_ENABLED, "user": USER_ENABLED, "client": CLIENT_ID_ENABLED}.get(
+                kind, 0
+            )
             if zookeeper_masks and bit:
                 for key in CLIENT_KEYS:
                     keys[key].mask |= bit
@@ -155,7 +161,9 @@ class QuotaSnapshot:
             return san_user, ""
         return "", client_id  # levels 7, 8 or nothing
 
-    def limit_for_tags(self, key: str, user: str, client_id: str, user_tag: str, client_tag: str) -> tuple[float | None, int]:
+    def limit_for_tags(
+        self, key: str, user: str, client_id: str, user_tag: str, client_tag: str
+    ) -> tuple[float | None, int]:
         """``quotaLimit``: (value, level) for a sensor with these tags; (None, 0) = unlimited.
 
         ``user``/``client_id`` are the raw names behind the non-empty tags.
@@ -190,8 +198,9 @@ class QuotaSnapshot:
         elif key in CLIENT_KEYS:
             user_tag, client_tag = self.metric_tags(user, client_id, key)
             value, level = self.limit_for_tags(key, user, client_id, user_tag, client_tag)
-            resolved = Resolved(value, level, self._path(level, user, client_id),
-                                {"user": user_tag, "client-id": client_tag})
+            resolved = Resolved(
+                value, level, self._path(level, user, client_id), {"user": user_tag, "client-id": client_tag}
+            )
         else:
             raise KeyError(f"Unknown client quota key: {key}")
         if len(self._cache) >= _MAX_CACHED_PAIRS:
@@ -210,9 +219,16 @@ class QuotaSnapshot:
     @staticmethod
     def _path(level: int, user: str, client_id: str) -> str | None:
         u, c, d = _san(user), _san(client_id), DEFAULT_NAME
-        paths = {1: f"users/{u}/clients/{c}", 2: f"users/{u}/clients/{d}", 3: f"users/{u}",
-                 4: f"users/{d}/clients/{c}", 5: f"users/{d}/clients/{d}", 6: f"users/{d}",
-                 7: f"clients/{c}", 8: f"clients/{d}"}
+        paths = {
+            1: f"users/{u}/clients/{c}",
+            2: f"users/{u}/clients/{d}",
+            3: f"users/{u}",
+            4: f"users/{d}/clients/{c}",
+            5: f"users/{d}/clients/{d}",
+            6: f"users/{d}",
+            7: f"clients/{c}",
+            8: f"clients/{d}",
+        }
         return "/config/" + paths[level] if level else None
 
     # -- ip quotas -------------------------------------------------------------------

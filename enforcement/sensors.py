@@ -9,18 +9,18 @@ is lost with it.
 ``QuotaUtils.(bounded)throttleTime``, fused into one call with the ``SampledRate`` internals
 inlined (same arithmetic as ``record`` + ``measure`` + ``window_ms``; the property tests compare
 it with a literal port of Kafka). ``enforcement/native`` has the same sensor in Rust, used when
-built (``enforcement.rates``).
+built (``kconfigs_enforcement.rates``).
 """
 
 from __future__ import annotations
 
-from enforcement.stats import UNLIMITED, PureSampledRate, SampledAvg, java_round, ordered_sum, trunc_div
+from kconfigs_enforcement.stats import UNLIMITED, PureSampledRate, SampledAvg, java_round, ordered_sum, trunc_div
 
 NO_CAP_MS = 2**63 - 1
 
 
 class PureRateSensor(PureSampledRate):
-    """A quota sensor around a ``PureSampledRate`` (the fallback of ``enforcement.rates.RateSensor``).
+    """A quota sensor around a ``PureSampledRate`` (the fallback of ``kconfigs_enforcement.rates.RateSensor``).
 
     :param bound: the quota (per second); ``UNLIMITED`` = Long.MAX_VALUE like Kafka
     :param cap_ms: ``boundedThrottleTime`` cap (one sample window) or ``NO_CAP_MS``
@@ -28,9 +28,20 @@ class PureRateSensor(PureSampledRate):
 
     __slots__ = ("bound", "cap_ms", "last_record_ms", "name", "tags", "user", "client_id", "_padded_below_ms")
 
-    def __init__(self, samples: int, window_ms: int, legacy_pre_3_8: bool, *, bound: float = UNLIMITED,
-                 cap_ms: int = NO_CAP_MS, now_ms: int = 0, name: str = "", tags: dict | None = None,
-                 user: str = "", client_id: str = ""):
+    def __init__(
+        self,
+        samples: int,
+        window_ms: int,
+        legacy_pre_3_8: bool,
+        *,
+        bound: float = UNLIMITED,
+        cap_ms: int = NO_CAP_MS,
+        now_ms: int = 0,
+        name: str = "",
+        tags: dict | None = None,
+        user: str = "",
+        client_id: str = "",
+    ):
         super().__init__(samples, window_ms, legacy_pre_3_8)
         self._padded_below_ms = (self._samples - 1) * self._window_ms  # windowSize pads below this
         self.bound = bound

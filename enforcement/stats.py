@@ -18,7 +18,7 @@ expired. Non-integral values (request percentages) switch the stat to summing th
 order on each measure, exactly like ``WindowedSum.combine``, so rounding matches Java's doubles.
 ``tests/unit/enforcement`` checks this against a literal transliteration of the Java classes.
 
-This pure-Python rate is the fallback; ``enforcement.rates`` picks the compiled one
+This pure-Python rate is the fallback; ``kconfigs_enforcement.rates`` picks the compiled one
 (``enforcement/native``, the same algorithm in Rust) when it is built.
 """
 
@@ -91,9 +91,19 @@ class PureSampledRate:
     """
 
     __slots__ = (
-        "_samples", "_window_ms", "_expire_age_ms", "_ring_size", "_track_last",
-        "_values", "_starts", "_lasts", "_cur", "_total", "_exact_total",
-        "_min_start", "_min_last",
+        "_samples",
+        "_window_ms",
+        "_expire_age_ms",
+        "_ring_size",
+        "_track_last",
+        "_values",
+        "_starts",
+        "_lasts",
+        "_cur",
+        "_total",
+        "_exact_total",
+        "_min_start",
+        "_min_last",
     )
 
     def __init__(self, samples: int = 11, window_ms: int = 1000, legacy_pre_3_8: bool = False):
@@ -225,8 +235,7 @@ class PureSampledRate:
     def samples_view(self) -> tuple[Sample, ...]:
         """The ring slots in list order (for tests and debugging)."""
         return tuple(
-            Sample(v, s, (l if self._track_last else s))
-            for v, s, l in zip(self._values, self._starts, self._lasts)
+            Sample(v, s, (l if self._track_last else s)) for v, s, l in zip(self._values, self._starts, self._lasts)
         )
 
 

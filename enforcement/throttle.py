@@ -9,8 +9,8 @@ X = (600-500)/500 * 10 500 = 2100 ms.
 
 from __future__ import annotations
 
-from enforcement.rates import SampledRate
-from enforcement.stats import java_round
+from kconfigs_enforcement.rates import SampledRate
+from kconfigs_enforcement.stats import java_round
 
 
 def throttle_ms_for(rate_per_sec: float, quota: float, window_ms: int) -> int:

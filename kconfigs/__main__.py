@@ -18,10 +18,11 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not _compat_argv(args):
         from kconfigs.cli import main as click_main
+
         click_main(args)
         return
-    from kconfigs.errors import KconfigsError
     from kconfigs.commands.compat import run_compat, usage_text
+    from kconfigs.errors import KconfigsError
 
     try:
         code = run_compat(args)

@@ -44,18 +44,19 @@ class ApplyReport:
         return "; ".join(parts) + ("" if self.complete else "; re-run to converge")
 
 
-def apply_plan(store, plan: Plan, *, batch_size: int = DEFAULT_BATCH,
-               on_progress: Callable[[int], None] | None = None) -> ApplyReport:
+def apply_plan(
+    store, plan: Plan, *, batch_size: int = DEFAULT_BATCH, on_progress: Callable[[int], None] | None = None
+) -> ApplyReport:
     """Apply ``plan``; stop early only when the store became unreachable."""
     report = ApplyReport()
     items = list(plan.entities)
     for start in range(0, len(items), batch_size):
-        batch = items[start:start + batch_size]
+        batch = items[start : start + batch_size]
         stop = _apply_batch(store, batch, report)
         if on_progress:
             on_progress(len(batch))
         if stop:
-            report.not_attempted.extend(items[start + batch_size:])
+            report.not_attempted.extend(items[start + batch_size :])
             break
     return report
 

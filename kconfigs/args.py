@@ -22,9 +22,15 @@ class OptionSpec:
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("add-config", True, "Key Value pairs of configs to add, e.g. 'producer_byte_rate=1024,consumer_byte_rate=2048'. Square brackets group values containing commas."),
+    OptionSpec(
+        "add-config",
+        True,
+        "Key Value pairs of configs to add, e.g. 'producer_byte_rate=1024,consumer_byte_rate=2048'. Square brackets group values containing commas.",
+    ),
     OptionSpec("add-config-file", True, "Path to a properties file with configs to add."),
-    OptionSpec("all", False, "List all configs for the given topic, broker, or broker-logger entity (not used for quotas)."),
+    OptionSpec(
+        "all", False, "List all configs for the given topic, broker, or broker-logger entity (not used for quotas)."
+    ),
     OptionSpec("alter", False, "Alter the configuration for the entity."),
     OptionSpec("bootstrap-controller", True, "The Kafka controllers to connect to (KRaft)."),
     OptionSpec("bootstrap-server", True, "The Kafka server to connect to."),
@@ -37,30 +43,62 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("delete-config", True, "Config keys to remove 'k1,k2'."),
     OptionSpec("describe", False, "List configs for the given entity."),
     OptionSpec("dry-run", False, "Validate the change without applying it.", kconfigs_only=True),
-    OptionSpec("entity-default", False, "Default entity name for clients/users/brokers/ips (applies to corresponding entity type in command line)."),
+    OptionSpec(
+        "entity-default",
+        False,
+        "Default entity name for clients/users/brokers/ips (applies to corresponding entity type in command line).",
+    ),
     OptionSpec("entity-name", True, "Name of entity (topic name/client id/user principal name/broker id/ip)."),
     OptionSpec("entity-type", True, "Type of entity (topics/clients/users/brokers/broker-loggers/ips)."),
     OptionSpec("force", False, "Suppress console prompts."),
     OptionSpec("help", False, "Print usage information."),
     OptionSpec("ip", True, "The IP address."),
     OptionSpec("ip-defaults", False, "The config defaults for all IPs."),
-    OptionSpec("resolve-hostnames", False, "Accept DNS-resolvable host names as ip entities (as Kafka does).", kconfigs_only=True),
-    OptionSpec("store", True, "Path of the embedded quota store (default: $KCONFIGS_HOME or the XDG data dir).", kconfigs_only=True),
+    OptionSpec(
+        "resolve-hostnames",
+        False,
+        "Accept DNS-resolvable host names as ip entities (as Kafka does).",
+        kconfigs_only=True,
+    ),
+    OptionSpec(
+        "store",
+        True,
+        "Path of the embedded quota store (default: $KCONFIGS_HOME or the XDG data dir).",
+        kconfigs_only=True,
+    ),
     OptionSpec("topic", True, "The topic's name."),
     OptionSpec("user", True, "The user's principal name."),
     OptionSpec("user-defaults", False, "The config defaults for all users."),
     OptionSpec("version", False, "Display Kafka version."),
-    OptionSpec("zk-auth", True, "ZooKeeper digest credentials 'user:password' (or env KCONFIGS_ZK_AUTH).", kconfigs_only=True),
-    OptionSpec("zk-tls-config-file", True, "Identifies the file where ZooKeeper client TLS connectivity properties are defined."),
-    OptionSpec("zookeeper", True, "DEPRECATED. The connection string for the zookeeper connection in the form host:port."),
+    OptionSpec(
+        "zk-auth", True, "ZooKeeper digest credentials 'user:password' (or env KCONFIGS_ZK_AUTH).", kconfigs_only=True
+    ),
+    OptionSpec(
+        "zk-tls-config-file",
+        True,
+        "Identifies the file where ZooKeeper client TLS connectivity properties are defined.",
+    ),
+    OptionSpec(
+        "zookeeper", True, "DEPRECATED. The connection string for the zookeeper connection in the form host:port."
+    ),
 )
 _BY_NAME = {o.name: o for o in OPTIONS}
 
 # (flag, entity type) in kafka-configs' fixed order (ConfigCommandOptions.entityFlags).
-ENTITY_FLAGS = (("topic", "topics"), ("client", "clients"), ("user", "users"), ("broker", "brokers"),
-                ("broker-logger", "broker-loggers"), ("ip", "ips"))
-DEFAULTS_FLAGS = (("client-defaults", "clients"), ("user-defaults", "users"),
-                  ("broker-defaults", "brokers"), ("ip-defaults", "ips"))
+ENTITY_FLAGS = (
+    ("topic", "topics"),
+    ("client", "clients"),
+    ("user", "users"),
+    ("broker", "brokers"),
+    ("broker-logger", "broker-loggers"),
+    ("ip", "ips"),
+)
+DEFAULTS_FLAGS = (
+    ("client-defaults", "clients"),
+    ("user-defaults", "users"),
+    ("broker-defaults", "brokers"),
+    ("ip-defaults", "ips"),
+)
 ZK_ENTITY_TYPES = ("topics", "clients", "users", "brokers", "ips")
 BOOTSTRAP_ENTITY_TYPES = ZK_ENTITY_TYPES + ("broker-loggers",)
 
@@ -134,9 +172,11 @@ def _check_utf8(argv: list[str]) -> None:
 
 def entity_types(opts: ParsedOptions) -> list[str]:
     """``--entity-type`` values in order, then shorthand flags, then ``--*-defaults`` flags."""
-    return (opts.values("entity-type")
-            + [t for flag, t in ENTITY_FLAGS if opts.has(flag)]
-            + [t for flag, t in DEFAULTS_FLAGS if opts.has(flag)])
+    return (
+        opts.values("entity-type")
+        + [t for flag, t in ENTITY_FLAGS if opts.has(flag)]
+        + [t for flag, t in DEFAULTS_FLAGS if opts.has(flag)]
+    )
 
 
 def entity_names(opts: ParsedOptions) -> list[str]:
@@ -149,7 +189,7 @@ def entity_names(opts: ParsedOptions) -> list[str]:
 
 
 def connect_mode(opts: ParsedOptions) -> str:
-    """"zookeeper", "bootstrap" or "embedded" (kconfigs' default store when no server is named)."""
+    """ "zookeeper", "bootstrap" or "embedded" (kconfigs' default store when no server is named)."""
     if opts.has("zookeeper"):
         return "zookeeper"
     if opts.has("bootstrap-server") or opts.has("bootstrap-controller"):
@@ -191,7 +231,9 @@ def _check_types(opts: ParsedOptions, types: list[str]) -> None:
     allowed, connect = (BOOTSTRAP_ENTITY_TYPES, "--bootstrap-server") if bootstrap else (ZK_ENTITY_TYPES, "--zookeeper")
     for t in types:
         if t not in allowed:
-            raise UsageError(f"Invalid entity type {t}, the entity type must be one of {','.join(allowed)} with the {connect} argument")
+            raise UsageError(
+                f"Invalid entity type {t}, the entity type must be one of {','.join(allowed)} with the {connect} argument"
+            )
     if not types:
         raise UsageError("At least one entity type must be specified")
     if len(types) > 1 and set(types) != {"users", "clients"}:
@@ -202,7 +244,9 @@ def _check_types(opts: ParsedOptions, types: list[str]) -> None:
         raise UsageError("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
     unsupported = [t for t in types if t not in ("users", "clients", "ips")]
     if unsupported:
-        raise UsageError(f"kconfigs manages client quotas only (users, clients, ips); use kafka-configs.sh for {unsupported[0]}")
+        raise UsageError(
+            f"kconfigs manages client quotas only (users, clients, ips); use kafka-configs.sh for {unsupported[0]}"
+        )
 
 
 def _check_connect_options(opts: ParsedOptions) -> None:
@@ -217,24 +261,35 @@ def _check_connect_options(opts: ParsedOptions) -> None:
         raise UsageError(
             "--bootstrap-server doesn't support --zk-tls-config-file option. If you intend the command to "
             "communicate directly with ZooKeeper, please use the option --zookeeper instead of "
-            "--bootstrap-server. Otherwise, remove the --zk-tls-config-file option.")
+            "--bootstrap-server. Otherwise, remove the --zk-tls-config-file option."
+        )
     if opts.has("store") and (opts.has("zookeeper") or servers):
-        raise UsageError("--store names the embedded store; it cannot be combined with --zookeeper or --bootstrap-server")
+        raise UsageError(
+            "--store names the embedded store; it cannot be combined with --zookeeper or --bootstrap-server"
+        )
 
 
-def _check_ip_names(opts: ParsedOptions, types: list[str], names: list[str], is_valid_ip: Callable[[str], bool]) -> None:
+def _check_ip_names(
+    opts: ParsedOptions, types: list[str], names: list[str], is_valid_ip: Callable[[str], bool]
+) -> None:
     if not any(names) or "ips" not in types:
         return
     for option in ("entity-name", "ip"):
         value = opts.value(option)  # joptsimple valueOf: a second --entity-name fails here, as in Kafka
         if value is not None and not is_valid_ip(value):
-            raise UsageError(f"The entity name for {types[0]} must be a valid IP or resolvable host, but it is: {value}")
+            raise UsageError(
+                f"The entity name for {types[0]} must be a valid IP or resolvable host, but it is: {value}"
+            )
 
 
 def _check_alter(opts: ParsedOptions, types: list[str], names: list[str]) -> None:
     if not names:
-        raise UsageError("an entity-name or default entity must be specified with --alter of users, clients, brokers or ips")
+        raise UsageError(
+            "an entity-name or default entity must be specified with --alter of users, clients, brokers or ips"
+        )
     if opts.has("add-config") and opts.has("add-config-file"):
         raise UsageError("Only one of --add-config or --add-config-file must be specified")
     if not any(opts.has(o) for o in ("add-config", "add-config-file", "delete-config")):
-        raise UsageError("At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter")
+        raise UsageError(
+            "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter"
+        )

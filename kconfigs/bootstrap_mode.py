@@ -20,8 +20,12 @@ from kconfigs.errors import UsageError, ValidationError
 from kconfigs.javafmt import double_to_string, parse_java_double
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
 
-CLIENT_OR_USER_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
-                             "controller_mutation_rate")
+CLIENT_OR_USER_QUOTA_KEYS = (
+    "producer_byte_rate",
+    "consumer_byte_rate",
+    "request_percentage",
+    "controller_mutation_rate",
+)
 IP_QUOTA_KEYS = ("connection_creation_rate",)
 SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 _TYPE_OF = {"users": EntityType.USER, "clients": EntityType.CLIENT_ID, "ips": EntityType.IP}
@@ -36,8 +40,7 @@ def _scala_buffer(items: Iterable[str]) -> str:
     return "ArrayBuffer(" + ", ".join(items) + ")"
 
 
-def check_alter_keys(types: Sequence[str], names: Sequence[str], add: Mapping[str, str],
-                     delete: Sequence[str]) -> str:
+def check_alter_keys(types: Sequence[str], names: Sequence[str], add: Mapping[str, str], delete: Sequence[str]) -> str:
     """kafka-configs' key checks for an alter; returns ``"quota"`` or ``"scram"`` (which API).
 
     :raises UsageError: with kafka-configs' IllegalArgumentException text.
@@ -45,8 +48,10 @@ def check_alter_keys(types: Sequence[str], names: Sequence[str], add: Mapping[st
     if types[0] == "ips":
         unknown = [k for k in [*add, *delete] if k not in IP_QUOTA_KEYS]
         if unknown:
-            raise UsageError("Only connection quota configs can be added for 'ips' using --bootstrap-server. "
-                             f"Unexpected config names: {','.join(unknown)}")
+            raise UsageError(
+                "Only connection quota configs can be added for 'ips' using --bootstrap-server. "
+                f"Unexpected config names: {','.join(unknown)}"
+            )
         return "quota"
     is_quota = lambda key: key in CLIENT_OR_USER_QUOTA_KEYS  # noqa: E731 (mirrors QuotaConfigs.isClientOrUserQuotaConfig)
     is_scram = lambda key: key in SCRAM_KEYS  # noqa: E731
@@ -56,31 +61,44 @@ def check_alter_keys(types: Sequence[str], names: Sequence[str], add: Mapping[st
     scram_delete = [k for k in delete if is_scram(k)]
     if types[0] == "clients" or len(types) == 2:
         if unknown_add or scram_add:
-            raise UsageError("Only quota configs can be added for 'clients' using --bootstrap-server. "
-                             f"Unexpected config names: {_scala_set(unknown_add + scram_add)}")
+            raise UsageError(
+                "Only quota configs can be added for 'clients' using --bootstrap-server. "
+                f"Unexpected config names: {_scala_set(unknown_add + scram_add)}"
+            )
         if unknown_delete or scram_delete:
-            raise UsageError("Only quota configs can be deleted for 'clients' using --bootstrap-server. "
-                             f"Unexpected config names: {_scala_buffer(unknown_delete + scram_delete)}")
+            raise UsageError(
+                "Only quota configs can be deleted for 'clients' using --bootstrap-server. "
+                f"Unexpected config names: {_scala_buffer(unknown_delete + scram_delete)}"
+            )
     else:
-        _check_user_keys(names, unknown_add, unknown_delete, scram_add + scram_delete,
-                         any(map(is_quota, [*add, *delete])))
+        _check_user_keys(
+            names, unknown_add, unknown_delete, scram_add + scram_delete, any(map(is_quota, [*add, *delete]))
+        )
     return "quota" if any(map(is_quota, [*add, *delete])) else "scram"
 
 
 def _check_user_keys(names, unknown_add, unknown_delete, scram_keys, has_quota) -> None:
     if unknown_add:
-        raise UsageError("Only quota and SCRAM credential configs can be added for 'users' using "
-                         f"--bootstrap-server. Unexpected config names: {_scala_set(unknown_add)}")
+        raise UsageError(
+            "Only quota and SCRAM credential configs can be added for 'users' using "
+            f"--bootstrap-server. Unexpected config names: {_scala_set(unknown_add)}"
+        )
     if unknown_delete:
-        raise UsageError("Only quota and SCRAM credential configs can be deleted for 'users' using "
-                         f"--bootstrap-server. Unexpected config names: {_scala_buffer(unknown_delete)}")
+        raise UsageError(
+            "Only quota and SCRAM credential configs can be deleted for 'users' using "
+            f"--bootstrap-server. Unexpected config names: {_scala_buffer(unknown_delete)}"
+        )
     if scram_keys:
         if any(name == "" for name in names):
-            raise UsageError("The use of --entity-default or --user-defaults is not allowed with User SCRAM "
-                             "Credentials using --bootstrap-server.")
+            raise UsageError(
+                "The use of --entity-default or --user-defaults is not allowed with User SCRAM "
+                "Credentials using --bootstrap-server."
+            )
         if has_quota:
-            raise UsageError("Cannot alter both quota and SCRAM credential configs simultaneously for 'users' "
-                             "using --bootstrap-server.")
+            raise UsageError(
+                "Cannot alter both quota and SCRAM credential configs simultaneously for 'users' "
+                "using --bootstrap-server."
+            )
 
 
 def alter_entity(types: Sequence[str], names: Sequence[str]) -> QuotaEntity:
@@ -91,8 +109,9 @@ def alter_entity(types: Sequence[str], names: Sequence[str]) -> QuotaEntity:
     if len(types) != len(names):
         raise UsageError("An entity name must be specified for every entity type")
     parts = {_TYPE_OF[t]: (DEFAULT if n == "" else n) for t, n in zip(types, names)}
-    return QuotaEntity(user=parts.get(EntityType.USER), client_id=parts.get(EntityType.CLIENT_ID),
-                       ip=parts.get(EntityType.IP))
+    return QuotaEntity(
+        user=parts.get(EntityType.USER), client_id=parts.get(EntityType.CLIENT_ID), ip=parts.get(EntityType.IP)
+    )
 
 
 def describe_filter(types: Sequence[str], names: Sequence[str]) -> EntityFilter:

@@ -102,8 +102,8 @@ def _unescape(text: str) -> str:
             i += 1
             continue
         nxt = text[i + 1]
-        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2:i + 6] or ""):
-            out.append(chr(int(text[i + 2:i + 6], 16)))
+        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2 : i + 6] or ""):
+            out.append(chr(int(text[i + 2 : i + 6], 16)))
             i += 6
             continue
         out.append(_ESCAPES.get(nxt, nxt))

@@ -25,8 +25,14 @@ _DOUBLE_MIN_VALUE = 5e-324
 # Double.parseDouble grammar (java.lang.Double.valueOf javadoc), after String.trim().
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?")
 _HEX = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?")
-_SPECIAL = {"NaN": math.nan, "+NaN": math.nan, "-NaN": math.nan,
-            "Infinity": math.inf, "+Infinity": math.inf, "-Infinity": -math.inf}
+_SPECIAL = {
+    "NaN": math.nan,
+    "+NaN": math.nan,
+    "-NaN": math.nan,
+    "Infinity": math.inf,
+    "+Infinity": math.inf,
+    "-Infinity": -math.inf,
+}
 
 
 def _shortest_digits(value: float) -> tuple[str, int]:
@@ -58,7 +64,7 @@ def double_to_string(value: float) -> str:
     if _PLAIN_MIN <= magnitude < _PLAIN_MAX:
         if exp10 >= 0:
             integer = digits[: exp10 + 1].ljust(exp10 + 1, "0")
-            fraction = digits[exp10 + 1:] or "0"
+            fraction = digits[exp10 + 1 :] or "0"
         else:
             integer, fraction = "0", "0" * (-exp10 - 1) + digits
         return f"{sign}{integer}.{fraction}"
@@ -81,7 +87,7 @@ def parse_java_double(text: str) -> float:
     if hex_match:
         magnitude = float.fromhex("0x" + hex_match.group(2))
         return -magnitude if hex_match.group(1) == "-" else magnitude
-    raise ValueError(f"For input string: \"{text}\"")
+    raise ValueError(f'For input string: "{text}"')
 
 
 def _java_trim(text: str) -> str:

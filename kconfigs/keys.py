@@ -114,7 +114,7 @@ def _java_string_hash(text: str) -> int:
     h = 0
     data = text.encode("utf-16-be", "surrogatepass")
     for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
     return h
 
 

@@ -109,8 +109,9 @@ def build_plan(desired: Iterable[DesiredQuota], actual: Iterable[QuotaRecord], *
         else:
             left_alone += len(extra)
         if changes:
-            plans.append(EntityPlan(entity, tuple(changes), had_quotas=bool(have),
-                                    removes_everything=prune and not want))
+            plans.append(
+                EntityPlan(entity, tuple(changes), had_quotas=bool(have), removes_everything=prune and not want)
+            )
     plans.sort(key=lambda p: p.action is Action.REMOVE)  # stable: keeps the export order inside groups
     return Plan(tuple(plans), left_alone)
 
@@ -121,6 +122,7 @@ def cas_update(item: EntityPlan) -> ConfigUpdate:
 
     :raises VersionConflict: a key was changed by someone else since the plan was made.
     """
+
     def update(current: Mapping[str, str]) -> Mapping[str, str]:
         now = {c.key: _number_or_none(item.entity, c.key, current.get(c.key)) for c in item.changes}
         if all(now[c.key] == c.new for c in item.changes):
@@ -130,7 +132,8 @@ def cas_update(item: EntityPlan) -> ConfigUpdate:
             first = moved[0]
             raise VersionConflict(
                 f"{zk_entity_text(item.entity)} changed while applying: {first.key} was "
-                f"{_show(first.old)} in the plan, is now {_show(now[first.key])}; not overwritten, re-run to re-plan")
+                f"{_show(first.old)} in the plan, is now {_show(now[first.key])}; not overwritten, re-run to re-plan"
+            )
         result = dict(current)
         for change in item.changes:
             if change.new is None:

@@ -116,8 +116,13 @@ def resolve_store_options(given: Mapping[str, str | None], profile_name: str | N
     return merge_profile(given, select_profile(config, profile_name, str(path)))
 
 
-_SCHEMES = {"zk": "zookeeper", "zookeeper": "zookeeper", "kafka": "bootstrap_server",
-            "kafka-controller": "bootstrap_controller", "sqlite": "store_path"}
+_SCHEMES = {
+    "zk": "zookeeper",
+    "zookeeper": "zookeeper",
+    "kafka": "bootstrap_server",
+    "kafka-controller": "bootstrap_controller",
+    "sqlite": "store_path",
+}
 
 
 def parse_store_spec(spec: str, command_config: str | None, config: Mapping, origin: str) -> dict[str, str | None]:
@@ -132,7 +137,9 @@ def parse_store_spec(spec: str, command_config: str | None, config: Mapping, ori
         return select_profile(config, spec, origin)
     field = _SCHEMES.get(scheme.lower())
     if field is None:
-        raise UsageError(f"Unknown store {spec!r}: use zk://, kafka://, kafka-controller://, sqlite:/// or a profile name")
+        raise UsageError(
+            f"Unknown store {spec!r}: use zk://, kafka://, kafka-controller://, sqlite:/// or a profile name"
+        )
     if not rest.strip("/"):
         raise UsageError(f"Store {spec!r} names no address")
     options: dict[str, str | None] = {field: os.path.expanduser(rest) if field == "store_path" else rest}

@@ -52,7 +52,7 @@ def format_for_path(path: str, explicit: str | None = None) -> str:
     """The file format: ``explicit`` if given, else from the suffix (TOML when unknown)."""
     if explicit:
         return explicit
-    suffix = path[path.rfind("."):].lower() if "." in path else ""
+    suffix = path[path.rfind(".") :].lower() if "." in path else ""
     return FORMAT_BY_SUFFIX.get(suffix, "toml")
 
 
@@ -72,8 +72,9 @@ def parse_quota_text(text: str, fmt: str = "toml", origin: str = "quota file") -
     for index, entry in enumerate(entries, start=1):
         item = _parse_entry(entry, f"{origin}: [[quota]] #{index}")
         if item.entity in seen:
-            raise ValidationError(f"{origin}: [[quota]] #{index} ({zk_entity_text(item.entity)}) repeats "
-                                  f"[[quota]] #{seen[item.entity]}")
+            raise ValidationError(
+                f"{origin}: [[quota]] #{index} ({zk_entity_text(item.entity)}) repeats [[quota]] #{seen[item.entity]}"
+            )
         seen[item.entity] = index
         desired.append(item)
     return desired
@@ -140,10 +141,12 @@ def _parse_component(key: str, value: object, where: str):
     if isinstance(value, Mapping) and set(value) == {"name"} and isinstance(value["name"], str):
         return value["name"]
     if value == DEFAULT_NAME:
-        raise ValidationError(f'{where}: {key} = "<default>" is ambiguous: write {{ default = true }} for the default '
-                              f'{key}, or {{ name = "<default>" }} for one literally named <default>')
+        raise ValidationError(
+            f'{where}: {key} = "<default>" is ambiguous: write {{ default = true }} for the default '
+            f'{key}, or {{ name = "<default>" }} for one literally named <default>'
+        )
     if not isinstance(value, str):
-        raise ValidationError(f"{where}: {key} must be a name, {{ default = true }} or {{ name = \"...\" }}")
+        raise ValidationError(f'{where}: {key} must be a name, {{ default = true }} or {{ name = "..." }}')
     return value
 
 
@@ -183,8 +186,9 @@ def desired_from_records(records: Iterable[QuotaRecord]) -> list[DesiredQuota]:
     """
     out = []
     for record in records:
-        quotas = {key: number_from_store(record.entity, key, raw)
-                  for key, raw in record.configs.items() if key in QUOTA_KEYS}
+        quotas = {
+            key: number_from_store(record.entity, key, raw) for key, raw in record.configs.items() if key in QUOTA_KEYS
+        }
         if quotas:
             out.append(DesiredQuota(record.entity, quotas))
     return out

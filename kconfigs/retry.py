@@ -13,9 +13,16 @@ class RetryNeeded(Exception):
     """Raised by an attempt that lost a race and should run again."""
 
 
-def retry_until(attempt: Callable[[], T], *, deadline_s: float, on_give_up: Callable[[], Exception],
-                sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
-                base_delay_s: float = 0.005, max_delay_s: float = 0.2) -> T:
+def retry_until(
+    attempt: Callable[[], T],
+    *,
+    deadline_s: float,
+    on_give_up: Callable[[], Exception],
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    base_delay_s: float = 0.005,
+    max_delay_s: float = 0.2,
+) -> T:
     """Run ``attempt`` until it returns, retrying on :class:`RetryNeeded` with jittered
     exponential back-off; raise ``on_give_up()`` once ``deadline_s`` seconds have passed."""
     start = clock()

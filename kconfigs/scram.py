@@ -40,7 +40,9 @@ def credential(mechanism: str, value: str, salt: bytes) -> str:
         raise ValidationError(f"Invalid credential property {enum_name}={value}")
     iterations = int(match.group(1)) if match.group(1) else MIN_ITERATIONS
     if iterations < MIN_ITERATIONS:
-        raise ValidationError(f"Iterations {iterations} is less than the minimum {MIN_ITERATIONS} required for {enum_name}")
+        raise ValidationError(
+            f"Iterations {iterations} is less than the minimum {MIN_ITERATIONS} required for {enum_name}"
+        )
     algorithm = _HASHES[mechanism]
     salted = hashlib.pbkdf2_hmac(algorithm, match.group(2).encode("utf-8"), salt, iterations)
     client_key = hmac.new(salted, b"Client Key", algorithm).digest()

@@ -36,6 +36,7 @@ def merge_update(entity: QuotaEntity, change: ConfigChange) -> ConfigUpdate:
     being added are checked strictly (whole numbers for LONG/INT keys, > 0, finite); values
     already stored are left alone so an old odd value never blocks an unrelated change.
     """
+
     def update(current: Mapping[str, str]) -> Mapping[str, str]:
         missing = [k for k in change.delete if k not in current]
         if missing:

@@ -38,22 +38,27 @@ def zk_pairs(types: list[str], names: list[str], alter: bool) -> list[tuple[str,
     reverse = len(types) == 2 and types[0] == "clients"
     ordered_types = list(reversed(types)) if reverse else types
     ordered_names = list(reversed(names)) if reverse and len(names) == 2 else names
-    return [(t, _name_value(t, ordered_names[i]) if i < len(ordered_names) else None)
-            for i, t in enumerate(ordered_types)]
+    return [
+        (t, _name_value(t, ordered_names[i]) if i < len(ordered_names) else None) for i, t in enumerate(ordered_types)
+    ]
 
 
 def entity_of(pairs: list[tuple[str, object | None]]) -> QuotaEntity:
     values = {_TYPE[t]: n for t, n in pairs}
-    return QuotaEntity(user=values.get(EntityType.USER), client_id=values.get(EntityType.CLIENT_ID),
-                       ip=values.get(EntityType.IP))
+    return QuotaEntity(
+        user=values.get(EntityType.USER), client_id=values.get(EntityType.CLIENT_ID), ip=values.get(EntityType.IP)
+    )
 
 
 def describe_target(pairs: list[tuple[str, object | None]]) -> DescribeTarget:
     components = tuple(_component(_TYPE[t], n) for t, n in pairs)
     fully_specified = all(n is not None for _, n in pairs)
     only_users = len(pairs) == 1 and pairs[0] == ("users", None)
-    return DescribeTarget(EntityFilter(components, strict=True),
-                          entity_of(pairs) if fully_specified else None, skip_empty_users=only_users)
+    return DescribeTarget(
+        EntityFilter(components, strict=True),
+        entity_of(pairs) if fully_specified else None,
+        skip_empty_users=only_users,
+    )
 
 
 def _component(entity_type: EntityType, name) -> FilterComponent:

@@ -46,12 +46,14 @@ def decode_config(data: bytes | None, where: str) -> dict[str, str]:
     try:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise CorruptData(f"Corrupt config znode {where}: not JSON ({err.msg if hasattr(err, 'msg') else err})") from None
+        raise CorruptData(
+            f"Corrupt config znode {where}: not JSON ({err.msg if hasattr(err, 'msg') else err})"
+        ) from None
     if not isinstance(doc, dict):
         raise CorruptData(f"Corrupt config znode {where}: expected a JSON object")
     config = doc.get("config", {})
     if not isinstance(config, dict) or not all(isinstance(v, str) for v in config.values()):
-        raise CorruptData(f"Corrupt config znode {where}: \"config\" must map keys to string values")
+        raise CorruptData(f'Corrupt config znode {where}: "config" must map keys to string values')
     return dict(config)
 
 

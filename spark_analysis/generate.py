@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spark_analysis.quotas import render_quota_toml
 from kconfigs.sanitize import sanitize
+from kconfigs_analysis.quotas import render_quota_toml
 
 GENERATED_FORMATS = ("jmxtool", "prometheus", "usage-log", "trace")
 KINDS = ("fetch", "produce")  # JmxTool order: Fetch sorts before Produce
@@ -55,8 +55,9 @@ def _entities(spec: GeneratorSpec, rng: np.random.Generator) -> list[EntityModel
         user = f"CN=svc-{i:04d},OU=data" if i % 3 == 0 else f"user-{i:04d}"
         base = rng.lognormal(mean=13.0, sigma=1.0, size=len(KINDS))  # median ≈ 440 KB/s
         tightness = (0.7, 1.0, 3.0, None)[i % 4]  # quota = tightness × base peak; None = no quota
-        quota = {k: (None if tightness is None else float(round(base[j] * 1.3 * tightness)))
-                 for j, k in enumerate(KINDS)}
+        quota = {
+            k: (None if tightness is None else float(round(base[j] * 1.3 * tightness))) for j, k in enumerate(KINDS)
+        }
         models.append(EntityModel(user, f"app-{i:04d}", base, quota))
     return models
 
@@ -109,10 +110,21 @@ class _Truth:
         for (key, broker), parts in self.observed.items():
             values = np.sort(np.concatenate(parts))
             throttled = np.concatenate(self.throttled[(key, broker)])
-            stats = {f"p{round(p * 100)}": float(values[max(math.ceil(p * len(values)) - 1, 0)]) for p in (0.5, 0.95, 0.99)}
+            stats = {
+                f"p{round(p * 100)}": float(values[max(math.ceil(p * len(values)) - 1, 0)]) for p in (0.5, 0.95, 0.99)
+            }
             stats.update(max=float(values[-1]), samples=int(len(values)), throttled=int(throttled.sum()))
-            row = merged.setdefault(key, {"kind": key[0], "user": key[1], "client_id": key[2], "quota": quotas[key],
-                                          "samples": 0, "throttled": 0})
+            row = merged.setdefault(
+                key,
+                {
+                    "kind": key[0],
+                    "user": key[1],
+                    "client_id": key[2],
+                    "quota": quotas[key],
+                    "samples": 0,
+                    "throttled": 0,
+                },
+            )
             for name in ("p50", "p95", "p99", "max"):
                 row[name] = max(row.get(name, 0.0), stats[name])
             row["samples"] += stats["samples"]
@@ -123,8 +135,11 @@ class _Truth:
 
 
 def _quota_records(models: list[EntityModel]) -> list:
-    records = [({"user": m.user, "client-id": m.client_id}, {KIND_KEY[k]: v for k, v in m.quota.items()})
-               for m in models if m.quota["produce"] is not None]
+    records = [
+        ({"user": m.user, "client-id": m.client_id}, {KIND_KEY[k]: v for k, v in m.quota.items()})
+        for m in models
+        if m.quota["produce"] is not None
+    ]
     records.append(({"user": "retired-team"}, {"producer_byte_rate": 5_242_880.0}))  # idle
     records.append(({"client-id": "old-batch"}, {"consumer_byte_rate": 1_048_576.0}))  # idle
     return records
@@ -133,7 +148,7 @@ def _quota_records(models: list[EntityModel]) -> list:
 def _series_tags(models: list[EntityModel], records: list) -> dict[tuple, tuple]:
     """(kind, user, client) -> (user tag decoded or None, client tag or None), as a broker names
     the sensor (``QuotaSnapshot.metric_tags``): the tag shape depends on the quota levels set."""
-    from enforcement import QuotaSnapshot
+    from kconfigs_enforcement import QuotaSnapshot
 
     snapshot = QuotaSnapshot.from_records(records)
     tags = {}
@@ -175,7 +190,9 @@ def _write_jmxtool(spec, models, rng, truth, tags, rows_total) -> list[str]:
         columns: list[dict] = [dict() for _ in range(spec.brokers)]
         for broker, kind, m, key, observed, throttle in _broker_series(spec, models, rng, times_ms, truth, tags):
             columns[broker][_jmx_column(kind, key[1], key[2], "byte-rate")] = observed
-            columns[broker][_jmx_column(kind, key[1], key[2], "throttle-time")] = np.where(throttle > 0, throttle, np.nan)
+            columns[broker][_jmx_column(kind, key[1], key[2], "throttle-time")] = np.where(
+                throttle > 0, throttle, np.nan
+            )
         for broker, handle in enumerate(handles):
             names = sorted(columns[broker])  # JmxTool sorts keys (Java String order = code points)
             if not header_done:
@@ -195,7 +212,9 @@ def _write_prometheus(spec, models, rng, truth, tags, rows_total) -> list[str]:
     for times_ms in _chunks(spec, rows_total):
         lines: list[list[tuple]] = [[] for _ in range(spec.brokers)]
         for broker, kind, m, key, observed, throttle in _broker_series(spec, models, rng, times_ms, truth, tags):
-            labels = ",".join(f'{n}="{v}"' for n, v in (("client_id", key[2]), ("user", sanitize(key[1]) if key[1] else None)) if v)
+            labels = ",".join(
+                f'{n}="{v}"' for n, v in (("client_id", key[2]), ("user", sanitize(key[1]) if key[1] else None)) if v
+            )
             labels += f',instance="b{broker + 1}:7071"'
             lines[broker].append((kind, labels, observed, np.where(throttle > 0, throttle, np.nan)))
         for broker, handle in enumerate(handles):
@@ -218,7 +237,9 @@ def _write_usage_log(spec, models, rng, truth, tags, rows_total) -> list[str]:
                 quota = json.dumps(m.quota[kind])
                 head = f'{{"window_ms":1000,"user":{json.dumps(m.user)},"client_id":"{m.client_id}","ip":null,"kind":"{kind}"'
                 for ts, nbytes, thr in zip(times_ms.tolist(), np.round(observed).tolist(), throttle.tolist()):
-                    handle.write(f'{{"ts_ms":{ts},{head[1:]},"value":{int(nbytes)},"throttle_ms":{thr},"quota":{quota}}}\n')
+                    handle.write(
+                        f'{{"ts_ms":{ts},{head[1:]},"value":{int(nbytes)},"throttle_ms":{thr},"quota":{quota}}}\n'
+                    )
     return [path]
 
 
@@ -234,11 +255,18 @@ def _write_trace(spec, models, rng, truth, tags, rows_total) -> list[str]:
                     nbytes = np.round(_demand(m, k, times_ms, rng) * spec.interval_ms / 1000).astype(np.int64)
                     events += [(t, m.user, m.client_id, kind, b) for t, b in zip(times_ms.tolist(), nbytes.tolist())]
             for t, user, client, kind, b in sorted(events, key=lambda e: e[0]):
-                handle.write(f'{t},"{user}",{client},,{kind},{b}\n' if "," in user else f"{t},{user},{client},,{kind},{b}\n")
+                handle.write(
+                    f'{t},"{user}",{client},,{kind},{b}\n' if "," in user else f"{t},{user},{client},,{kind},{b}\n"
+                )
     return [path]
 
 
-_WRITERS = {"jmxtool": _write_jmxtool, "prometheus": _write_prometheus, "usage-log": _write_usage_log, "trace": _write_trace}
+_WRITERS = {
+    "jmxtool": _write_jmxtool,
+    "prometheus": _write_prometheus,
+    "usage-log": _write_usage_log,
+    "trace": _write_trace,
+}
 
 
 def generate(spec: GeneratorSpec) -> dict:
@@ -252,15 +280,25 @@ def generate(spec: GeneratorSpec) -> dict:
     spec = GeneratorSpec(**{**spec.__dict__, "brokers": brokers, "interval_ms": interval_ms})
     per_row = spec.entities * len(KINDS) * brokers
     rows_total = max(1, math.ceil(spec.samples / per_row))
-    tags = _series_tags(models, records) if spec.fmt in ("jmxtool", "prometheus") else {
-        (k, m.user, m.client_id): (m.user, m.client_id) for m in models for k in KINDS}
+    tags = (
+        _series_tags(models, records)
+        if spec.fmt in ("jmxtool", "prometheus")
+        else {(k, m.user, m.client_id): (m.user, m.client_id) for m in models for k in KINDS}
+    )
     truth = _Truth()
     files = _WRITERS[spec.fmt](spec, models, rng, truth, tags, rows_total)
     quotas = {(kind, *tags[(kind, m.user, m.client_id)]): m.quota[kind] for m in models for kind in KINDS}
     with open(os.path.join(spec.out_dir, "quotas.toml"), "w", encoding="utf-8") as handle:
         handle.write(render_quota_toml(records, ["quotas in force when the dump was generated"]))
-    summary = {"format": spec.fmt, "files": files, "timestamps": rows_total, "samples": rows_total * per_row,
-               "entities": spec.entities, "brokers": brokers, "idle_quotas": [["user", "retired-team"], ["client-id", "old-batch"]]}
+    summary = {
+        "format": spec.fmt,
+        "files": files,
+        "timestamps": rows_total,
+        "samples": rows_total * per_row,
+        "entities": spec.entities,
+        "brokers": brokers,
+        "idle_quotas": [["user", "retired-team"], ["client-id", "old-batch"]],
+    }
     if spec.fmt != "trace":
         summary["entities_truth"] = truth.rows(quotas)
     with open(os.path.join(spec.out_dir, "truth.json"), "w", encoding="utf-8") as handle:

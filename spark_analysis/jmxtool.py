@@ -19,7 +19,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from kconfigs.errors import UsageError
-from spark_analysis import metric_names as names
+from kconfigs_analysis import metric_names as names
 
 _SNIFF_LINES = 50
 
@@ -69,7 +69,9 @@ def read_header(path: str) -> JmxFile:
         for index, key in enumerate(keys[1:]):
             metric = names.parse_jmxtool_key(key)
             if metric is not None:
-                columns.append(JmxColumn(index, metric.kind, metric.user, metric.client_id, metric.ip, metric.column == "rate"))
+                columns.append(
+                    JmxColumn(index, metric.kind, metric.user, metric.client_id, metric.ip, metric.column == "rate")
+                )
         preamble = tuple(p.strip() for p in head[:line_no] if p.strip())
         return JmxFile(path, file_stem(path), len(keys) - 1, preamble, tuple(columns))
     raise UsageError(f'{path}: no JmxTool header line ("time","<ObjectName>:<attribute>",...)')
@@ -81,8 +83,9 @@ def _time_ms(cell: Column, date_format: str | None) -> Column:
     return F.when(is_epoch_ms, cell.cast("long")).otherwise(parsed)
 
 
-def parsed_rows(spark: SparkSession, jmx: JmxFile, date_format: str | None, pick: list[int] | None = None,
-                check_cells: bool = True) -> DataFrame:
+def parsed_rows(
+    spark: SparkSession, jmx: JmxFile, date_format: str | None, pick: list[int] | None = None, check_cells: bool = True
+) -> DataFrame:
     """One row per data line: ``ts_ms``, ``_bad``, ``_line`` (text when bad), ``_vals`` (doubles).
 
     ``_vals`` holds every cell after ``time``, or only the cells at ``pick``. A line is bad when
@@ -99,8 +102,11 @@ def parsed_rows(spark: SparkSession, jmx: JmxFile, date_format: str | None, pick
     cell_check = every_cell if pick is None else F.slice("_parts", 2, max(jmx.width, 1))
     # row-level values in their own projection: evaluated once per line, not once per cell
     typed = parts.select(
-        "_raw", F.size("_parts").alias("_size"), _time_ms(F.col("_parts").getItem(0), date_format).alias("_time"),
-        picked.alias("_typed"), (cell_check if check_cells else F.lit(None)).alias("_check"),
+        "_raw",
+        F.size("_parts").alias("_size"),
+        _time_ms(F.col("_parts").getItem(0), date_format).alias("_time"),
+        picked.alias("_typed"),
+        (cell_check if check_cells else F.lit(None)).alias("_check"),
     )
     bad_cell = F.exists("_check", lambda v: v.cast("double").isNull()) if check_cells else F.lit(False)
     is_bad = (F.col("_size") != jmx.width + 1) | F.col("_time").isNull() | bad_cell
@@ -116,8 +122,9 @@ def parsed_rows(spark: SparkSession, jmx: JmxFile, date_format: str | None, pick
 def _exploded(rows: DataFrame) -> DataFrame:
     """One row per cell (``_index``, ``_value``); a bad line stays one row with ``_index`` -1."""
     one_null = F.array(F.lit(None).cast("double"))
-    exploded = rows.select("ts_ms", "_bad", "_line",
-                           F.posexplode(F.coalesce("_vals", one_null)).alias("_index", "_value"))
+    exploded = rows.select(
+        "ts_ms", "_bad", "_line", F.posexplode(F.coalesce("_vals", one_null)).alias("_index", "_value")
+    )
     return exploded.withColumn("_index", F.when(F.col("_bad"), F.lit(-1)).otherwise(F.col("_index")))
 
 
@@ -135,29 +142,51 @@ def canonical(spark: SparkSession, jmx: JmxFile, date_format: str | None, output
     would not compile to JVM code for hundreds of columns.
     """
     schema = "_index int, kind string, user string, client_id string, ip string, _is_rate boolean"
-    columns = spark.createDataFrame([(c.index, c.kind, c.user, c.client_id, c.ip, c.is_rate) for c in jmx.columns], schema)
+    columns = spark.createDataFrame(
+        [(c.index, c.kind, c.user, c.client_id, c.ip, c.is_rate) for c in jmx.columns], schema
+    )
     cells = _exploded(parsed_rows(spark, jmx, date_format)).join(F.broadcast(columns), on="_index", how="left")
     cells = cells.filter(F.col("_bad") | F.col("kind").isNotNull())
     rate, throttle_ms = _rate_and_throttle(F.col("_value"), F.col("_is_rate"))
     return cells.select(
-        "ts_ms", F.lit(jmx.source).alias("source"), "kind", "user", "client_id", "ip",
-        rate.alias("rate"), throttle_ms.alias("throttle_ms"), F.lit(None).cast("long").alias("window_ms"), "_bad", "_line",
+        "ts_ms",
+        F.lit(jmx.source).alias("source"),
+        "kind",
+        "user",
+        "client_id",
+        "ip",
+        rate.alias("rate"),
+        throttle_ms.alias("throttle_ms"),
+        F.lit(None).cast("long").alias("window_ms"),
+        "_bad",
+        "_line",
     ).select(*output_columns)
 
 
-def cells(spark: SparkSession, jmx: JmxFile, date_format: str | None, series_of: dict[int, int], bad_series: int,
-          only: set[int] | None = None, check_cells: bool = True) -> DataFrame:
+def cells(
+    spark: SparkSession,
+    jmx: JmxFile,
+    date_format: str | None,
+    series_of: dict[int, int],
+    bad_series: int,
+    only: set[int] | None = None,
+    check_cells: bool = True,
+) -> DataFrame:
     """Narrow cells ``(series, ts_ms, rate, throttle_ms, _bad, _line)`` of one file.
 
     ``series_of`` maps a column index to its series number; bad lines get ``bad_series`` (so
     their source is still known). With ``only`` (series numbers), just those columns are cast
     and exploded and bad lines are left out, which makes the chart pass cheap.
     """
-    picks = [(c.index, series_of[c.index], c.is_rate) for c in jmx.columns if only is None or series_of[c.index] in only]
+    picks = [
+        (c.index, series_of[c.index], c.is_rate) for c in jmx.columns if only is None or series_of[c.index] in only
+    ]
     if only is None:
         rows = parsed_rows(spark, jmx, date_format, None, check_cells)
     else:
-        rows = parsed_rows(spark, jmx, date_format, [index for index, _, _ in picks], check_cells).filter(~F.col("_bad"))
+        rows = parsed_rows(spark, jmx, date_format, [index for index, _, _ in picks], check_cells).filter(
+            ~F.col("_bad")
+        )
         picks = [(position, series, is_rate) for position, (_, series, is_rate) in enumerate(picks)]
     schema = "_index int, series int, _is_rate boolean"
     columns = spark.createDataFrame(picks + [(-1, bad_series, None)], schema)

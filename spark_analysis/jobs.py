@@ -15,11 +15,11 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from kconfigs.errors import ValidationError
-from spark_analysis import quotas as quota_io
-from spark_analysis import readers, report_scan, sizing, transforms
-from spark_analysis.kinds import KIND_QUOTA_KEY
-from spark_analysis.report import ReportData
-from spark_analysis.schemas import ENTITY_COLUMNS
+from kconfigs_analysis import quotas as quota_io
+from kconfigs_analysis import readers, report_scan, sizing, transforms
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY
+from kconfigs_analysis.report import ReportData
+from kconfigs_analysis.schemas import ENTITY_COLUMNS
 
 CHART_BUCKETS = 120
 NO_QUOTA_METRICS = (
@@ -56,7 +56,9 @@ Step = Callable[[str], None]
 def _check_inputs(args: InputArgs, summary: dict, examples: list[str]) -> None:
     """Enforce ``--strict`` and "some quota metric exists". :raises ValidationError:"""
     if args.strict and summary["malformed_lines"]:
-        raise ValidationError(f"{summary['malformed_lines']} malformed line(s) (--strict), first: {examples[0][:120]!r}")
+        raise ValidationError(
+            f"{summary['malformed_lines']} malformed line(s) (--strict), first: {examples[0][:120]!r}"
+        )
     if not summary["samples"]:
         raise ValidationError(NO_QUOTA_METRICS)
 
@@ -108,13 +110,15 @@ def _chart_data(inputs: report_scan.Inputs, rows: list[dict], summary: dict, arg
 
 
 def _heat_rows(heated: list[dict], by_key: dict, buckets: list[int]) -> list[tuple[str, list]]:
-    from spark_analysis.report import entity_label
+    from kconfigs_analysis.report import entity_label
 
     rows = []
     for r in heated:
         cells = {p["bucket_ms"]: p for p in by_key[tuple(r[c] for c in ENTITY_COLUMNS)]}
         fractions = [
-            (cells[b]["throttled_samples"] / cells[b]["throttle_samples"]) if b in cells and cells[b]["throttle_samples"] else None
+            (cells[b]["throttled_samples"] / cells[b]["throttle_samples"])
+            if b in cells and cells[b]["throttle_samples"]
+            else None
             for b in buckets
         ]
         rows.append((f"{r['kind']} {entity_label(r)}", fractions))
@@ -139,7 +143,9 @@ def run_report(spark: SparkSession, args: ReportArgs, step: Step = lambda _: Non
     step("chart series")
     charts, heat_rows, buckets = _chart_data(inputs, rows, summary, args)
     idle = sizing.idle_quotas(args.quota_records or [], rows, KIND_QUOTA_KEY)
-    data = ReportData([f.path for f in files], summary, rows, charts, heat_rows, buckets, idle, examples, top_n=args.top_n)
+    data = ReportData(
+        [f.path for f in files], summary, rows, charts, heat_rows, buckets, idle, examples, top_n=args.top_n
+    )
     return ReportOutcome(data)
 
 
@@ -159,7 +165,7 @@ class WhatIfArgs:
 
 def _whatif_events(spark: SparkSession, inputs: InputArgs, step: Step) -> DataFrame:
     """Events from ``simulate`` traces, or derived from metric dumps / usage logs."""
-    from spark_analysis import whatif
+    from kconfigs_analysis import whatif
 
     files = readers.classify_inputs(inputs.paths, inputs.input_format)
     traces = [f.path for f in files if f.format == "trace"]
@@ -177,7 +183,9 @@ def _rollup_whatif(rows: list[dict], proposed: list) -> list[dict]:
     merged: dict[tuple, dict] = {}
     for row in rows:
         key = tuple(row[c] or None for c in ENTITY_COLUMNS)
-        into = merged.setdefault(key, {**dict(zip(ENTITY_COLUMNS, key)), **{k: 0 for k in row if k not in ENTITY_COLUMNS + ["source"]}})
+        into = merged.setdefault(
+            key, {**dict(zip(ENTITY_COLUMNS, key)), **{k: 0 for k in row if k not in ENTITY_COLUMNS + ["source"]}}
+        )
         for name, value in row.items():
             if name in ENTITY_COLUMNS or name == "source" or value is None:
                 continue
@@ -188,13 +196,15 @@ def _rollup_whatif(rows: list[dict], proposed: list) -> list[dict]:
         row["proposed_quota"] = quota.quota
         row["throttled_fraction"] = row["throttled_events"] / row["events"] if row["events"] else 0.0
         if "current_events" in row:
-            row["current_throttled_fraction"] = row["current_throttled_events"] / row["events"] if row["events"] else 0.0
+            row["current_throttled_fraction"] = (
+                row["current_throttled_events"] / row["events"] if row["events"] else 0.0
+            )
     return sorted(merged.values(), key=lambda r: (-r["throttled_fraction"], -r["throttle_ms_total"]))
 
 
 def run_whatif(spark: SparkSession, args: WhatIfArgs, step: Step = lambda _: None) -> list[dict]:
     """Who would be throttled under ``proposed`` (and under ``current``), and by how much."""
-    from spark_analysis import whatif
+    from kconfigs_analysis import whatif
 
     events = _whatif_events(spark, args.inputs, step).persist(StorageLevel.MEMORY_AND_DISK)
     step("replaying proposed quotas")

@@ -19,4 +19,3 @@ KIND_RATE_UNIT: dict[str, str] = {
     "connection": "conn/s",
     "producer_id": "ids/s",
 }
-

@@ -14,9 +14,9 @@ from typing import Iterable
 
 from kconfigs.atomic_file import write_file_atomically
 from kconfigs.errors import UsageError
-from spark_analysis.kinds import KIND_RATE_UNIT
-from spark_analysis.report import ReportData, entity_label
-from spark_analysis.svg_charts import human_rate
+from kconfigs_analysis.kinds import KIND_RATE_UNIT
+from kconfigs_analysis.report import ReportData, entity_label
+from kconfigs_analysis.svg_charts import human_rate
 
 MACHINE_FORMATS = ("json", "csv", "parquet")
 PIPE_WIDTH = 200  # rich uses 80 columns when stdout is not a terminal: too narrow for entity names
@@ -37,8 +37,13 @@ def write_text_output(text: str, path: str | None) -> None:
 
 def report_document(data: ReportData, extra: dict | None = None) -> dict:
     """The stable JSON document of a report."""
-    document = {"inputs": data.inputs, "summary": data.summary, "entities": data.rows,
-                "idle_quotas": data.idle, "malformed_examples": data.malformed_examples}
+    document = {
+        "inputs": data.inputs,
+        "summary": data.summary,
+        "entities": data.rows,
+        "idle_quotas": data.idle,
+        "malformed_examples": data.malformed_examples,
+    }
     return {**document, **(extra or {})}
 
 
@@ -76,8 +81,10 @@ def print_summary(data: ReportData, console=None) -> None:
 
     console = console or _console()
     s = data.summary
-    console.print(f"[bold]{s['rate_samples']:,}[/] rate samples from {len(data.inputs)} file(s), "
-                  f"{len(data.rows):,} entities, [bold]{s['malformed_lines']:,}[/] malformed line(s)")
+    console.print(
+        f"[bold]{s['rate_samples']:,}[/] rate samples from {len(data.inputs)} file(s), "
+        f"{len(data.rows):,} entities, [bold]{s['malformed_lines']:,}[/] malformed line(s)"
+    )
     table = Table(title=f"Top {data.top_n} entities", title_justify="left")
     for name in ("kind", "entity", "p50", "p95", "p99", "max", "quota", "p99/quota", "throttled"):
         table.add_column(name, justify="left" if name in ("kind", "entity") else "right")
@@ -85,13 +92,21 @@ def print_summary(data: ReportData, console=None) -> None:
         unit = KIND_RATE_UNIT.get(r["kind"], "")
         util = "–" if r.get("util_p99_pct") is None else f"{r['util_p99_pct']:.0f}%"
         style = "red" if (r.get("util_p99_pct") or 0) >= 100 or r["throttled_fraction"] > 0.01 else None
-        table.add_row(r["kind"], entity_label(r), *(human_rate(r.get(c), unit) for c in ("p50", "p95", "p99", "max")),
-                      human_rate(r.get("quota"), unit) if r.get("quota") else "unlimited", util,
-                      f"{r['throttled_fraction']:.1%}", style=style)
+        table.add_row(
+            r["kind"],
+            entity_label(r),
+            *(human_rate(r.get(c), unit) for c in ("p50", "p95", "p99", "max")),
+            human_rate(r.get("quota"), unit) if r.get("quota") else "unlimited",
+            util,
+            f"{r['throttled_fraction']:.1%}",
+            style=style,
+        )
     console.print(table)
     if data.idle:
-        console.print(f"[yellow]{len(data.idle)} idle quota(s)[/]: " + ", ".join(
-            f"{_entity_text(i['entity'])} {i['key']}" for i in data.idle[:10]))
+        console.print(
+            f"[yellow]{len(data.idle)} idle quota(s)[/]: "
+            + ", ".join(f"{_entity_text(i['entity'])} {i['key']}" for i in data.idle[:10])
+        )
 
 
 def _entity_text(entity: dict) -> str:
@@ -110,8 +125,10 @@ def print_whatif(rows: list[dict], top_n: int, console=None) -> None:
     console = console or _console()
     compared = any("current_events" in r for r in rows)
     hit = sum(1 for r in rows if r["throttled_events"])
-    console.print(f"[bold]{sum(r['events'] for r in rows):,}[/] events replayed, "
-                  f"[bold]{hit}[/] of {len(rows)} entities would be throttled under the proposed quotas")
+    console.print(
+        f"[bold]{sum(r['events'] for r in rows):,}[/] events replayed, "
+        f"[bold]{hit}[/] of {len(rows)} entities would be throttled under the proposed quotas"
+    )
     table = Table(title=f"Top {top_n} by throttling under the proposed quotas", title_justify="left")
     headers = ["kind", "entity", "proposed quota", "events", "throttled", "throttle ms (sum)", "max ms"]
     headers += ["throttled now"] if compared else []
@@ -119,8 +136,15 @@ def print_whatif(rows: list[dict], top_n: int, console=None) -> None:
         table.add_column(name, justify="left" if name in ("kind", "entity") else "right")
     for r in rows[:top_n]:
         unit = KIND_RATE_UNIT.get(r["kind"], "")
-        cells = [r["kind"], entity_label(r), human_rate(r["proposed_quota"], unit) if r["proposed_quota"] else "unlimited",
-                 f"{r['events']:,}", f"{r['throttled_fraction']:.1%}", f"{r['throttle_ms_total']:,}", f"{r['throttle_ms_max']:,}"]
+        cells = [
+            r["kind"],
+            entity_label(r),
+            human_rate(r["proposed_quota"], unit) if r["proposed_quota"] else "unlimited",
+            f"{r['events']:,}",
+            f"{r['throttled_fraction']:.1%}",
+            f"{r['throttle_ms_total']:,}",
+            f"{r['throttle_ms_max']:,}",
+        ]
         cells += [f"{r.get('current_throttled_fraction', 0):.1%}"] if compared else []
         table.add_row(*cells, style="red" if r["throttled_events"] else None)
     console.print(table)

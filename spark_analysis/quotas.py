@@ -7,7 +7,7 @@ written by ``kconfigs.quotafile`` (docs/quota-file.md)::
     entity = { user = "alice", client-id = { default = true } }   # { default = true } = the default
     producer_byte_rate = 1048576
 
-Resolution of the 8-level precedence is ``enforcement.QuotaSnapshot``'s, so the analysis
+Resolution of the 8-level precedence is ``kconfigs_enforcement.QuotaSnapshot``'s, so the analysis
 agrees with the gateway and ``kconfigs simulate``; this module only adapts inputs to it.
 """
 
@@ -41,8 +41,9 @@ def parse_quota_toml(text: str, origin: str = "quota file") -> list[QuotaRecordT
     """Parse a quota file's text (``kconfigs.quotafile``). :raises ValidationError: naming the bad table."""
     from kconfigs.quotafile import parse_quota_text
 
-    return [(d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
-            for d in parse_quota_text(text, "toml", origin)]
+    return [
+        (d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()}) for d in parse_quota_text(text, "toml", origin)
+    ]
 
 
 def load_quota_file(path: str) -> list[QuotaRecordTuple]:
@@ -59,8 +60,10 @@ def records_from_store(store) -> list[QuotaRecordTuple]:
     from kconfigs.model import MATCH_ALL
     from kconfigs.quotafile import desired_from_records
 
-    return [(d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
-            for d in desired_from_records(store.describe(MATCH_ALL))]
+    return [
+        (d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
+        for d in desired_from_records(store.describe(MATCH_ALL))
+    ]
 
 
 def render_quota_toml(records: Iterable[QuotaRecordTuple], header_lines: Iterable[str] = ()) -> str:
@@ -74,8 +77,10 @@ def render_quota_toml(records: Iterable[QuotaRecordTuple], header_lines: Iterabl
         whole = spec is not None and spec.value_type is not ValueType.DOUBLE
         return int(round(float(value))) if whole else float(value)
 
-    desired = [DesiredQuota(QuotaEntity.from_json(entity), {k: number(k, v) for k, v in quotas.items()})
-               for entity, quotas in records]
+    desired = [
+        DesiredQuota(QuotaEntity.from_json(entity), {k: number(k, v) for k, v in quotas.items()})
+        for entity, quotas in records
+    ]
     return render_quota_text(desired, "toml", header_lines)
 
 
@@ -90,8 +95,8 @@ def write_quota_file(path: str, records: list[QuotaRecordTuple], header_lines: I
 
 
 def build_snapshot(records: list[QuotaRecordTuple]):
-    """``enforcement.QuotaSnapshot`` over ``records`` (imported lazily: heavy for --help)."""
-    from enforcement import QuotaSnapshot
+    """``kconfigs_enforcement.QuotaSnapshot`` over ``records`` (imported lazily: heavy for --help)."""
+    from kconfigs_enforcement import QuotaSnapshot
 
     return QuotaSnapshot.from_records(records)
 
@@ -119,7 +124,9 @@ class _Limit:
     level: int
 
 
-def resolve_entities(records: list[QuotaRecordTuple], entities: Iterable[tuple], kind_keys: Mapping[str, str]) -> list[ResolvedQuota]:
+def resolve_entities(
+    records: list[QuotaRecordTuple], entities: Iterable[tuple], kind_keys: Mapping[str, str]
+) -> list[ResolvedQuota]:
     """Effective quota (and its precedence level, 1..8) for each (kind, user, client_id, ip)."""
     snapshot = build_snapshot(records)
     resolved = []
@@ -133,8 +140,14 @@ def resolve_entities(records: list[QuotaRecordTuple], entities: Iterable[tuple],
 
 KEYS_BY_TAGS = frozenset({"producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"})
 _LEVEL_NAMES = {
-    (False, 1): "1 user+client", (False, 2): "2 user+<default> client", (False, 3): "3 user",
-    (False, 4): "4 <default> user+client", (False, 5): "5 <default> user+<default> client",
-    (False, 6): "6 <default> user", (False, 7): "7 client", (False, 8): "8 <default> client",
-    (True, 1): "ip", (True, 2): "<default> ip",
+    (False, 1): "1 user+client",
+    (False, 2): "2 user+<default> client",
+    (False, 3): "3 user",
+    (False, 4): "4 <default> user+client",
+    (False, 5): "5 <default> user+<default> client",
+    (False, 6): "6 <default> user",
+    (False, 7): "7 client",
+    (False, 8): "8 <default> client",
+    (True, 1): "ip",
+    (True, 2): "<default> ip",
 }

@@ -18,9 +18,9 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kconfigs.errors import UsageError
-from spark_analysis import jmxtool
-from spark_analysis import metric_names as names
-from spark_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
+from kconfigs_analysis import jmxtool
+from kconfigs_analysis import metric_names as names
+from kconfigs_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
 
 FORMATS = ("jmxtool", "prometheus", "usage-log")
 TRACE_HEADER = "time_ms,user,client_id,ip,kind,value"  # kconfigs simulate --trace (what-if only)
@@ -102,7 +102,7 @@ def load_dumps(spark: SparkSession, files: list[DumpFile], jmx_date_format: str 
     return result
 
 
-# --- JmxTool "original" CSV (spark_analysis.jmxtool) ----------------------------------------------
+# --- JmxTool "original" CSV (kconfigs_analysis.jmxtool) ----------------------------------------------
 
 
 def _load_jmxtool(spark: SparkSession, path: str, date_format: str | None) -> DataFrame:
@@ -154,36 +154,47 @@ def load_prometheus(spark: SparkSession, paths: list[str]) -> DataFrame:
     label_text = F.regexp_extract("value", names.PROM_LINE_RE, 2)
     labels = F.map_from_arrays(
         F.regexp_extract_all(label_text, F.lit(names.PROM_LABEL_RE), 1),
-        F.transform(F.regexp_extract_all(label_text, F.lit(names.PROM_LABEL_RE), 2),
-                    lambda v: F.regexp_replace(v, r"\\(.)", "$1")),
+        F.transform(
+            F.regexp_extract_all(label_text, F.lit(names.PROM_LABEL_RE), 2),
+            lambda v: F.regexp_replace(v, r"\\(.)", "$1"),
+        ),
     )
     parsed = content.select(
-        "value", "_file",
+        "value",
+        "_file",
         F.col("value").rlike(names.PROM_LINE_RE).alias("_ok"),
         labels.alias("_labels"),
         F.regexp_extract("value", names.PROM_LINE_RE, 3).alias("_value"),
         F.regexp_extract("value", names.PROM_LINE_RE, 4).alias("_ts"),
     ).withColumn(
-        "_name", F.coalesce(F.nullif(F.regexp_extract("value", names.PROM_LINE_RE, 1), F.lit("")),
-                            F.col("_labels").getItem("__name__"))
+        "_name",
+        F.coalesce(
+            F.nullif(F.regexp_extract("value", names.PROM_LINE_RE, 1), F.lit("")), F.col("_labels").getItem("__name__")
+        ),
     )
     entity = _prometheus_entity(F.col("_name"), F.col("_labels"))
     value = F.col("_value").cast("double")
     is_bad = ~F.col("_ok") | value.isNull() | F.col("_name").isNull()
     ts_ms = F.when(F.col("_ts") != "", F.col("_ts").cast("long")).otherwise(mtimes[F.col("_file")])
-    is_quota_metric = entity["kind"].isNotNull() & (entity["user"].isNotNull() | entity["client_id"].isNotNull() | entity["ip"].isNotNull())
+    is_quota_metric = entity["kind"].isNotNull() & (
+        entity["user"].isNotNull() | entity["client_id"].isNotNull() | entity["ip"].isNotNull()
+    )
     clean = F.when(F.isnan(value), F.lit(None)).otherwise(value)
-    return parsed.filter(is_bad | is_quota_metric).select(
-        F.when(is_bad, F.lit(None)).otherwise(ts_ms).cast("long").alias("ts_ms"),
-        F.coalesce(_label(F.col("_labels"), "instance"), F.regexp_extract("_file", r"^([^.]+)", 1)).alias("source"),
-        *(F.when(~is_bad, entity[c]).cast("string").alias(c) for c in ("kind", "user", "client_id", "ip")),
-        F.when(~is_bad & entity["is_rate"], clean).alias("rate"),
-        # NaN throttle-time = no throttle in the Avg's window (Kafka's tests read NaN as "not throttled")
-        F.when(~is_bad & ~entity["is_rate"], F.coalesce(clean, F.lit(0.0))).alias("throttle_ms"),
-        F.lit(None).cast("long").alias("window_ms"),
-        is_bad.alias("_bad"),
-        F.when(is_bad, F.col("value")).alias("_line"),
-    ).select(*_OUTPUT_COLUMNS)
+    return (
+        parsed.filter(is_bad | is_quota_metric)
+        .select(
+            F.when(is_bad, F.lit(None)).otherwise(ts_ms).cast("long").alias("ts_ms"),
+            F.coalesce(_label(F.col("_labels"), "instance"), F.regexp_extract("_file", r"^([^.]+)", 1)).alias("source"),
+            *(F.when(~is_bad, entity[c]).cast("string").alias(c) for c in ("kind", "user", "client_id", "ip")),
+            F.when(~is_bad & entity["is_rate"], clean).alias("rate"),
+            # NaN throttle-time = no throttle in the Avg's window (Kafka's tests read NaN as "not throttled")
+            F.when(~is_bad & ~entity["is_rate"], F.coalesce(clean, F.lit(0.0))).alias("throttle_ms"),
+            F.lit(None).cast("long").alias("window_ms"),
+            is_bad.alias("_bad"),
+            F.when(is_bad, F.col("value")).alias("_line"),
+        )
+        .select(*_OUTPUT_COLUMNS)
+    )
 
 
 # --- gateway usage log (docs/usage-log.md) -------------------------------------------------------
@@ -234,7 +245,7 @@ def with_idle_windows(usage: DataFrame) -> DataFrame:
     throttled fraction would describe only the windows in which the entity sent something.
     Each line becomes itself plus its idle successors in one explode (one pass over the input).
     """
-    from enforcement.enforcer import EnforcementConfig
+    from kconfigs_enforcement.enforcer import EnforcementConfig
 
     entity = Window.partitionBy("_bad", "source", "kind", "user", "client_id", "ip", "window_ms").orderBy("ts_ms")
     # a generator cannot hold a window function: the next line's start becomes a column first
@@ -246,9 +257,23 @@ def with_idle_windows(usage: DataFrame) -> DataFrame:
     has_gap = ~F.col("_bad") & F.col("_next_ts_ms").isNotNull() & (last_idle >= first_idle)
     idle_starts = F.when(has_gap, F.sequence(first_idle, last_idle, window_ms)).otherwise(F.array().cast("array<long>"))
     measured = ("ts_ms", "rate", "throttle_ms", "_bad", "_line")
-    idle = F.transform(idle_starts, lambda start: F.struct(
-        start.alias("ts_ms"), F.lit(0.0).alias("rate"), F.lit(0.0).alias("throttle_ms"), F.lit(False).alias("_bad"),
-        F.lit(None).cast("string").alias("_line")))
-    rows = with_next.select("source", "kind", "user", "client_id", "ip", "window_ms",
-                            F.explode(F.concat(F.array(F.struct(*measured)), idle)).alias("_w"))
+    idle = F.transform(
+        idle_starts,
+        lambda start: F.struct(
+            start.alias("ts_ms"),
+            F.lit(0.0).alias("rate"),
+            F.lit(0.0).alias("throttle_ms"),
+            F.lit(False).alias("_bad"),
+            F.lit(None).cast("string").alias("_line"),
+        ),
+    )
+    rows = with_next.select(
+        "source",
+        "kind",
+        "user",
+        "client_id",
+        "ip",
+        "window_ms",
+        F.explode(F.concat(F.array(F.struct(*measured)), idle)).alias("_w"),
+    )
     return rows.select(*(F.col(f"_w.{c}").alias(c) if c in measured else c for c in _OUTPUT_COLUMNS))

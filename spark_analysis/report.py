@@ -10,8 +10,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from html import escape
 
-from spark_analysis import svg_charts
-from spark_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT
+from kconfigs_analysis import svg_charts
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT
 
 _KEY_UNIT = {key: KIND_RATE_UNIT[kind] for kind, key in KIND_QUOTA_KEY.items()}
 
@@ -55,7 +55,10 @@ def entity_label(row: dict) -> str:
     """``user=alice client-id=app-1`` (tags that are present), or ``ip=10.0.0.7``."""
     if row.get("ip"):
         return f"ip={row['ip']}"
-    tags = [f"user={row['user']}" if row.get("user") else "", f"client-id={row['client_id']}" if row.get("client_id") else ""]
+    tags = [
+        f"user={row['user']}" if row.get("user") else "",
+        f"client-id={row['client_id']}" if row.get("client_id") else "",
+    ]
     return " ".join(t for t in tags if t)
 
 
@@ -69,10 +72,18 @@ def _cards(data: ReportData) -> str:
     s = data.summary
     throttled = sum(1 for r in data.rows if r.get("throttled_samples"))
     over = sum(1 for r in data.rows if (r.get("util_p99_pct") or 0) >= 80)
-    cards = [("rate samples", f"{s.get('rate_samples', 0):,}", False), ("entities", f"{len(data.rows):,}", False),
-             ("throttled entities", f"{throttled:,}", throttled > 0), ("p99 ≥ 80 % of quota", f"{over:,}", over > 0),
-             ("idle quotas", f"{len(data.idle):,}", False), ("malformed lines", f"{s.get('malformed_lines', 0):,}", s.get("malformed_lines", 0) > 0)]
-    items = "".join(f'<div class="card{" warn" if warn else ""}"><div class="v">{v}</div><div class="k">{escape(k)}</div></div>' for k, v, warn in cards)
+    cards = [
+        ("rate samples", f"{s.get('rate_samples', 0):,}", False),
+        ("entities", f"{len(data.rows):,}", False),
+        ("throttled entities", f"{throttled:,}", throttled > 0),
+        ("p99 ≥ 80 % of quota", f"{over:,}", over > 0),
+        ("idle quotas", f"{len(data.idle):,}", False),
+        ("malformed lines", f"{s.get('malformed_lines', 0):,}", s.get("malformed_lines", 0) > 0),
+    ]
+    items = "".join(
+        f'<div class="card{" warn" if warn else ""}"><div class="v">{v}</div><div class="k">{escape(k)}</div></div>'
+        for k, v, warn in cards
+    )
     return f'<div class="cards">{items}</div>'
 
 
@@ -88,11 +99,18 @@ def _offenders_table(data: ReportData) -> str:
     body = []
     for r in data.rows[: data.top_n]:
         unit = KIND_RATE_UNIT.get(r["kind"], "")
-        cells = [escape(r["kind"]), escape(entity_label(r))] + [svg_charts.human_rate(r.get(c), unit) for c in ("p50", "p95", "p99", "max")]
+        cells = [escape(r["kind"]), escape(entity_label(r))] + [
+            svg_charts.human_rate(r.get(c), unit) for c in ("p50", "p95", "p99", "max")
+        ]
         quota = svg_charts.human_rate(r.get("quota"), unit) if r.get("quota") else "unlimited"
-        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells[:2]) + "".join(f'<td class="n">{c}</td>' for c in cells[2:])
-                    + f'<td class="n">{quota}</td>' + _util_cell(r.get("util_p99_pct"))
-                    + f'<td class="n">{r.get("throttled_fraction", 0):.1%}</td><td class="n">{r.get("throttle_ms_total") or 0:,.0f}</td></tr>')
+        body.append(
+            "<tr>"
+            + "".join(f"<td>{c}</td>" for c in cells[:2])
+            + "".join(f'<td class="n">{c}</td>' for c in cells[2:])
+            + f'<td class="n">{quota}</td>'
+            + _util_cell(r.get("util_p99_pct"))
+            + f'<td class="n">{r.get("throttled_fraction", 0):.1%}</td><td class="n">{r.get("throttle_ms_total") or 0:,.0f}</td></tr>'
+        )
     return f"<table>{head}{''.join(body)}</table>"
 
 
@@ -109,33 +127,73 @@ def _charts_section(data: ReportData) -> str:
     for row, points in data.charts:
         unit = KIND_RATE_UNIT.get(row["kind"], "")
         charts.append(svg_charts.line_chart(points, row.get("quota"), unit, f"{row['kind']}: {entity_label(row)}"))
-    legend = ('<div class="legend"><span style="background:#2563eb"></span>mean rate per bucket'
-              '<span style="background:#2563eb;opacity:.25;height:8px"></span>max rate'
-              '<span style="background:#dc2626"></span>effective quota'
-              '<span style="background:#f97316;height:6px;width:4px"></span>throttled</div>')
+    legend = (
+        '<div class="legend"><span style="background:#2563eb"></span>mean rate per bucket'
+        '<span style="background:#2563eb;opacity:.25;height:8px"></span>max rate'
+        '<span style="background:#dc2626"></span>effective quota'
+        '<span style="background:#f97316;height:6px;width:4px"></span>throttled</div>'
+    )
     return legend + f'<div class="charts">{"".join(charts)}</div>' if charts else '<p class="sub">no series</p>'
 
 
 def render_html(data: ReportData) -> str:
     """The whole page as one string."""
     s = data.summary
-    heat = svg_charts.heat_map(data.heat_rows, data.heat_buckets_ms, "throttled share of samples per time bucket") if data.heat_rows else '<p class="sub">no entity was throttled</p>'
-    idle_rows = [[entity_label({"user": i["entity"].get("user"), "client_id": i["entity"].get("client-id"), "ip": i["entity"].get("ip")}),
-                  i["key"], svg_charts.human_rate(i["quota"], _KEY_UNIT.get(i["key"], ""))] for i in data.idle]
-    recs = [[r.kind, entity_label({"user": r.entity.get("user"), "client_id": r.entity.get("client-id"), "ip": r.entity.get("ip")}),
-             r.key, "unlimited" if r.current is None else f"{r.current:g}", f"{r.recommended:g}", r.reason] for r in data.recommendations]
+    heat = (
+        svg_charts.heat_map(data.heat_rows, data.heat_buckets_ms, "throttled share of samples per time bucket")
+        if data.heat_rows
+        else '<p class="sub">no entity was throttled</p>'
+    )
+    idle_rows = [
+        [
+            entity_label(
+                {
+                    "user": i["entity"].get("user"),
+                    "client_id": i["entity"].get("client-id"),
+                    "ip": i["entity"].get("ip"),
+                }
+            ),
+            i["key"],
+            svg_charts.human_rate(i["quota"], _KEY_UNIT.get(i["key"], "")),
+        ]
+        for i in data.idle
+    ]
+    recs = [
+        [
+            r.kind,
+            entity_label(
+                {"user": r.entity.get("user"), "client_id": r.entity.get("client-id"), "ip": r.entity.get("ip")}
+            ),
+            r.key,
+            "unlimited" if r.current is None else f"{r.current:g}",
+            f"{r.recommended:g}",
+            r.reason,
+        ]
+        for r in data.recommendations
+    ]
     sections = [
         f"<h1>Kafka client quota report</h1><div class='sub'>{escape(_time(s.get('first_ts_ms')))} → {escape(_time(s.get('last_ts_ms')))} · "
         f"{len(data.inputs)} input file(s): {escape(', '.join(data.inputs[:6]))}{' …' if len(data.inputs) > 6 else ''}</div>",
         _cards(data),
-        "<h2>Usage against the effective quota (top entities)</h2>", _charts_section(data),
-        "<h2>Throttling heat map</h2>", heat,
-        f"<h2>Top {data.top_n} by utilisation and throttling</h2>", _offenders_table(data),
-        "<h2>Idle quotas (set but never used)</h2>", _simple_table(["entity", "key", "quota"], idle_rows),
+        "<h2>Usage against the effective quota (top entities)</h2>",
+        _charts_section(data),
+        "<h2>Throttling heat map</h2>",
+        heat,
+        f"<h2>Top {data.top_n} by utilisation and throttling</h2>",
+        _offenders_table(data),
+        "<h2>Idle quotas (set but never used)</h2>",
+        _simple_table(["entity", "key", "quota"], idle_rows),
     ]
     if recs:
-        sections += ["<h2>Recommendations</h2>", _simple_table(["kind", "entity", "key", "current", "recommended", "why"], recs)]
+        sections += [
+            "<h2>Recommendations</h2>",
+            _simple_table(["kind", "entity", "key", "current", "recommended", "why"], recs),
+        ]
     if data.malformed_examples:
-        sections += [f"<h2>Malformed lines ({s.get('malformed_lines', 0):,})</h2>",
-                     "<ul>" + "".join(f"<li><code>{escape(line[:200])}</code></li>" for line in data.malformed_examples) + "</ul>"]
+        sections += [
+            f"<h2>Malformed lines ({s.get('malformed_lines', 0):,})</h2>",
+            "<ul>"
+            + "".join(f"<li><code>{escape(line[:200])}</code></li>" for line in data.malformed_examples)
+            + "</ul>",
+        ]
     return f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>kconfigs quota report</title><style>{_CSS}</style></head><body>{''.join(sections)}</body></html>"

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_analysis import jmxtool, readers, transforms
-from spark_analysis.schemas import ENTITY_COLUMNS
+from kconfigs_analysis import jmxtool, readers, transforms
+from kconfigs_analysis.schemas import ENTITY_COLUMNS
 
 _CANONICAL_KEYS = ENTITY_COLUMNS + ["source"]
 
@@ -50,8 +50,11 @@ def open_inputs(spark: SparkSession, files: list, date_format: str | None) -> In
 
 
 def _narrow(inputs: Inputs, only: set[int] | None = None, check_cells: bool = True) -> DataFrame | None:
-    frames = [jmxtool.cells(inputs.spark, header, inputs.date_format, series_of, bad, only, check_cells)
-              for header, series_of, bad in inputs.jmx if only is None or only & set(series_of.values())]
+    frames = [
+        jmxtool.cells(inputs.spark, header, inputs.date_format, series_of, bad, only, check_cells)
+        for header, series_of, bad in inputs.jmx
+        if only is None or only & set(series_of.values())
+    ]
     return _union(frames)
 
 

@@ -15,7 +15,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from spark_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT  # noqa: F401 (re-exported)
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT  # noqa: F401 (re-exported)
 
 #: one measurement of one quota entity for one quota kind at one time, from one source.
 CANONICAL_SCHEMA = StructType(

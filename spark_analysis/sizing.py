@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from spark_analysis.quotas import QuotaRecordTuple
+from kconfigs_analysis.quotas import QuotaRecordTuple
 
 #: minimum recommended value per kind (Confluent Cloud: byte-rate quotas of at least 1 MiB/s).
 DEFAULT_FLOORS: Mapping[str, float] = {
@@ -78,7 +78,10 @@ def recommend_one(row: Mapping, key: str, policy: SizingPolicy) -> Recommendatio
     value, reason = observed * (1 + policy.headroom), f"{policy.percentile} × {1 + policy.headroom:g}"
     if current is not None and throttled > policy.censored_threshold:
         if current * policy.step_up > value:
-            value, reason = current * policy.step_up, f"throttled {throttled:.1%}: demand censored, current × {policy.step_up:g}"
+            value, reason = (
+                current * policy.step_up,
+                f"throttled {throttled:.1%}: demand censored, current × {policy.step_up:g}",
+            )
     value = roundup_nice(value)
     floor = policy.floors.get(row["kind"], 0.0)
     if value < floor:  # after rounding: the floor is exact (1 MiB/s, not 1.1 MB/s)
@@ -90,7 +93,9 @@ def recommend_one(row: Mapping, key: str, policy: SizingPolicy) -> Recommendatio
     return Recommendation(entity_of(row), row["kind"], key, current, value, observed, throttled, reason)
 
 
-def recommend(rows: Iterable[Mapping], kind_keys: Mapping[str, str], policy: SizingPolicy = SizingPolicy()) -> list[Recommendation]:
+def recommend(
+    rows: Iterable[Mapping], kind_keys: Mapping[str, str], policy: SizingPolicy = SizingPolicy()
+) -> list[Recommendation]:
     """Recommendations for every row with samples, sorted by entity then key."""
     result = [r for r in (recommend_one(row, kind_keys[row["kind"]], policy) for row in rows) if r is not None]
     return sorted(result, key=lambda r: (sorted(r.entity.items()), r.key))
@@ -104,7 +109,9 @@ def as_quota_records(recommendations: Iterable[Recommendation]) -> list[QuotaRec
     return [(dict(entity), quotas) for entity, quotas in grouped.items()]
 
 
-def idle_quotas(records: Iterable[QuotaRecordTuple], rows: Iterable[Mapping], kind_keys: Mapping[str, str]) -> list[dict]:
+def idle_quotas(
+    records: Iterable[QuotaRecordTuple], rows: Iterable[Mapping], kind_keys: Mapping[str, str]
+) -> list[dict]:
     """Explicit (named, non-default) quotas that no analysed entity used at all."""
     key_kind = {key: kind for kind, key in kind_keys.items()}
     seen = [

@@ -39,7 +39,9 @@ def _nice_max(value: float) -> float:
     return next(m * exponent for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * exponent >= value)
 
 
-def line_chart(points: list[dict], quota: float | None, unit: str, title: str, width: int = 560, height: int = 220) -> str:
+def line_chart(
+    points: list[dict], quota: float | None, unit: str, title: str, width: int = 560, height: int = 220
+) -> str:
     """Mean rate line, max-rate band, dashed quota line and throttle ticks over time.
 
     ``points``: dicts with bucket_ms, rate_mean, rate_max, throttled_samples (sorted by time).
@@ -57,28 +59,44 @@ def line_chart(points: list[dict], quota: float | None, unit: str, title: str, w
     def y(value: float) -> float:
         return top + plot_h - (value / y_max) * plot_h
 
-    parts = [f'<svg class="chart line-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
-             f'<title>{escape(title)}</title>',
-             f'<text x="{left}" y="16" class="chart-title">{escape(title)}</text>']
+    parts = [
+        f'<svg class="chart line-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="{left}" y="16" class="chart-title">{escape(title)}</text>',
+    ]
     for i in range(5):  # horizontal grid and y labels
         value = y_max * i / 4
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(value):.1f}" y2="{y(value):.1f}" class="grid"/>')
-        parts.append(f'<text x="{left - 6}" y="{y(value) + 4:.1f}" class="axis" text-anchor="end">{escape(human_rate(value, unit))}</text>')
+        parts.append(
+            f'<text x="{left - 6}" y="{y(value) + 4:.1f}" class="axis" text-anchor="end">{escape(human_rate(value, unit))}</text>'
+        )
     for i, anchor in enumerate(("start", "middle", "middle", "end")):  # ends stay inside the box
         ts = x0 + (x1 - x0) * i / 3
-        parts.append(f'<text x="{x(ts):.1f}" y="{height - 12}" class="axis" text-anchor="{anchor}">{escape(_time_label(ts, x1 - x0))}</text>')
+        parts.append(
+            f'<text x="{x(ts):.1f}" y="{height - 12}" class="axis" text-anchor="{anchor}">{escape(_time_label(ts, x1 - x0))}</text>'
+        )
     if points:
         band = [f"{x(p['bucket_ms']):.1f},{y(p['rate_max'] or 0):.1f}" for p in points]
         base = [f"{x(p['bucket_ms']):.1f},{y(0):.1f}" for p in reversed(points)]
-        parts.append(f'<polygon points="{" ".join(band + base)}" fill="{PALETTE_RATE}" fill-opacity="0.12" stroke="none"/>')
+        parts.append(
+            f'<polygon points="{" ".join(band + base)}" fill="{PALETTE_RATE}" fill-opacity="0.12" stroke="none"/>'
+        )
         line = " ".join(f"{x(p['bucket_ms']):.1f},{y(p['rate_mean'] or 0):.1f}" for p in points)
-        parts.append(f'<polyline points="{line}" fill="none" stroke="{PALETTE_RATE}" stroke-width="1.8" class="rate-line"/>')
+        parts.append(
+            f'<polyline points="{line}" fill="none" stroke="{PALETTE_RATE}" stroke-width="1.8" class="rate-line"/>'
+        )
         for p in points:
             if p.get("throttled_samples"):
-                parts.append(f'<rect x="{x(p["bucket_ms"]) - 1:.1f}" y="{top + plot_h + 2}" width="3" height="6" fill="{PALETTE_THROTTLE}" class="throttle-tick"/>')
+                parts.append(
+                    f'<rect x="{x(p["bucket_ms"]) - 1:.1f}" y="{top + plot_h + 2}" width="3" height="6" fill="{PALETTE_THROTTLE}" class="throttle-tick"/>'
+                )
     if quota:
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(quota):.1f}" y2="{y(quota):.1f}" stroke="{PALETTE_QUOTA}" stroke-dasharray="6 4" stroke-width="1.5" class="quota-line"/>')
-        parts.append(f'<text x="{left + plot_w - 4}" y="{y(quota) - 5:.1f}" class="axis quota-label" text-anchor="end">quota {escape(human_rate(quota, unit))}</text>')
+        parts.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y(quota):.1f}" y2="{y(quota):.1f}" stroke="{PALETTE_QUOTA}" stroke-dasharray="6 4" stroke-width="1.5" class="quota-line"/>'
+        )
+        parts.append(
+            f'<text x="{left + plot_w - 4}" y="{y(quota) - 5:.1f}" class="axis quota-label" text-anchor="end">quota {escape(human_rate(quota, unit))}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -92,27 +110,38 @@ def _heat_color(fraction: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def heat_map(rows: list[tuple[str, list[float | None]]], bucket_starts_ms: list[int], title: str, width: int = 900) -> str:
+def heat_map(
+    rows: list[tuple[str, list[float | None]]], bucket_starts_ms: list[int], title: str, width: int = 900
+) -> str:
     """Entities (rows) × time buckets (columns), colour = throttled fraction of samples."""
     label_w, top, cell_h = 320, 30, 18
     columns = max(len(bucket_starts_ms), 1)
     cell_w = (width - label_w - 10) / columns
     height = top + cell_h * len(rows) + 30
-    parts = [f'<svg class="chart heat-map" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
-             f'<title>{escape(title)}</title>', f'<text x="0" y="16" class="chart-title">{escape(title)}</text>']
+    parts = [
+        f'<svg class="chart heat-map" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="0" y="16" class="chart-title">{escape(title)}</text>',
+    ]
     span = (bucket_starts_ms[-1] - bucket_starts_ms[0]) if len(bucket_starts_ms) > 1 else 1
     for r, (label, fractions) in enumerate(rows):
         y = top + r * cell_h
-        parts.append(f'<text x="{label_w - 8}" y="{y + 13}" class="axis" text-anchor="end">{escape(label if len(label) <= 50 else label[:49] + "…")}</text>')
+        parts.append(
+            f'<text x="{label_w - 8}" y="{y + 13}" class="axis" text-anchor="end">{escape(label if len(label) <= 50 else label[:49] + "…")}</text>'
+        )
         for c, fraction in enumerate(fractions):
             shown = "no data" if fraction is None else f"{fraction:.0%} throttled"
             fill = "#ffffff" if fraction is None else _heat_color(fraction)
             tip = f"{label} @ {_time_label(bucket_starts_ms[c], span)}: {shown}"
-            parts.append(f'<rect x="{label_w + c * cell_w:.1f}" y="{y}" width="{max(cell_w - 1, 1):.1f}" height="{cell_h - 2}" fill="{fill}" class="heat-cell"><title>{escape(tip)}</title></rect>')
+            parts.append(
+                f'<rect x="{label_w + c * cell_w:.1f}" y="{y}" width="{max(cell_w - 1, 1):.1f}" height="{cell_h - 2}" fill="{fill}" class="heat-cell"><title>{escape(tip)}</title></rect>'
+            )
     for i, anchor in enumerate(("start", "middle", "middle", "end")):
         index = min(round((columns - 1) * i / 3), len(bucket_starts_ms) - 1)
         if index >= 0:
             x = label_w + (index + (1 if anchor == "end" else 0)) * cell_w
-            parts.append(f'<text x="{x:.1f}" y="{height - 10}" class="axis" text-anchor="{anchor}">{escape(_time_label(bucket_starts_ms[index], span))}</text>')
+            parts.append(
+                f'<text x="{x:.1f}" y="{height - 10}" class="axis" text-anchor="{anchor}">{escape(_time_label(bucket_starts_ms[index], span))}</text>'
+            )
     parts.append("</svg>")
     return "".join(parts)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_analysis.schemas import CANONICAL_COLUMNS, ENTITY_COLUMNS, ENTITY_STATS_SCHEMA
+from kconfigs_analysis.schemas import CANONICAL_COLUMNS, ENTITY_COLUMNS, ENTITY_STATS_SCHEMA
 
 PERCENTILES = (0.5, 0.95, 0.99)
 #: percentile_approx accuracy: rank error ≤ n/accuracy per (entity, broker) series. 10x Spark's
@@ -64,7 +64,9 @@ def source_stats_schema():
     """Schema of per-source statistics rows (entity, source, ENTITY_STATS_SCHEMA's numbers)."""
     from pyspark.sql.types import StringType, StructField, StructType
 
-    fields = ENTITY_STATS_SCHEMA.fields[:4] + [StructField("source", StringType(), True)] + ENTITY_STATS_SCHEMA.fields[4:]
+    fields = (
+        ENTITY_STATS_SCHEMA.fields[:4] + [StructField("source", StringType(), True)] + ENTITY_STATS_SCHEMA.fields[4:]
+    )
     return StructType(fields)
 
 

@@ -1,9 +1,9 @@
-"""What-if: replay usage against proposed quotas with ``enforcement.replay``, per sensor in Spark.
+"""What-if: replay usage against proposed quotas with ``kconfigs_enforcement.replay``, per sensor in Spark.
 
 Kafka keeps one Rate sensor per (broker, quota type, metric tags), and sensors never interact,
 so replaying each sensor's events on its own ``Enforcer`` gives exactly the decisions of one
 replay of the whole trace (what ``kconfigs simulate`` does). Spark groups the events by sensor
-and runs ``enforcement.replay.decide`` per group in ``applyInPandas`` — the one place Python
+and runs ``kconfigs_enforcement.replay.decide`` per group in ``applyInPandas`` — the one place Python
 runs inside Spark (style §7). Sensor expiry checks keep the global 30-s schedule of
 ``replay.replay`` (anchored at the first event of the whole trace) and each group replays in
 trace order (``seq``), so results match a single replay of the trace exactly.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from spark_analysis.kinds import KIND_QUOTA_KEY
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY
 
 EVENT_COLUMNS = ["time_ms", "source", "user", "client_id", "ip", "kind", "value", "seq"]
 TRACE_SCHEMA = "time_ms long, user string, client_id string, ip string, kind string, value long"
@@ -36,9 +36,14 @@ def load_trace(spark: SparkSession, path: str) -> DataFrame:
     is_header = F.col("time_ms").isNull() & (F.col("kind") == "kind")
     events = rows.filter(~is_header).withColumn("seq", F.monotonically_increasing_id())
     return events.select(
-        "time_ms", F.lit("trace").alias("source"), F.coalesce("user", F.lit("")).alias("user"),
-        F.coalesce("client_id", F.lit("")).alias("client_id"), F.coalesce("ip", F.lit("")).alias("ip"),
-        "kind", F.coalesce("value", F.lit(0)).alias("value"), "seq",
+        "time_ms",
+        F.lit("trace").alias("source"),
+        F.coalesce("user", F.lit("")).alias("user"),
+        F.coalesce("client_id", F.lit("")).alias("client_id"),
+        F.coalesce("ip", F.lit("")).alias("ip"),
+        "kind",
+        F.coalesce("value", F.lit(0)).alias("value"),
+        "seq",
     )
 
 
@@ -64,8 +69,12 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
     repeat = F.when(F.col("kind") == "connection", F.col("amount")).otherwise(F.lit(1))
     exploded = busy.select("*", F.explode(F.sequence(F.lit(1), repeat)).alias("_n"))
     return exploded.select(
-        F.col("ts_ms").alias("time_ms"), "source", F.coalesce("user", F.lit("")).alias("user"),
-        F.coalesce("client_id", F.lit("")).alias("client_id"), F.coalesce("ip", F.lit("")).alias("ip"), "kind",
+        F.col("ts_ms").alias("time_ms"),
+        "source",
+        F.coalesce("user", F.lit("")).alias("user"),
+        F.coalesce("client_id", F.lit("")).alias("client_id"),
+        F.coalesce("ip", F.lit("")).alias("ip"),
+        "kind",
         F.when(F.col("kind") == "connection", F.lit(0)).otherwise(F.col("amount")).alias("value"),
         F.col("ts_ms").alias("seq"),  # replay in time order
     )
@@ -82,7 +91,7 @@ def _sensor_key(snapshot, kind: str, user: str, client_id: str, ip: str) -> str:
 
 def sensor_groups(spark: SparkSession, events: DataFrame, records: list) -> DataFrame:
     """Tiny frame (kind, user, client_id, ip) -> sensor key, resolved on the driver."""
-    from spark_analysis.quotas import build_snapshot
+    from kconfigs_analysis.quotas import build_snapshot
 
     snapshot = build_snapshot(records)
     entities = events.select("kind", "user", "client_id", "ip").distinct().collect()
@@ -96,8 +105,8 @@ def _replay_function(records: list, origin_ms: int, config_kwargs: dict):
     def replay_group(frame):
         import pandas as pd
 
-        from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot
-        from enforcement.replay import EXPIRE_INTERVAL_MS, UsageEvent, decide
+        from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot
+        from kconfigs_enforcement.replay import EXPIRE_INTERVAL_MS, UsageEvent, decide
 
         enforcer = Enforcer(QuotaSnapshot.from_records(records), EnforcementConfig(**config_kwargs))
         frame = frame.sort_values("seq", kind="stable")  # trace file order, as simulate replays it
@@ -123,7 +132,9 @@ def _replay_function(records: list, origin_ms: int, config_kwargs: dict):
 RESULT_SCHEMA_COLUMNS = [part.split()[0] for part in RESULT_SCHEMA.split(", ")]
 
 
-def replay_events(spark: SparkSession, events: DataFrame, records: list, config_kwargs: dict | None = None) -> DataFrame:
+def replay_events(
+    spark: SparkSession, events: DataFrame, records: list, config_kwargs: dict | None = None
+) -> DataFrame:
     """Per (source, entity): events, throttled events, throttle ms (sum, max), dropped connections."""
     replayable = events.filter(F.col("kind").isin(*REPLAY_KINDS))
     origin_ms = replayable.agg(F.min_by("time_ms", "seq")).first()[0]  # replay.replay: first event

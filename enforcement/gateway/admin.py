@@ -14,11 +14,11 @@ import asyncio
 import logging
 from typing import Any, Iterable, Mapping
 
-from enforcement.gateway import codec
-from enforcement.gateway.headers import RequestPrefix
-from enforcement.gateway.versions import ALTER_CLIENT_QUOTAS, DESCRIBE_CLIENT_QUOTAS, VersionRange
 from kconfigs.errors import KconfigsError, ValidationError
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity
+from kconfigs_enforcement.gateway import codec
+from kconfigs_enforcement.gateway.headers import RequestPrefix
+from kconfigs_enforcement.gateway.versions import ALTER_CLIENT_QUOTAS, DESCRIBE_CLIENT_QUOTAS, VersionRange
 
 log = logging.getLogger("kconfigs.gateway")
 ADMIN_APIS = (DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS)
@@ -53,7 +53,9 @@ class QuotaAdmin:
             fields = self._describe(request)
         else:
             fields = self._alter(request, principal)
-        return codec.build_response(prefix.api_key, prefix.api_version, prefix.correlation_id, throttle_time_ms=0, **fields)
+        return codec.build_response(
+            prefix.api_key, prefix.api_version, prefix.correlation_id, throttle_time_ms=0, **fields
+        )
 
     def _describe(self, request: Any) -> dict:
         response_class = codec.response_class(DESCRIBE_CLIENT_QUOTAS)
@@ -63,9 +65,14 @@ class QuotaAdmin:
         except (KconfigsError, ValueError) as err:
             code = INVALID_REQUEST if isinstance(err, (ValidationError, ValueError)) else UNKNOWN_SERVER_ERROR
             return {"error_code": code, "error_message": str(err), "entries": None}
-        entries = [response_class.EntryData(entity=_entity_to_wire(r.entity, response_class.EntryData.EntityData),
-                                            values=[response_class.EntryData.ValueData(key=k, value=float(v)) for k, v in r.configs.items()])
-                   for r in records if r.configs]
+        entries = [
+            response_class.EntryData(
+                entity=_entity_to_wire(r.entity, response_class.EntryData.EntityData),
+                values=[response_class.EntryData.ValueData(key=k, value=float(v)) for k, v in r.configs.items()],
+            )
+            for r in records
+            if r.configs
+        ]
         return {"error_code": 0, "error_message": None, "entries": entries}
 
     def _alter(self, request: Any, principal: str) -> dict:
@@ -73,11 +80,23 @@ class QuotaAdmin:
         allowed = "*" in self._admin_principals or principal in self._admin_principals
         entries = []
         for entry in request.entries or ():  # a null array from a hostile client
-            code, message = (CLUSTER_AUTHORIZATION_FAILED, f"{principal} may not alter quotas through the gateway") if not allowed else (0, None)
+            code, message = (
+                (CLUSTER_AUTHORIZATION_FAILED, f"{principal} may not alter quotas through the gateway")
+                if not allowed
+                else (0, None)
+            )
             if allowed:
                 code, message = self._alter_entry(entry, request.validate_only)
-            entries.append(response_class.EntryData(error_code=code, error_message=message, entity=[
-                response_class.EntryData.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity or ()]))
+            entries.append(
+                response_class.EntryData(
+                    error_code=code,
+                    error_message=message,
+                    entity=[
+                        response_class.EntryData.EntityData(entity_type=e.entity_type, entity_name=e.entity_name)
+                        for e in entry.entity or ()
+                    ],
+                )
+            )
         return {"entries": entries}
 
     def _alter_entry(self, entry: Any, validate_only: bool) -> tuple[int, str | None]:
@@ -117,5 +136,7 @@ def _component(wire: Any) -> FilterComponent:
 
 
 def _entity_to_wire(entity: QuotaEntity, entity_class: Any) -> list:
-    return [entity_class(entity_type=t.value, entity_name=None if name is DEFAULT else name)
-            for t, name in entity.components().items()]
+    return [
+        entity_class(entity_type=t.value, entity_name=None if name is DEFAULT else name)
+        for t, name in entity.components().items()
+    ]

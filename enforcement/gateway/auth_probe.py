@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from enforcement.gateway import codec, framing
-from enforcement.gateway.headers import MalformedFrame
+from kconfigs_enforcement.gateway import codec, framing
+from kconfigs_enforcement.gateway.headers import MalformedFrame
 
 PROBE_TTL_S = 60.0
 _METADATA = 3
@@ -44,7 +44,9 @@ class AnonymousProbe:
         try:
             framing.write_frame(writer, codec.encode_message(request))
             await writer.drain()
-            response = await asyncio.wait_for(framing.read_frame(reader, framing.MIN_RESPONSE_FRAME_BYTES, 1 << 24), self._timeout_s)
+            response = await asyncio.wait_for(
+                framing.read_frame(reader, framing.MIN_RESPONSE_FRAME_BYTES, 1 << 24), self._timeout_s
+            )
             return response is not None
         except (OSError, TimeoutError, asyncio.IncompleteReadError, MalformedFrame):
             return False

@@ -13,7 +13,7 @@ decoding are never copied in Python, and large ones stream through without being
 The buffer is an anonymous mmap: pages are only made resident when bytes land in them, so an idle
 connection costs a page or two, not the whole capacity. On Linux the part of a large frame that has
 not reached the buffer yet does not enter it at all: ``forward`` splices it socket to socket
-(:mod:`enforcement.gateway.splice`).
+(:mod:`kconfigs_enforcement.gateway.splice`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import mmap
 
-from enforcement.gateway import splice
+from kconfigs_enforcement.gateway import splice
 
 #: receive buffer per socket; larger frames grow it (bounded by the frame size limit) when they
 #: must be held whole, and stream through it otherwise
@@ -75,7 +75,7 @@ class Channel(asyncio.BufferedProtocol):
             self._allocate(self._capacity, keep=False)
         elif self._end == len(self._view):
             self._make_room()
-        return self._view[self._end:]
+        return self._view[self._end :]
 
     def buffer_updated(self, nbytes: int) -> None:
         self._end += nbytes
@@ -130,11 +130,11 @@ class Channel(asyncio.BufferedProtocol):
             if self._eof:
                 if self._cursor == self._end:
                     return None
-                raise asyncio.IncompleteReadError(bytes(self._view[self._cursor:self._end]), nbytes)
+                raise asyncio.IncompleteReadError(bytes(self._view[self._cursor : self._end]), nbytes)
             self._ensure_space(nbytes)
             await self._wait(deadline)
         self._pinned = True
-        return self._view[self._cursor:self._cursor + nbytes]
+        return self._view[self._cursor : self._cursor + nbytes]
 
     def hold(self, nbytes: int) -> None:
         """The next ``nbytes`` (read, unchanged) go to ``held_sink`` with the frames after them:
@@ -145,7 +145,7 @@ class Channel(asyncio.BufferedProtocol):
 
     def flush_held(self) -> None:
         if self._start < self._cursor:
-            self.held_sink.write(self._view[self._start:self._cursor])
+            self.held_sink.write(self._view[self._start : self._cursor])
             self._start = self._cursor
             self._reset_if_empty()
 
@@ -189,8 +189,14 @@ class Channel(asyncio.BufferedProtocol):
 
     def _can_splice_to(self, sink: "Channel") -> bool:
         """Splice only what has not reached the receive buffer yet, between plain sockets."""
-        return (self.zero_copy and sink.zero_copy and self._relay_left >= splice.MIN_SPLICE_BYTES
-                and self._cursor == self._end and self._relay_error is None and not self._eof)
+        return (
+            self.zero_copy
+            and sink.zero_copy
+            and self._relay_left >= splice.MIN_SPLICE_BYTES
+            and self._cursor == self._end
+            and self._relay_error is None
+            and not self._eof
+        )
 
     async def _splice_rest(self, sink: "Channel", deadline: float | None) -> None:
         """Forward the rest of the frame with splice: this transport stops reading meanwhile, and
@@ -214,7 +220,7 @@ class Channel(asyncio.BufferedProtocol):
         chunk = min(self._relay_left, self._end - self._cursor)
         if chunk and not sink.write_paused:
             try:
-                sink.write(self._view[self._cursor:self._cursor + chunk])
+                sink.write(self._view[self._cursor : self._cursor + chunk])
             except ConnectionError as err:
                 self._relay_error = err
                 return
@@ -256,7 +262,7 @@ class Channel(asyncio.BufferedProtocol):
             self._allocate(len(self._view), keep=True)
             return
         size, shift = self._end - self._start, self._start
-        self._view[:size] = self._view[self._start:self._end]
+        self._view[:size] = self._view[self._start : self._end]
         self._start, self._cursor, self._end = 0, self._cursor - shift, size
         self._resume_reading()
 
@@ -266,7 +272,7 @@ class Channel(asyncio.BufferedProtocol):
         buf = mmap.mmap(-1, max(capacity, size))
         view = memoryview(buf)
         if size:
-            view[:size] = self._view[self._start:self._end]
+            view[:size] = self._view[self._start : self._end]
         self._buf, self._view = buf, view
         self._start, self._cursor, self._end = 0, read, size
         self._resume_reading()

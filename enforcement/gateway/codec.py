@@ -15,7 +15,7 @@ from typing import Any
 
 from kafka.protocol.schemas import BaseField
 
-from enforcement.gateway.headers import MalformedFrame
+from kconfigs_enforcement.gateway.headers import MalformedFrame
 
 API_VERSIONS = 18
 
@@ -112,8 +112,10 @@ def _decode(cls: Any, version: int, frame: bytes | memoryview, side: str) -> Any
     try:
         return cls[version].decode(bytes(frame), header=True)
     except Exception as err:
-        raise MalformedFrame(f"cannot decode {cls.__name__.removesuffix('Request').removesuffix('Response')} "
-                             f"{side} v{version}: {type(err).__name__}") from None
+        raise MalformedFrame(
+            f"cannot decode {cls.__name__.removesuffix('Request').removesuffix('Response')} "
+            f"{side} v{version}: {type(err).__name__}"
+        ) from None
 
 
 def encode_message(message: Any) -> bytes:

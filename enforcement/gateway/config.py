@@ -81,14 +81,27 @@ class GatewayConfig:
         """:raises ValidationError: with one actionable line."""
         if not self.upstreams:
             raise ValidationError("At least one --upstream host:port is required")
-        positive = ("max_frame_bytes", "max_preauth_frame_bytes", "max_inflight_requests", "write_buffer_high_bytes",
-                    "upstream_connect_timeout_ms", "drain_timeout_ms", "usage_log_window_ms", "quota_window_num",
-                    "quota_window_size_seconds", "connections_max_idle_ms", "request_read_timeout_ms", "max_connections")
+        positive = (
+            "max_frame_bytes",
+            "max_preauth_frame_bytes",
+            "max_inflight_requests",
+            "write_buffer_high_bytes",
+            "upstream_connect_timeout_ms",
+            "drain_timeout_ms",
+            "usage_log_window_ms",
+            "quota_window_num",
+            "quota_window_size_seconds",
+            "connections_max_idle_ms",
+            "request_read_timeout_ms",
+            "max_connections",
+        )
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValidationError(f"Gateway setting {name} must be positive, got {getattr(self, name)}")
         if self.max_connections_per_ip < 0:
-            raise ValidationError(f"Gateway setting max_connections_per_ip must be >= 0, got {self.max_connections_per_ip}")
+            raise ValidationError(
+                f"Gateway setting max_connections_per_ip must be >= 0, got {self.max_connections_per_ip}"
+            )
         if self.max_preauth_frame_bytes > self.max_frame_bytes:
             raise ValidationError("max_preauth_frame_bytes cannot exceed max_frame_bytes")
         if self.quota_admin not in ("auto", "gateway", "passthrough"):
@@ -104,7 +117,7 @@ class GatewayConfig:
         if self.worker_threads < 0:
             raise ValidationError(f"Gateway setting worker_threads must be >= 0, got {self.worker_threads}")
         if self.data_plane == "native":
-            from enforcement.gateway.native_plane import UNAVAILABLE
+            from kconfigs_enforcement.gateway.native_plane import UNAVAILABLE
 
             if UNAVAILABLE:
                 raise ValidationError(UNAVAILABLE)

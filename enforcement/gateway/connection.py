@@ -5,7 +5,7 @@ identity (client id, SASL), version caps, producer ids and acks, the in-flight e
 the bytes go upstream unchanged, several requests per send when they arrived together; the rest
 of a large Produce streams through. While the connection owes a throttle the next request is held
 (not read), which is Kafka's channel muting and holds clients that ignore throttle_time_ms. The
-upstream -> client half is :class:`~enforcement.gateway.responses.ResponseRelay`. Backpressure
+upstream -> client half is :class:`~kconfigs_enforcement.gateway.responses.ResponseRelay`. Backpressure
 both ways: a socket whose send buffer is above the high-water mark stops reading from the other.
 A bad frame closes only this connection; the log names the peer and the API key.
 """
@@ -19,15 +19,28 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from enforcement.gateway import codec, framing, versions
-from enforcement.gateway.channel import Channel
-from enforcement.gateway.headers import MalformedFrame, ProtocolViolation, RequestPrefix, parse_request_prefix, produce_acks
-from enforcement.gateway.inflight import InflightRequest, InflightTable
-from enforcement.gateway.responses import EXEMPT_APIS, FETCH, QUICK_HEAD_BYTES, STREAM_HEAD_BYTES, ResponseRelay, now_ms
-from enforcement.gateway.sasl import SaslState, UnsupportedSasl
+from kconfigs_enforcement.gateway import codec, framing, versions
+from kconfigs_enforcement.gateway.channel import Channel
+from kconfigs_enforcement.gateway.headers import (
+    MalformedFrame,
+    ProtocolViolation,
+    RequestPrefix,
+    parse_request_prefix,
+    produce_acks,
+)
+from kconfigs_enforcement.gateway.inflight import InflightRequest, InflightTable
+from kconfigs_enforcement.gateway.responses import (
+    EXEMPT_APIS,
+    FETCH,
+    QUICK_HEAD_BYTES,
+    STREAM_HEAD_BYTES,
+    ResponseRelay,
+    now_ms,
+)
+from kconfigs_enforcement.gateway.sasl import SaslState, UnsupportedSasl
 
 if TYPE_CHECKING:
-    from enforcement.gateway.server import GatewayContext
+    from kconfigs_enforcement.gateway.server import GatewayContext
 
 __all__ = ["IdleConnection", "Peer", "ProtocolViolation", "ProxyConnection", "SlowRequest"]
 log = logging.getLogger("kconfigs.gateway")
@@ -116,7 +129,9 @@ class ProxyConnection(ResponseRelay):
                 self.upstream_address = address
                 return True
             except (OSError, asyncio.TimeoutError) as err:
-                log.warning("upstream %s:%d unreachable for client %s:%d: %s", *address, self.peer.ip, self.peer.port, err)
+                log.warning(
+                    "upstream %s:%d unreachable for client %s:%d: %s", *address, self.peer.ip, self.peer.port, err
+                )
         return False
 
     def _configure_channels(self) -> None:
@@ -139,7 +154,12 @@ class ProxyConnection(ResponseRelay):
         try:
             await asyncio.wait_for(self.inflight.wait_empty(), timeout_ms / 1000)
         except asyncio.TimeoutError:
-            log.warning("drain timeout: closing %s:%d with %d requests in flight", self.peer.ip, self.peer.port, len(self.inflight))
+            log.warning(
+                "drain timeout: closing %s:%d with %d requests in flight",
+                self.peer.ip,
+                self.peer.port,
+                len(self.inflight),
+            )
         self._close_writers()
 
     # ---- client -> upstream -------------------------------------------------------------
@@ -178,11 +198,15 @@ class ProxyConnection(ResponseRelay):
                 return None
             framing.check_frame_size(size, framing.MIN_REQUEST_FRAME_BYTES, self._request_limit(size))
             timeout_ms = self.ctx.config.request_read_timeout_ms
-            deadline = asyncio.get_running_loop().time() + timeout_ms / 1000  # slowloris: a frame must not dribble forever
+            deadline = (
+                asyncio.get_running_loop().time() + timeout_ms / 1000
+            )  # slowloris: a frame must not dribble forever
             try:
                 head = await self._read_request_head(size, deadline)
             except TimeoutError:
-                raise SlowRequest(f"request of {size} bytes not complete within request_read_timeout_ms={timeout_ms}") from None
+                raise SlowRequest(
+                    f"request of {size} bytes not complete within request_read_timeout_ms={timeout_ms}"
+                ) from None
             self.last_active_ms = now_ms()
             return head
         finally:
@@ -205,7 +229,9 @@ class ProxyConnection(ResponseRelay):
 
     def _streamable_request(self, head: memoryview) -> bool:
         """A Produce is forwarded as it arrives unless its producer ids must be read from it."""
-        return _INT16.unpack_from(head, 4)[0] == versions.PRODUCE and not self.ctx.quotas.wants_producer_ids(self.principal)
+        return _INT16.unpack_from(head, 4)[0] == versions.PRODUCE and not self.ctx.quotas.wants_producer_ids(
+            self.principal
+        )
 
     async def _read_size_unless_idle(self) -> int | None:
         """The next length prefix, or IdleConnection after connections_max_idle_ms without a
@@ -291,7 +317,9 @@ class ProxyConnection(ResponseRelay):
             return  # answered with UNSUPPORTED_VERSION below, as a broker does
         ceiling = versions.allowed_max_version(prefix.api_key)
         if ceiling is not None and prefix.api_version > ceiling:
-            raise ProtocolViolation(f"api key {prefix.api_key} v{prefix.api_version} is above the gateway's maximum v{ceiling}")
+            raise ProtocolViolation(
+                f"api key {prefix.api_key} v{prefix.api_version} is above the gateway's maximum v{ceiling}"
+            )
 
     def _establish(self, prefix: RequestPrefix) -> None:
         if self.established:
@@ -301,7 +329,9 @@ class ProxyConnection(ResponseRelay):
         self.established = True
 
     async def _maybe_answer_locally(self, prefix: RequestPrefix, frame: memoryview) -> bytes | None:
-        if prefix.api_key == versions.API_VERSIONS and prefix.api_version > codec.max_decodable_version(versions.API_VERSIONS):
+        if prefix.api_key == versions.API_VERSIONS and prefix.api_version > codec.max_decodable_version(
+            versions.API_VERSIONS
+        ):
             return versions.unsupported_version_response(prefix.correlation_id)
         admin = self.ctx.admin
         if admin is not None and prefix.api_key in admin.owned_apis():
@@ -316,8 +346,10 @@ class ProxyConnection(ResponseRelay):
         probe = self.ctx.auth_probe
         if self.sasl.authenticated or probe is None or await probe.upstream_serves_anonymous(self.upstream_address):
             return
-        raise ProtocolViolation(f"api key {prefix.api_key} before authentication, and upstream "
-                                f"{self.upstream_address[0]}:{self.upstream_address[1]} requires it")
+        raise ProtocolViolation(
+            f"api key {prefix.api_key} before authentication, and upstream "
+            f"{self.upstream_address[0]}:{self.upstream_address[1]} requires it"
+        )
 
     def _observe_request(self, prefix: RequestPrefix, frame: memoryview, entry: InflightRequest) -> bool:
         """Identity, producer ids, acks. Returns whether a response will come back."""
@@ -343,7 +375,9 @@ class ProxyConnection(ResponseRelay):
             if len(self._seen_producer_ids) + len(ids) > MAX_REMEMBERED_PRODUCER_IDS:
                 self._seen_producer_ids.clear()
             self._seen_producer_ids |= ids
-            entry.context["producer_id_throttle_ms"] = quotas.on_producer_ids(self.principal, prefix.client_id, self.peer.ip, ids)
+            entry.context["producer_id_throttle_ms"] = quotas.on_producer_ids(
+                self.principal, prefix.client_id, self.peer.ip, ids
+            )
         # The bytes are charged as the request is forwarded (Kafka: when its response is ready)
         # and the mute starts now, so the next request is held without waiting for this
         # response: produce stays pipelined and a pipelining client (librdkafka) still cannot
@@ -392,13 +426,20 @@ class ProxyConnection(ResponseRelay):
             self.ctx.stats.throttled(self.peer.listener)
 
     def _log_bad_frame(self, side: str, err: Exception) -> None:
-        log.warning("closing client %s:%d (listener %s, principal %s): bad frame from %s: %s",
-                    self.peer.ip, self.peer.port, self.peer.listener, self.principal, side, err)
+        log.warning(
+            "closing client %s:%d (listener %s, principal %s): bad frame from %s: %s",
+            self.peer.ip,
+            self.peer.port,
+            self.peer.listener,
+            self.principal,
+            side,
+            err,
+        )
         self.ctx.stats.bad_frame(side)
 
 
 def _safe_producer_ids(prefix: RequestPrefix, frame: memoryview) -> set[int]:
-    from enforcement.gateway.producer_ids import produce_request_producer_ids
+    from kconfigs_enforcement.gateway.producer_ids import produce_request_producer_ids
 
     try:
         return produce_request_producer_ids(prefix.api_version, bytes(frame))

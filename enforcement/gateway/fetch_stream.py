@@ -8,7 +8,7 @@ on, each partition's records are forwarded unread (spliced when large), and only
 fields are rewritten.
 
 The length prefix leaves first, before the NodeEndpoints are seen, so the rewrite must keep the
-frame's length: :func:`~enforcement.gateway.rewrite.prepare_tagged_section_rewrite` pads a shorter
+frame's length: :func:`~kconfigs_enforcement.gateway.rewrite.prepare_tagged_section_rewrite` pads a shorter
 rewrite with an unknown tag, and blanks the field (the client then refreshes its metadata, as with
 a pre-KIP-951 broker) when the gateway's addresses do not fit. Fetch responses small enough to be
 held whole are rewritten exactly instead (see responses.py).
@@ -19,13 +19,13 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-from enforcement.gateway import layout
-from enforcement.gateway.headers import MalformedFrame, read_uvarint
-from enforcement.gateway.rewrite import prepare_tagged_section_rewrite
+from kconfigs_enforcement.gateway import layout
+from kconfigs_enforcement.gateway.headers import MalformedFrame, read_uvarint
+from kconfigs_enforcement.gateway.rewrite import prepare_tagged_section_rewrite
 
 if TYPE_CHECKING:
-    from enforcement.gateway.channel import Channel
-    from enforcement.gateway.server import BrokerRegistry
+    from kconfigs_enforcement.gateway.channel import Channel
+    from kconfigs_enforcement.gateway.server import BrokerRegistry
 
 #: structural fields up to this size are read into the receive buffer and held; larger skips
 #: (records) are forwarded as they arrive
@@ -35,8 +35,14 @@ _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 
 
-async def relay_fetch_with_endpoints(version: int, head: bytes | memoryview, size: int, upstream: "Channel",
-                                     client: "Channel", registry: "BrokerRegistry") -> None:
+async def relay_fetch_with_endpoints(
+    version: int,
+    head: bytes | memoryview,
+    size: int,
+    upstream: "Channel",
+    client: "Channel",
+    registry: "BrokerRegistry",
+) -> None:
     """Send one Fetch response of ``size`` bytes (prefix excluded) from ``upstream`` to ``client``.
 
     ``head``: the response's first bytes as they must go out (throttle_time_ms already patched,

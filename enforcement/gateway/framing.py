@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import struct
 
-from enforcement.gateway.headers import MalformedFrame
+from kconfigs_enforcement.gateway.headers import MalformedFrame
 
 _INT32 = struct.Struct(">i")
 DEFAULT_MAX_FRAME_BYTES = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes

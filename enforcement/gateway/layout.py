@@ -9,7 +9,7 @@ spliced socket to socket), and drops unknown tagged fields when it re-encodes.
 
 Frames held whole (every Produce response, most Fetch responses) are walked directly
 (:func:`produce_positions`, :func:`fetch_tags_position`). A Fetch response streaming through
-(:mod:`enforcement.gateway.fetch_stream`) is walked by :func:`fetch_response`, a generator of
+(:mod:`kconfigs_enforcement.gateway.fetch_stream`) is walked by :func:`fetch_response`, a generator of
 operations (sans I/O): only the small structural fields are read, and each partition's records are
 forwarded unread. It starts at the response header and returns at the top-level tagged fields.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 from typing import Generator
 
-from enforcement.gateway.headers import MalformedFrame, read_uvarint
+from kconfigs_enforcement.gateway.headers import MalformedFrame, read_uvarint
 
 #: Operations a walker yields. SKIP n: n opaque bytes. INT16/INT32: read one (sent back).
 #: UVARINT: read an unsigned varint (sent back). MARK name: the current position is ``name``.
@@ -79,15 +79,15 @@ def _header(flexible: bool) -> Walker:
 def _tags(flexible: bool) -> Walker:
     if not flexible:
         return
-    for _field in range((yield UVARINT,)):
-        yield UVARINT,  # tag
-        yield SKIP, (yield UVARINT,)
+    for _field in range((yield (UVARINT,))):
+        yield (UVARINT,)  # tag
+        yield SKIP, (yield (UVARINT,))
 
 
 def _array_length(flexible: bool, nullable: bool = False) -> Walker:
     if flexible:
-        return max((yield UVARINT,) - 1, 0)
-    count = yield INT32,
+        return max((yield (UVARINT,)) - 1, 0)
+    count = yield (INT32,)
     if count < 0 and not nullable:
         raise MalformedFrame(f"negative array length {count}")
     return max(count, 0)
@@ -95,13 +95,13 @@ def _array_length(flexible: bool, nullable: bool = False) -> Walker:
 
 def _string(flexible: bool) -> Walker:
     """A (nullable) string: skipped, its length read."""
-    length = ((yield UVARINT,) - 1) if flexible else (yield INT16,)
+    length = ((yield (UVARINT,)) - 1) if flexible else (yield (INT16,))
     if length > 0:
         yield SKIP, length
 
 
 def _bytes(flexible: bool) -> Walker:
-    length = ((yield UVARINT,) - 1) if flexible else (yield INT32,)
+    length = ((yield (UVARINT,)) - 1) if flexible else (yield (INT32,))
     if length > 0:
         yield SKIP, length
 
@@ -116,6 +116,7 @@ def has_node_endpoints(api_key: int, version: int) -> bool:
 # Every Produce response and most Fetch responses are held whole. Driving a generator costs about
 # 0.8 us per field (10 us for a small Produce response, on the hot path); walking the bytes
 # directly costs 1-3 us. The unit tests check both walks agree on every version.
+
 
 def produce_positions(frame: bytes | memoryview, version: int) -> tuple[int | None, int]:
     """(offset of throttle_time_ms or None before v1, offset of the top-level tagged fields)

@@ -34,15 +34,40 @@ class GatewayStats:
 
     def __init__(self, samples: Callable[[], Iterable[Any]] = lambda: ()):
         self.registry = CollectorRegistry()
-        self._open = Gauge("kconfigs_gateway_open_connections", "Open client connections", ["listener"], registry=self.registry)
-        self._accepted = Counter("kconfigs_gateway_connections_accepted", "Accepted client connections", ["listener"], registry=self.registry)
-        self._refused = Counter("kconfigs_gateway_connections_throttled", "Connections closed by the IP connection-rate quota", ["listener"], registry=self.registry)
-        self._over_limit = Counter("kconfigs_gateway_connections_over_limit", "Connections closed on accept by max_connections[_per_ip]",
-                                   ["listener", "limit"], registry=self.registry)
-        self._throttled = Counter("kconfigs_gateway_throttled_responses", "Responses after which the connection was muted", ["listener"], registry=self.registry)
-        self._bad = Counter("kconfigs_gateway_bad_frames", "Connections closed for a malformed frame", ["side"], registry=self.registry)
-        self._latency = Histogram("kconfigs_gateway_upstream_latency_seconds", "Upstream round trip per request",
-                                  ["api_key"], buckets=LATENCY_BUCKETS_S, registry=self.registry)
+        self._open = Gauge(
+            "kconfigs_gateway_open_connections", "Open client connections", ["listener"], registry=self.registry
+        )
+        self._accepted = Counter(
+            "kconfigs_gateway_connections_accepted", "Accepted client connections", ["listener"], registry=self.registry
+        )
+        self._refused = Counter(
+            "kconfigs_gateway_connections_throttled",
+            "Connections closed by the IP connection-rate quota",
+            ["listener"],
+            registry=self.registry,
+        )
+        self._over_limit = Counter(
+            "kconfigs_gateway_connections_over_limit",
+            "Connections closed on accept by max_connections[_per_ip]",
+            ["listener", "limit"],
+            registry=self.registry,
+        )
+        self._throttled = Counter(
+            "kconfigs_gateway_throttled_responses",
+            "Responses after which the connection was muted",
+            ["listener"],
+            registry=self.registry,
+        )
+        self._bad = Counter(
+            "kconfigs_gateway_bad_frames", "Connections closed for a malformed frame", ["side"], registry=self.registry
+        )
+        self._latency = Histogram(
+            "kconfigs_gateway_upstream_latency_seconds",
+            "Upstream round trip per request",
+            ["api_key"],
+            buckets=LATENCY_BUCKETS_S,
+            registry=self.registry,
+        )
         self.registry.register(_QuotaCollector(samples))
         self._latency_by_key: dict[int, Any] = {}  # labels() costs a lock and a dict per call
 

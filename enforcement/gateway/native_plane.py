@@ -1,14 +1,14 @@
-"""The gateway on the native data plane (``enforcement._native.DataPlane``: Rust, tokio, every core).
+"""The gateway on the native data plane (``kconfigs_enforcement._native.DataPlane``: Rust, tokio, every core).
 
 Rust moves the bytes: listeners, framing, headers, version caps, address and ApiVersions
 rewriting, SASL observation, producer ids, KIP-219 mute and hold, throttle_time patching. Python
 stays the control plane, reached through :class:`Bridge` for the rare or stateful decisions: the
-quota state (one :class:`~enforcement.gateway.quotas.QuotaGate` for all worker threads, so an
+quota state (one :class:`~kconfigs_enforcement.gateway.quotas.QuotaGate` for all worker threads, so an
 entity's connections on different threads share one rate, exactly as on one broker), the quota
 admin API answers, Prometheus metrics, the usage log and logging. The data plane asks for nothing
 while no quota is installed.
 
-:class:`NativeGateway` has the public face of :class:`~enforcement.gateway.server.Gateway`
+:class:`NativeGateway` has the public face of :class:`~kconfigs_enforcement.gateway.server.Gateway`
 (``start``/``stop``/``bootstrap_address``/``quotas``/``stats``/``registry``/``usage_log``).
 """
 
@@ -22,26 +22,31 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from enforcement import rates
-from enforcement.gateway import codec, versions
-from enforcement.gateway.auth_probe import AnonymousProbe
-from enforcement.gateway.config import Address, GatewayConfig
-from enforcement.gateway.headers import parse_request_prefix
-from enforcement.gateway.metrics import GatewayStats
-from enforcement.gateway.quotas import QuotaGate
+from kconfigs_enforcement import rates
+from kconfigs_enforcement.gateway import codec, versions
+from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
+from kconfigs_enforcement.gateway.config import Address, GatewayConfig
+from kconfigs_enforcement.gateway.headers import parse_request_prefix
+from kconfigs_enforcement.gateway.metrics import GatewayStats
+from kconfigs_enforcement.gateway.quotas import QuotaGate
 
 log = logging.getLogger("kconfigs.gateway")
 _API_KEYS = range(0, 128)
 _VERSIONS = range(0, 32)
 
 try:
-    from enforcement._native import DataPlane
+    from kconfigs_enforcement._native import DataPlane
 except ImportError:  # built without cargo
     DataPlane = None
 
 #: why ``kconfigs serve`` cannot run here (None: it can)
-UNAVAILABLE = None if DataPlane is not None else (
-    "kconfigs serve needs the native data plane, which was not built: reinstall kconfigs with cargo (Rust) on PATH")
+UNAVAILABLE = (
+    None
+    if DataPlane is not None
+    else (
+        "kconfigs serve needs the native data plane, which was not built: reinstall kconfigs with cargo (Rust) on PATH"
+    )
+)
 
 
 def version_ceilings() -> dict[int, int]:
@@ -93,8 +98,13 @@ class Bridge:
         now_s = time.monotonic()
         if now_s - self._last_limit_log_s >= 10:  # a flood must not flood the log too
             self._last_limit_log_s = now_s
-            log.warning("refusing connections from %s on %s: %s reached (counted in "
-                        "kconfigs_gateway_connections_over_limit_total)", ip, listener, reason)
+            log.warning(
+                "refusing connections from %s on %s: %s reached (counted in "
+                "kconfigs_gateway_connections_over_limit_total)",
+                ip,
+                listener,
+                reason,
+            )
 
     # ---- quotas ----
     def connection_attempt(self, ip: str) -> tuple[bool, int]:
@@ -115,7 +125,9 @@ class Bridge:
     def on_fetch(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
         return self.quotas.on_fetch(user, client_id, ip, nbytes)
 
-    def on_fetch_replaced(self, user: str, client_id: str | None, ip: str, nbytes: int, request_throttle_ms: int) -> int:
+    def on_fetch_replaced(
+        self, user: str, client_id: str | None, ip: str, nbytes: int, request_throttle_ms: int
+    ) -> int:
         return self.quotas.on_fetch_replaced(user, client_id, ip, nbytes, request_throttle_ms)
 
     def on_request_time(self, user: str, client_id: str | None, ip: str, time_ns: int) -> int:
@@ -135,8 +147,16 @@ class Bridge:
         ranges = self.admin.owned_version_ranges(set(upstream_keys))
         return sorted(self.admin.owned_apis()), [(r.api_key, r.min_version, r.max_version) for r in ranges.values()]
 
-    def admin_answer(self, api_key: int, version: int, correlation_id: int, frame: bytes, principal: str,
-                     authenticated: bool, upstream: tuple[str, int]) -> bytes | None:
+    def admin_answer(
+        self,
+        api_key: int,
+        version: int,
+        correlation_id: int,
+        frame: bytes,
+        principal: str,
+        authenticated: bool,
+        upstream: tuple[str, int],
+    ) -> bytes | None:
         """The response (header + body), or None to refuse: no auth downgrade (auth_probe)."""
         if not authenticated and not asyncio.run(self.probe.upstream_serves_anonymous(tuple(upstream))):
             return None
@@ -183,8 +203,9 @@ class NativeGateway:
         if DataPlane is None:
             raise RuntimeError(UNAVAILABLE)
         self.config = config
-        self.quotas = quotas or QuotaGate(config.quota_window_num, config.quota_window_size_seconds,
-                                          enforce_producer_ids=config.enforce_producer_ids)
+        self.quotas = quotas or QuotaGate(
+            config.quota_window_num, config.quota_window_size_seconds, enforce_producer_ids=config.enforce_producer_ids
+        )
         self.stats = GatewayStats(self.quotas.metric_samples)
         self.admin = admin
         self._bridge = Bridge(self.quotas, self.stats, admin, AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
@@ -203,15 +224,25 @@ class NativeGateway:
     def _settings(self) -> dict:
         c = self.config
         return {
-            "upstreams": [tuple(u) for u in c.upstreams], "listen_host": c.listen[0], "listen_port": c.listen[1],
-            "advertised_host": c.advertised_host, "broker_port_start": c.broker_port_start,
-            "max_frame_bytes": c.max_frame_bytes, "max_preauth_frame_bytes": c.max_preauth_frame_bytes,
-            "max_inflight_requests": c.max_inflight_requests, "upstream_connect_timeout_ms": c.upstream_connect_timeout_ms,
-            "connections_max_idle_ms": c.connections_max_idle_ms, "request_read_timeout_ms": c.request_read_timeout_ms,
-            "max_connections": c.max_connections, "max_connections_per_ip": c.max_connections_per_ip,
-            "require_authentication": c.require_authentication, "ceilings": version_ceilings(),
-            "throttle_first": throttle_first_versions(), "tls_cert_file": c.tls_cert_file,
-            "tls_key_file": c.tls_key_file, "tls_client_ca_file": c.tls_client_ca_file,
+            "upstreams": [tuple(u) for u in c.upstreams],
+            "listen_host": c.listen[0],
+            "listen_port": c.listen[1],
+            "advertised_host": c.advertised_host,
+            "broker_port_start": c.broker_port_start,
+            "max_frame_bytes": c.max_frame_bytes,
+            "max_preauth_frame_bytes": c.max_preauth_frame_bytes,
+            "max_inflight_requests": c.max_inflight_requests,
+            "upstream_connect_timeout_ms": c.upstream_connect_timeout_ms,
+            "connections_max_idle_ms": c.connections_max_idle_ms,
+            "request_read_timeout_ms": c.request_read_timeout_ms,
+            "max_connections": c.max_connections,
+            "max_connections_per_ip": c.max_connections_per_ip,
+            "require_authentication": c.require_authentication,
+            "ceilings": version_ceilings(),
+            "throttle_first": throttle_first_versions(),
+            "tls_cert_file": c.tls_cert_file,
+            "tls_key_file": c.tls_key_file,
+            "tls_client_ca_file": c.tls_client_ca_file,
         }
 
     @property
@@ -231,17 +262,24 @@ class NativeGateway:
         self._port = await asyncio.get_running_loop().run_in_executor(None, self._plane.start)
         self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
         if self.config.usage_log_path:
-            from enforcement.gateway.usage_log import UsageLog
+            from kconfigs_enforcement.gateway.usage_log import UsageLog
 
             out = open(self.config.usage_log_path, "a", encoding="utf-8")
             self.usage_log = UsageLog(out, self.config.usage_log_window_ms, self.quotas.quota_for)
             self.quotas.usage_sinks.append(self.usage_log.record)
             self._usage_task = asyncio.create_task(self.usage_log.run_periodic_flush())
         host = self.config.listen[0]
-        log.info("gateway listening on %s:%d for upstream %s", host, self._port,
-                 ",".join(f"{h}:{p}" for h, p in self.config.upstreams))
-        log.info("data path: native (Rust, %s worker threads); rate core: %s",
-                 worker_threads(self.config) or os.cpu_count(), rates.DESCRIPTION)
+        log.info(
+            "gateway listening on %s:%d for upstream %s",
+            host,
+            self._port,
+            ",".join(f"{h}:{p}" for h, p in self.config.upstreams),
+        )
+        log.info(
+            "data path: native (Rust, %s worker threads); rate core: %s",
+            worker_threads(self.config) or os.cpu_count(),
+            rates.DESCRIPTION,
+        )
 
     async def _expire_sensors_periodically(self, interval_s: float = 30.0) -> None:
         while True:  # Kafka's expiry task runs every 30 s

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import struct
 
-from enforcement.gateway import codec
-from enforcement.gateway.versions import PRODUCE
+from kconfigs_enforcement.gateway import codec
+from kconfigs_enforcement.gateway.versions import PRODUCE
 
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")

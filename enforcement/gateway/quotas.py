@@ -17,8 +17,12 @@ log = logging.getLogger("kconfigs.gateway")
 PRODUCER_IDS_RATE = "producer_ids_rate"
 #: (entity dict {"user"/"client-id"/"ip": name or None = default}, {quota key: float})
 QuotaRecords = Iterable[tuple[Mapping[str, str | None], Mapping[str, float]]]
-_KIND_KEYS = {"produce": "producer_byte_rate", "fetch": "consumer_byte_rate", "request": "request_percentage",
-              "producer_id": PRODUCER_IDS_RATE}
+_KIND_KEYS = {
+    "produce": "producer_byte_rate",
+    "fetch": "consumer_byte_rate",
+    "request": "request_percentage",
+    "producer_id": PRODUCER_IDS_RATE,
+}
 _CLIENT_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage")
 UsageSink = Callable[[str, str | None, str, str, float, int], None]
 
@@ -43,8 +47,13 @@ def monotonic_ms() -> int:
 class QuotaGate:
     """Per-gateway-instance quota state (like Kafka's per-broker quota managers)."""
 
-    def __init__(self, window_num: int = 11, window_size_seconds: int = 1, clock_ms: Callable[[], int] = monotonic_ms,
-                 enforce_producer_ids: bool = True):
+    def __init__(
+        self,
+        window_num: int = 11,
+        window_size_seconds: int = 1,
+        clock_ms: Callable[[], int] = monotonic_ms,
+        enforce_producer_ids: bool = True,
+    ):
         self._lock = threading.RLock()
         self._clock_ms = clock_ms
         self._window = (window_num, window_size_seconds)
@@ -63,13 +72,13 @@ class QuotaGate:
     @_locked
     def load(self, records: QuotaRecords) -> None:
         """Install a full quota snapshot; the next request is judged by it (live reload)."""
-        import enforcement
+        import kconfigs_enforcement
 
         records = list(records)
-        snapshot = enforcement.QuotaSnapshot.from_records(records)
+        snapshot = kconfigs_enforcement.QuotaSnapshot.from_records(records)
         if self._enforcer is None:
-            config = enforcement.EnforcementConfig(samples=self._window[0], window_ms=self._window[1] * 1000)
-            self._enforcer = enforcement.Enforcer(snapshot, config)
+            config = kconfigs_enforcement.EnforcementConfig(samples=self._window[0], window_ms=self._window[1] * 1000)
+            self._enforcer = kconfigs_enforcement.Enforcer(snapshot, config)
         else:
             self._enforcer.swap_snapshot(snapshot)
         users = {entity.get("user") for entity, quotas in records if PRODUCER_IDS_RATE in quotas}
@@ -84,7 +93,9 @@ class QuotaGate:
     def wants_producer_ids(self, user: str) -> bool:
         """Only decode Produce requests when a producer-id quota could apply to ``user``."""
         users = self._producer_id_users
-        return bool(self._enforce_producer_ids and self._enforcer is not None and users and (user in users or None in users))
+        return bool(
+            self._enforce_producer_ids and self._enforcer is not None and users and (user in users or None in users)
+        )
 
     @_locked
     def may_throttle(self, user: str, client_id: str | None, kinds: tuple[str, ...]) -> bool:
@@ -95,38 +106,56 @@ class QuotaGate:
         return any(snapshot.resolve(user, client_id, _KIND_KEYS[kind]).value is not None for kind in kinds)
 
     def on_produce(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
-        return self._charge("produce", user, client_id, ip, nbytes, lambda e, now: e.record_produce(user, client_id or "", nbytes, now))
+        return self._charge(
+            "produce", user, client_id, ip, nbytes, lambda e, now: e.record_produce(user, client_id or "", nbytes, now)
+        )
 
     def on_fetch(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
         # Not Enforcer.record_fetch: Kafka unrecords a throttled fetch because it sends an empty
         # response instead; the gateway forwards the broker's response as it is (no fabricated
         # records), so the bytes were delivered and must stay counted.
-        return self._charge("fetch", user, client_id, ip, nbytes, lambda e, now: e.fetch.record(user, client_id or "", nbytes, now))
+        return self._charge(
+            "fetch", user, client_id, ip, nbytes, lambda e, now: e.fetch.record(user, client_id or "", nbytes, now)
+        )
 
     @_locked
-    def on_fetch_replaced(self, user: str, client_id: str | None, ip: str, nbytes: int, request_throttle_ms: int) -> int:
+    def on_fetch_replaced(
+        self, user: str, client_id: str | None, ip: str, nbytes: int, request_throttle_ms: int
+    ) -> int:
         """A Fetch as a broker charges it (KafkaApis handleFetchRequest): when this or the request
         quota throttles, the data plane answers with an empty throttled response instead, so the
         bytes are unrecorded (the consumer fetches the same offsets again: nothing is lost)."""
         if self._enforcer is None:
             return 0
-        throttle_ms = int(self._enforcer.record_fetch(user, client_id or "", nbytes, self._clock_ms(), request_throttle_ms) or 0)
+        throttle_ms = int(
+            self._enforcer.record_fetch(user, client_id or "", nbytes, self._clock_ms(), request_throttle_ms) or 0
+        )
         delivered = 0 if throttle_ms > 0 or request_throttle_ms > 0 else nbytes
         for sink in self.usage_sinks:
             sink("fetch", user, client_id or "", ip, delivered, throttle_ms)
         return throttle_ms
 
     def on_request_time(self, user: str, client_id: str | None, ip: str, time_ns: int) -> int:
-        return self._charge("request", user, client_id, ip, time_ns,
-                            lambda e, now: e.record_request_time(user, client_id or "", time_ns, now))
+        return self._charge(
+            "request",
+            user,
+            client_id,
+            ip,
+            time_ns,
+            lambda e, now: e.record_request_time(user, client_id or "", time_ns, now),
+        )
 
     def on_producer_ids(self, user: str, client_id: str | None, ip: str, ids: set[int]) -> int:
         if not ids:
             return 0
-        return self._charge("producer_id", user, client_id, ip, len(ids), lambda e, now: e.record_producer_ids(user, ids, now))
+        return self._charge(
+            "producer_id", user, client_id, ip, len(ids), lambda e, now: e.record_producer_ids(user, ids, now)
+        )
 
     @_locked
-    def _charge(self, kind: str, user: str, client_id: str | None, ip: str, value: float, record: Callable[[Any, int], int]) -> int:
+    def _charge(
+        self, kind: str, user: str, client_id: str | None, ip: str, value: float, record: Callable[[Any, int], int]
+    ) -> int:
         if self._enforcer is None:
             return 0
         throttle_ms = int(record(self._enforcer, self._clock_ms()) or 0)
@@ -165,7 +194,14 @@ class QuotaGate:
             return True, 0
         decision = self._enforcer.connection_attempt(ip, self._clock_ms())
         for sink in self.usage_sinks:
-            sink("connection", None, None, ip, 1 if decision.accept else 0, decision.delay_ms if not decision.accept else 0)
+            sink(
+                "connection",
+                None,
+                None,
+                ip,
+                1 if decision.accept else 0,
+                decision.delay_ms if not decision.accept else 0,
+            )
         return bool(decision.accept), int(decision.delay_ms or 0)
 
     @_locked

@@ -15,16 +15,21 @@ import struct
 import time
 from typing import TYPE_CHECKING
 
-from enforcement.gateway import codec, framing, layout, versions
-from enforcement.gateway.fetch_stream import relay_fetch_with_endpoints
-from enforcement.gateway.headers import MalformedFrame, ProtocolViolation, parse_response_correlation_id, response_body_offset
-from enforcement.gateway.inflight import CorrelationMismatch, InflightRequest
-from enforcement.gateway.rewrite import REWRITTEN_APIS, AddressRewrite, node_endpoints_rewrite, prepare_rewrite
-from enforcement.gateway.throttling import patch_throttle_time
+from kconfigs_enforcement.gateway import codec, framing, layout, versions
+from kconfigs_enforcement.gateway.fetch_stream import relay_fetch_with_endpoints
+from kconfigs_enforcement.gateway.headers import (
+    MalformedFrame,
+    ProtocolViolation,
+    parse_response_correlation_id,
+    response_body_offset,
+)
+from kconfigs_enforcement.gateway.inflight import CorrelationMismatch, InflightRequest
+from kconfigs_enforcement.gateway.rewrite import REWRITTEN_APIS, AddressRewrite, node_endpoints_rewrite, prepare_rewrite
+from kconfigs_enforcement.gateway.throttling import patch_throttle_time
 
 if TYPE_CHECKING:
-    from enforcement.gateway.channel import Channel
-    from enforcement.gateway.server import GatewayContext
+    from kconfigs_enforcement.gateway.channel import Channel
+    from kconfigs_enforcement.gateway.server import GatewayContext
 
 log = logging.getLogger("kconfigs.gateway")
 FETCH = 1
@@ -72,7 +77,12 @@ class ResponseRelay:
         upstream = self.upstream
         head = await upstream.read_ahead(4)
         if head is None:
-            log.info("upstream %s:%d closed the connection of client %s:%d", *self.upstream_address, self.peer.ip, self.peer.port)
+            log.info(
+                "upstream %s:%d closed the connection of client %s:%d",
+                *self.upstream_address,
+                self.peer.ip,
+                self.peer.port,
+            )
             return False
         size = _INT32.unpack_from(head)[0]
         framing.check_frame_size(size, framing.MIN_RESPONSE_FRAME_BYTES, self.ctx.config.max_frame_bytes)
@@ -112,7 +122,9 @@ class ResponseRelay:
             return head
         return await upstream.read_ahead(4 + min(size, STREAM_HEAD_BYTES))
 
-    async def _handle_response(self, entry: InflightRequest, frame: memoryview, size: int, received_ns: int) -> memoryview | bytes:
+    async def _handle_response(
+        self, entry: InflightRequest, frame: memoryview, size: int, received_ns: int
+    ) -> memoryview | bytes:
         """The response to send (``frame`` itself when unchanged; only then may it be partial)."""
         started_ns = time.perf_counter_ns()
         service_ns = received_ns - max(entry.sent_ns, self._last_response_ns)
@@ -150,7 +162,13 @@ class ResponseRelay:
             elif key == versions.SASL_AUTHENTICATE:
                 if self.sasl.on_authenticate_response(codec.decode_response(key, version, frame).error_code):
                     self.established = True
-                    log.info("client %s:%d authenticated as %s (%s)", self.peer.ip, self.peer.port, self.principal, self.sasl.mechanism)
+                    log.info(
+                        "client %s:%d authenticated as %s (%s)",
+                        self.peer.ip,
+                        self.peer.port,
+                        self.principal,
+                        self.sasl.mechanism,
+                    )
             rewrite = prepare_rewrite(key, version, frame, self.ctx.config.metadata_splice_threshold_bytes)
         except (ValueError, IndexError, KeyError) as err:
             raise MalformedFrame(f"cannot decode api {key} v{version} response: {err}") from err

@@ -21,9 +21,9 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from enforcement.gateway import codec, layout
-from enforcement.gateway.headers import MalformedFrame, read_uvarint, response_body_offset, skip_tagged_fields
-from enforcement.gateway.versions import DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA
+from kconfigs_enforcement.gateway import codec, layout
+from kconfigs_enforcement.gateway.headers import MalformedFrame, read_uvarint, response_body_offset, skip_tagged_fields
+from kconfigs_enforcement.gateway.versions import DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA
 
 Address = tuple[str, int]
 AddressMap = Mapping[Address, Address]
@@ -52,7 +52,9 @@ class AddressRewrite:
         return self._apply(mapping)
 
 
-def prepare_rewrite(api_key: int, version: int, frame: bytes, splice_threshold_bytes: int = DEFAULT_SPLICE_THRESHOLD_BYTES) -> AddressRewrite | None:
+def prepare_rewrite(
+    api_key: int, version: int, frame: bytes, splice_threshold_bytes: int = DEFAULT_SPLICE_THRESHOLD_BYTES
+) -> AddressRewrite | None:
     """An :class:`AddressRewrite` for address-bearing responses, None for every other API.
 
     :raises MalformedFrame, ValueError: when the frame cannot be decoded.
@@ -187,7 +189,7 @@ def _read_string(buf: bytes, pos: int, flexible: bool, nullable: bool = False) -
         raise MalformedFrame("null host in metadata response")
     if pos + length > len(buf):
         raise MalformedFrame("string overruns metadata response")
-    return buf[pos:pos + length].decode("utf-8", errors="replace"), pos + length
+    return buf[pos : pos + length].decode("utf-8", errors="replace"), pos + length
 
 
 def node_endpoints_rewrite(api_key: int, version: int, frame: bytes | memoryview) -> AddressRewrite | None:
@@ -235,7 +237,9 @@ def prepare_tagged_section_rewrite(section: bytes, same_length: bool) -> Address
         padded = _pad_to(new_fields, len(section))
         if padded is not None:
             return padded
-        return encode_tagged_fields({**fields, NODE_ENDPOINTS_TAG: bytes(len(value))}, rename={NODE_ENDPOINTS_TAG: PADDING_TAG})
+        return encode_tagged_fields(
+            {**fields, NODE_ENDPOINTS_TAG: bytes(len(value))}, rename={NODE_ENDPOINTS_TAG: PADDING_TAG}
+        )
 
     return AddressRewrite([(e.host, e.port) for e in endpoints], apply)
 
@@ -261,7 +265,7 @@ def parse_tagged_fields(section: bytes) -> dict[int, bytes]:
         size, pos = read_uvarint(section, pos)
         if pos + size > len(section) or tag in fields:
             raise MalformedFrame("tagged field overruns the response or repeats a tag")
-        fields[tag] = section[pos:pos + size]
+        fields[tag] = section[pos : pos + size]
         pos += size
     if pos != len(section):
         raise MalformedFrame("bytes after the top-level tagged fields")

@@ -10,7 +10,7 @@ import signal
 import sys
 import time
 
-from enforcement.gateway.config import GatewayConfig
+from kconfigs_enforcement.gateway.config import GatewayConfig
 
 log = logging.getLogger("kconfigs.gateway")
 
@@ -19,8 +19,12 @@ class JsonLogFormatter(logging.Formatter):
     """One JSON object per line: ts, level, logger, msg (+ exc when present)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
-                 "level": record.levelname, "logger": record.name, "msg": record.getMessage()}
+        entry = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
         return json.dumps(entry)
@@ -28,7 +32,11 @@ class JsonLogFormatter(logging.Formatter):
 
 def configure_logging(log_format: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonLogFormatter() if log_format == "json" else logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler.setFormatter(
+        JsonLogFormatter()
+        if log_format == "json"
+        else logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s")
+    )
     root = logging.getLogger("kconfigs")
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
@@ -43,12 +51,16 @@ def open_gateway_store(config: GatewayConfig):
 
 async def serve(config: GatewayConfig, store) -> None:
     """Run until SIGTERM/SIGINT, then drain in-flight requests and stop."""
-    from enforcement.gateway.admin import QuotaAdmin
-    from enforcement.gateway.metrics import start_http_endpoint
-    from enforcement.gateway.reload import QuotaReloader
-    from enforcement.gateway.server import Gateway
+    from kconfigs_enforcement.gateway.admin import QuotaAdmin
+    from kconfigs_enforcement.gateway.metrics import start_http_endpoint
+    from kconfigs_enforcement.gateway.reload import QuotaReloader
+    from kconfigs_enforcement.gateway.server import Gateway
 
-    admin = None if config.quota_admin == "passthrough" else QuotaAdmin(store, config.quota_admin, config.quota_admin_principals)
+    admin = (
+        None
+        if config.quota_admin == "passthrough"
+        else QuotaAdmin(store, config.quota_admin, config.quota_admin_principals)
+    )
     gateway = Gateway(config, admin=admin)
     loop = asyncio.get_running_loop()
     reloader = QuotaReloader(store, loop, gateway.quotas.load)

@@ -56,7 +56,9 @@ class SaslState:
     def on_handshake_request(self, mechanism: str, version: int) -> None:
         """:raises UnsupportedSasl: for handshake v0 (raw token frames without Kafka headers)."""
         if version == 0:
-            raise UnsupportedSasl("SaslHandshake v0 (raw SASL tokens) is not supported; use a client that sends SaslAuthenticate")
+            raise UnsupportedSasl(
+                "SaslHandshake v0 (raw SASL tokens) is not supported; use a client that sends SaslAuthenticate"
+            )
         self.mechanism = mechanism
         self._pending_user = None
         self._round_trips_seen = 0

@@ -15,13 +15,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from enforcement import rates
-from enforcement.gateway.auth_probe import AnonymousProbe
-from enforcement.gateway.channel import Channel
-from enforcement.gateway.config import Address, GatewayConfig
-from enforcement.gateway.connection import Peer, ProxyConnection
-from enforcement.gateway.metrics import GatewayStats
-from enforcement.gateway.quotas import QuotaGate
+from kconfigs_enforcement import rates
+from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
+from kconfigs_enforcement.gateway.channel import Channel
+from kconfigs_enforcement.gateway.config import Address, GatewayConfig
+from kconfigs_enforcement.gateway.connection import Peer, ProxyConnection
+from kconfigs_enforcement.gateway.metrics import GatewayStats
+from kconfigs_enforcement.gateway.quotas import QuotaGate
 
 log = logging.getLogger("kconfigs.gateway")
 
@@ -32,9 +32,9 @@ class GatewayContext:
     registry: "BrokerRegistry"
     quotas: QuotaGate
     stats: GatewayStats
-    admin: Any = None  # enforcement.gateway.admin.QuotaAdmin when the gateway owns quota admin
+    admin: Any = None  # kconfigs_enforcement.gateway.admin.QuotaAdmin when the gateway owns quota admin
     connections: set = field(default_factory=set)
-    auth_probe: Any = None  # enforcement.gateway.auth_probe.AnonymousProbe (no auth downgrade)
+    auth_probe: Any = None  # kconfigs_enforcement.gateway.auth_probe.AnonymousProbe (no auth downgrade)
 
 
 class BrokerRegistry:
@@ -64,7 +64,9 @@ class BrokerRegistry:
     async def _bind(self, upstream: Address) -> None:
         config = self._gateway.config
         port = self._next_port
-        server = await self._gateway.start_listener(config.listen[0], port, [upstream], f"broker-{upstream[0]}:{upstream[1]}")
+        server = await self._gateway.start_listener(
+            config.listen[0], port, [upstream], f"broker-{upstream[0]}:{upstream[1]}"
+        )
         bound_port = server.sockets[0].getsockname()[1]
         if self._next_port:
             self._next_port += 1
@@ -80,23 +82,30 @@ class BrokerRegistry:
 class Gateway:
     """The running gateway: ``await start()``, then ``await stop()`` (drains in-flight requests).
 
-    ``data_plane = "native"`` gives a :class:`~enforcement.gateway.native_plane.NativeGateway`."""
+    ``data_plane = "native"`` gives a :class:`~kconfigs_enforcement.gateway.native_plane.NativeGateway`."""
 
     def __new__(cls, config: GatewayConfig, quotas: QuotaGate | None = None, admin: Any = None):
         if cls is Gateway and config.data_plane == "native":
-            from enforcement.gateway.native_plane import NativeGateway
+            from kconfigs_enforcement.gateway.native_plane import NativeGateway
 
             return NativeGateway(config, quotas, admin)
         return super().__new__(cls)
 
     def __init__(self, config: GatewayConfig, quotas: QuotaGate | None = None, admin: Any = None):
         self.config = config
-        self.quotas = quotas or QuotaGate(config.quota_window_num, config.quota_window_size_seconds,
-                                          enforce_producer_ids=config.enforce_producer_ids)
+        self.quotas = quotas or QuotaGate(
+            config.quota_window_num, config.quota_window_size_seconds, enforce_producer_ids=config.enforce_producer_ids
+        )
         self.stats = GatewayStats(self.quotas.metric_samples)
         self.registry = BrokerRegistry(self)
-        self.ctx = GatewayContext(config, self.registry, self.quotas, self.stats, admin,
-                                  auth_probe=AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
+        self.ctx = GatewayContext(
+            config,
+            self.registry,
+            self.quotas,
+            self.stats,
+            admin,
+            auth_probe=AnonymousProbe(config.upstream_connect_timeout_ms / 1000),
+        )
         self._ssl = _server_ssl_context(config)
         self._bootstrap: asyncio.AbstractServer | None = None
         self._expiry_task: asyncio.Task | None = None
@@ -118,12 +127,16 @@ class Gateway:
         self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
         if self.config.usage_log_path:
             self._start_usage_log(self.config.usage_log_path)
-        log.info("gateway listening on %s:%d for upstream %s", host, self.bootstrap_address[1],
-                 ",".join(f"{h}:{p}" for h, p in self.config.upstreams))
+        log.info(
+            "gateway listening on %s:%d for upstream %s",
+            host,
+            self.bootstrap_address[1],
+            ",".join(f"{h}:{p}" for h, p in self.config.upstreams),
+        )
         log.info("data path: %s; rate core: %s", _data_path_description(self.config), rates.DESCRIPTION)
 
     def _start_usage_log(self, path: str) -> None:
-        from enforcement.gateway.usage_log import UsageLog
+        from kconfigs_enforcement.gateway.usage_log import UsageLog
 
         out = open(path, "a", encoding="utf-8")
         self.usage_log = UsageLog(out, self.config.usage_log_window_ms, self.quotas.quota_for)
@@ -148,7 +161,9 @@ class Gateway:
             channel.on_connection = on_connection
             return channel
 
-        return await asyncio.get_running_loop().create_server(new_channel, host, port, ssl=self._ssl, reuse_address=True)
+        return await asyncio.get_running_loop().create_server(
+            new_channel, host, port, ssl=self._ssl, reuse_address=True
+        )
 
     async def _serve_client(self, client: Channel, upstreams: list[Address], listener: str) -> None:
         ip, port = client.get_extra_info("peername")[:2]
@@ -173,11 +188,18 @@ class Gateway:
         now_s = time.monotonic()
         if now_s - self._last_limit_log_s >= 10:  # a flood must not flood the log too
             self._last_limit_log_s = now_s
-            log.warning("refusing connections from %s on %s: %s reached (counted in "
-                        "kconfigs_gateway_connections_over_limit_total)", ip, listener, reason)
+            log.warning(
+                "refusing connections from %s on %s: %s reached (counted in "
+                "kconfigs_gateway_connections_over_limit_total)",
+                ip,
+                listener,
+                reason,
+            )
         return True
 
-    async def _serve_admitted_client(self, client: Channel, upstreams: list[Address], listener: str, ip: str, port: int) -> None:
+    async def _serve_admitted_client(
+        self, client: Channel, upstreams: list[Address], listener: str, ip: str, port: int
+    ) -> None:
         accept, delay_ms = self.quotas.connection_attempt(ip)
         if accept and delay_ms > 0:
             await asyncio.sleep(delay_ms / 1000)  # broker-wide rate: the acceptor waits, then hands on
@@ -247,11 +269,10 @@ def _tls_principal(client: Channel) -> str | None:
 
 
 def _data_path_description(config) -> str:
-    from enforcement.gateway import splice
+    from kconfigs_enforcement.gateway import splice
 
     if not config.zero_copy:
         return "user-space copy (zero_copy = false)"
     if not splice.AVAILABLE:
         return "user-space copy (splice(2) is not available on this platform)"
     return "splice(2) for large Produce/Fetch bodies on plain-TCP connections"
-

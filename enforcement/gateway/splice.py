@@ -54,7 +54,9 @@ async def splice_exactly(source_fd: int, sink_fd: int, nbytes: int, deadline: fl
             os.close(fd)
 
 
-async def _transfer(source_fd: int, sink_fd: int, read_end: int, write_end: int, nbytes: int, deadline: float | None) -> None:
+async def _transfer(
+    source_fd: int, sink_fd: int, read_end: int, write_end: int, nbytes: int, deadline: float | None
+) -> None:
     loop = asyncio.get_running_loop()
     capacity = _grow_pipe(write_end)
     left, in_pipe, since_yield = nbytes, 0, 0

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import struct
 
-from enforcement.gateway import codec, layout
-from enforcement.gateway.headers import response_body_offset
-from enforcement.gateway.versions import PRODUCE
+from kconfigs_enforcement.gateway import codec, layout
+from kconfigs_enforcement.gateway.headers import response_body_offset
+from kconfigs_enforcement.gateway.versions import PRODUCE
 
 _INT32 = struct.Struct(">i")
 _FIRST_PRODUCE_THROTTLE_VERSION = 1

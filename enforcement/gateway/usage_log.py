@@ -23,7 +23,9 @@ QuotaLookup = Callable[[str, "str | None", "str | None", "str | None"], "float |
 class UsageLog:
     """Accumulates usage per (user, client_id, ip, kind) and writes one line per entry per window."""
 
-    def __init__(self, out: TextIO, window_ms: int, quota_lookup: QuotaLookup, clock_ms: Callable[[], int] | None = None):
+    def __init__(
+        self, out: TextIO, window_ms: int, quota_lookup: QuotaLookup, clock_ms: Callable[[], int] | None = None
+    ):
         self._out = out
         self.window_ms = window_ms
         self._quota_lookup = quota_lookup
@@ -36,7 +38,9 @@ class UsageLog:
     def _align(self, now_ms: int) -> int:
         return now_ms - now_ms % self.window_ms
 
-    def record(self, kind: str, user: str | None, client_id: str | None, ip: str | None, value: float, throttle_ms: int) -> None:
+    def record(
+        self, kind: str, user: str | None, client_id: str | None, ip: str | None, value: float, throttle_ms: int
+    ) -> None:
         """A usage sink for :class:`QuotaGate`."""
         with self._lock:
             self.roll(self._clock_ms())
@@ -61,9 +65,17 @@ class UsageLog:
         for (user, client_id, ip, kind), (value, throttle_ms) in sorted(self._totals.items(), key=_sort_key):
             if value == 0 and throttle_ms == 0:
                 continue
-            line = {"ts_ms": self._window_start_ms, "window_ms": self.window_ms, "user": user, "client_id": client_id,
-                    "ip": ip, "kind": kind, "value": _number(value), "throttle_ms": _number(throttle_ms),
-                    "quota": self._quota_lookup(kind, user, client_id, ip)}
+            line = {
+                "ts_ms": self._window_start_ms,
+                "window_ms": self.window_ms,
+                "user": user,
+                "client_id": client_id,
+                "ip": ip,
+                "kind": kind,
+                "value": _number(value),
+                "throttle_ms": _number(throttle_ms),
+                "quota": self._quota_lookup(kind, user, client_id, ip),
+            }
             self._out.write(json.dumps(line, separators=(",", ":")) + "\n")
         self._out.flush()
         self._totals.clear()

@@ -19,12 +19,11 @@ broker offers them.
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from enforcement.gateway import codec, layout
+from kconfigs_enforcement.gateway import codec, layout
 
 PRODUCE, FETCH, METADATA, FIND_COORDINATOR = 0, 1, 3, 10
 SASL_HANDSHAKE, API_VERSIONS, SASL_AUTHENTICATE = 17, 18, 36
@@ -33,12 +32,22 @@ DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, DESCRIBE_QUORUM, DESCRIBE_CLUSTER =
 #: APIs whose requests or responses the gateway decodes with kafka-python (Produce requests: for
 #: producer ids; the quota admin APIs: when the gateway answers them itself).
 DECODED_APIS: frozenset[int] = frozenset(
-    {PRODUCE, METADATA, FIND_COORDINATOR, SASL_HANDSHAKE, API_VERSIONS,
-     SASL_AUTHENTICATE, DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, DESCRIBE_CLUSTER}
+    {
+        PRODUCE,
+        METADATA,
+        FIND_COORDINATOR,
+        SASL_HANDSHAKE,
+        API_VERSIONS,
+        SASL_AUTHENTICATE,
+        DESCRIBE_CLIENT_QUOTAS,
+        ALTER_CLIENT_QUOTAS,
+        DESCRIBE_CLUSTER,
+    }
 )
 #: Highest versions whose broker addresses the gateway knows where to find (or that have none).
 ADDRESS_CAPS: Mapping[int, int] = MappingProxyType(
-    {PRODUCE: layout.PRODUCE_MAX_VERSION, FETCH: layout.FETCH_MAX_VERSION, DESCRIBE_QUORUM: 1})
+    {PRODUCE: layout.PRODUCE_MAX_VERSION, FETCH: layout.FETCH_MAX_VERSION, DESCRIBE_QUORUM: 1}
+)
 #: KIP-932 share-group APIs: ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge
 #: (the last two carry NodeEndpoints) and the share-group offset admin APIs.
 REMOVED_APIS: frozenset[int] = frozenset({76, 77, 78, 79, 90, 91, 92})
@@ -82,8 +91,11 @@ def cap_ranges(entries: list[VersionRange], gateway_owned: Mapping[int, VersionR
     return [result[k] for k in sorted(result)]
 
 
-def rewrite_api_versions_response(frame: bytes, version: int,
-                                  gateway_owned: "Mapping[int, VersionRange] | Callable[[set[int]], Mapping[int, VersionRange]]") -> bytes:
+def rewrite_api_versions_response(
+    frame: bytes,
+    version: int,
+    gateway_owned: "Mapping[int, VersionRange] | Callable[[set[int]], Mapping[int, VersionRange]]",
+) -> bytes:
     """Decode an ApiVersions response, cap its api_keys, re-encode (header v0 always).
 
     ``gateway_owned``: the APIs the gateway answers itself, or a function of the upstream's API
@@ -95,7 +107,9 @@ def rewrite_api_versions_response(frame: bytes, version: int,
     owned = gateway_owned({r.api_key for r in ranges}) if callable(gateway_owned) else gateway_owned
     capped = cap_ranges(ranges, owned if response.error_code == 0 else {})
     entry_cls = type(response.api_keys[0]) if response.api_keys else _api_version_entry_class()
-    response.api_keys = [entry_cls(api_key=r.api_key, min_version=r.min_version, max_version=r.max_version) for r in capped]
+    response.api_keys = [
+        entry_cls(api_key=r.api_key, min_version=r.min_version, max_version=r.max_version) for r in capped
+    ]
     return codec.encode_message(response)
 
 

@@ -33,6 +33,7 @@ def _ip_validator(opts: A.ParsedOptions):
 
 def _resolves(host: str) -> bool:
     import socket
+
     try:
         socket.getaddrinfo(host, None)
         return True
@@ -48,6 +49,7 @@ def run_compat(argv: list[str]) -> int:
         return 1
     if opts.has("version"):
         from kconfigs import __version__
+
         print(f"{__version__} (kconfigs)")
         return 0
     A.check_args(opts, _ip_validator(opts))
@@ -56,9 +58,11 @@ def run_compat(argv: list[str]) -> int:
     try:
         if A.connect_mode(opts) == "bootstrap":
             from kconfigs.commands.compat_bootstrap import run_bootstrap
+
             lines = run_bootstrap(store, opts, types, names)
         else:
             from kconfigs.commands.compat_zk import run_zk
+
             lines = run_zk(store, opts, types, names, _ip_validator(opts))
     finally:
         store.close()
@@ -70,11 +74,17 @@ def run_compat(argv: list[str]) -> int:
 def _open(opts: A.ParsedOptions):
     from kconfigs.stores.factory import StoreOptions, open_store
 
-    return open_store(StoreOptions(
-        zookeeper=opts.value("zookeeper"), bootstrap_server=opts.value("bootstrap-server"),
-        bootstrap_controller=opts.value("bootstrap-controller"), command_config=opts.value("command-config"),
-        store_path=opts.value("store"), zk_auth=opts.value("zk-auth"),
-        zk_tls_config_file=opts.value("zk-tls-config-file")))
+    return open_store(
+        StoreOptions(
+            zookeeper=opts.value("zookeeper"),
+            bootstrap_server=opts.value("bootstrap-server"),
+            bootstrap_controller=opts.value("bootstrap-controller"),
+            command_config=opts.value("command-config"),
+            store_path=opts.value("store"),
+            zk_auth=opts.value("zk-auth"),
+            zk_tls_config_file=opts.value("zk-tls-config-file"),
+        )
+    )
 
 
 def configs_to_add(opts: A.ParsedOptions) -> dict[str, str]:

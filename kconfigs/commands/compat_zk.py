@@ -13,8 +13,9 @@ from kconfigs.service import ConfigChange, alter, prepare_add
 from kconfigs.targets import describe_target, entity_of, zk_pairs
 
 
-def run_zk(store, opts: A.ParsedOptions, types: list[str], names: list[str],
-           is_valid_ip: Callable[[str], bool]) -> list[str]:
+def run_zk(
+    store, opts: A.ParsedOptions, types: list[str], names: list[str], is_valid_ip: Callable[[str], bool]
+) -> list[str]:
     if opts.has("describe"):
         return describe_lines(store, types, names)
     add, delete = configs_to_add(opts), configs_to_delete(opts)
@@ -22,6 +23,7 @@ def run_zk(store, opts: A.ParsedOptions, types: list[str], names: list[str],
     if entity.ip is not None and entity.ip is not DEFAULT and not is_valid_ip(entity.ip):
         raise ValidationError(f"{entity.ip} is not a valid IP or resolvable host.")
     from kconfigs.scram import random_salt
+
     change = ConfigChange(add=prepare_add(entity, add, random_salt), delete=delete)
     alter(store, entity, change, dry_run=opts.has("dry-run"))
     return [zk_alter_line(entity)]

@@ -33,8 +33,12 @@ def completion_script(shell: str) -> str:
 
 @click.command()
 @click.argument("shell", type=click.Choice(sorted(FILE_NAMES)), required=False)
-@click.option("--write", "write_dir", type=click.Path(file_okay=False),
-              help="Write all three scripts into this directory (e.g. completions/) instead of printing one.")
+@click.option(
+    "--write",
+    "write_dir",
+    type=click.Path(file_okay=False),
+    help="Write all three scripts into this directory (e.g. completions/) instead of printing one.",
+)
 def completion(shell: str | None, write_dir: str | None) -> None:
     """Print the completion script for SHELL (bash, zsh or fish).
 
@@ -75,8 +79,11 @@ def _entity_so_far(params: dict):
         return DEFAULT if params.get(default_key) else params.get(name_key)
 
     try:
-        return QuotaEntity(user=value("user", "user_default"), client_id=value("client_id", "client_default"),
-                           ip=value("ip", "ip_default"))
+        return QuotaEntity(
+            user=value("user", "user_default"),
+            client_id=value("client_id", "client_default"),
+            ip=value("ip", "ip_default"),
+        )
     except Exception:  # nothing typed yet, or ip mixed with user
         return None
 
@@ -126,10 +133,19 @@ def _open_if_reachable(params: dict):
     from kconfigs.stores.factory import StoreOptions, open_store
     from kconfigs.stores.sqlite import default_store_path
 
-    keys = ("zookeeper", "bootstrap_server", "bootstrap_controller", "command_config", "store_path",
-            "zk_auth", "zk_tls_config_file")
-    given = {k: params.get(k) or os.environ.get(f"KCONFIGS_{k.upper()}" if k != "store_path" else "KCONFIGS_STORE")
-             for k in keys}
+    keys = (
+        "zookeeper",
+        "bootstrap_server",
+        "bootstrap_controller",
+        "command_config",
+        "store_path",
+        "zk_auth",
+        "zk_tls_config_file",
+    )
+    given = {
+        k: params.get(k) or os.environ.get(f"KCONFIGS_{k.upper()}" if k != "store_path" else "KCONFIGS_STORE")
+        for k in keys
+    }
     options = resolve_store_options(given, params.get("profile") or os.environ.get("KCONFIGS_PROFILE"))
     address = options.get("zookeeper") or options.get("bootstrap_server") or options.get("bootstrap_controller")
     if address and not _reachable(address):

@@ -6,8 +6,17 @@ import sys
 
 import click
 
-from kconfigs.commands.options import (lazy_completer, check_ip, entity_components, entity_from, entity_options,
-                                       filter_from, open_from_kwargs, output_option, store_options)
+from kconfigs.commands.options import (
+    check_ip,
+    entity_components,
+    entity_from,
+    entity_options,
+    filter_from,
+    lazy_completer,
+    open_from_kwargs,
+    output_option,
+    store_options,
+)
 
 
 def _emit(records, output: str | None) -> None:
@@ -18,6 +27,7 @@ def _emit(records, output: str | None) -> None:
         click.echo(render.records_json(records))
     elif output == "table":
         from rich.console import Console
+
         render.records_table(list(records), Console())
     else:
         for record in records:
@@ -41,11 +51,23 @@ def describe(output: str | None, **kwargs) -> None:
 
 @click.command()
 @entity_options
-@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a quota (repeatable).",
-              shell_complete=lazy_completer("complete_keys"))
+@click.option(
+    "--set",
+    "settings",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Set a quota (repeatable).",
+    shell_complete=lazy_completer("complete_keys"),
+)
 @click.option("--add-config", metavar="K=V,K2=V2", help="kafka-configs syntax for several keys.")
-@click.option("--delete", "deletes", multiple=True, metavar="KEY", help="Remove a quota key (repeatable).",
-              shell_complete=lazy_completer("complete_keys"))
+@click.option(
+    "--delete",
+    "deletes",
+    multiple=True,
+    metavar="KEY",
+    help="Remove a quota key (repeatable).",
+    shell_complete=lazy_completer("complete_keys"),
+)
 @click.option("--dry-run", is_flag=True, help="Validate against the store without writing.")
 @store_options
 @output_option
@@ -54,7 +76,8 @@ def alter(settings, add_config, deletes, dry_run, output, **kwargs) -> None:
     from kconfigs.config_grammar import parse_add_config
     from kconfigs.errors import UsageError
     from kconfigs.render import zk_alter_line
-    from kconfigs.service import ConfigChange, alter as alter_entity
+    from kconfigs.service import ConfigChange
+    from kconfigs.service import alter as alter_entity
 
     entity = entity_from(entity_components(kwargs))
     check_ip(entity)
@@ -76,8 +99,13 @@ def alter(settings, add_config, deletes, dry_run, output, **kwargs) -> None:
 
 @click.command()
 @entity_options
-@click.option("--key", "keys", multiple=True, help="Remove only these keys (default: all of them).",
-              shell_complete=lazy_completer("complete_keys"))
+@click.option(
+    "--key",
+    "keys",
+    multiple=True,
+    help="Remove only these keys (default: all of them).",
+    shell_complete=lazy_completer("complete_keys"),
+)
 @store_options
 def delete(keys, **kwargs) -> None:
     """Remove an entity's quotas (all of them, or --key ones)."""

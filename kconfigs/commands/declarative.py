@@ -14,10 +14,21 @@ import click
 from kconfigs.commands.options import open_from_kwargs, store_options
 from kconfigs.errors import KconfigsError
 
-_FORMAT = click.option("--format", "fmt", type=click.Choice(["toml", "json", "yaml"]), default=None,
-                       help="File format (default: from the file name, else toml). yaml needs PyYAML.")
-_OUTPUT = click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True,
-                       help="text (coloured on a terminal) or one JSON object for CI.")
+_FORMAT = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["toml", "json", "yaml"]),
+    default=None,
+    help="File format (default: from the file name, else toml). yaml needs PyYAML.",
+)
+_OUTPUT = click.option(
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text (coloured on a terminal) or one JSON object for CI.",
+)
 _TYPES = {"users": "user", "clients": "client-id", "ips": "ip"}
 
 
@@ -54,9 +65,8 @@ def _read_store(kwargs: dict):
 
 
 def _write_atomically(path: str, text: str) -> None:
-    from kconfigs.errors import UsageError
-
     from kconfigs.atomic_file import write_file_atomically
+    from kconfigs.errors import UsageError
 
     try:
         write_file_atomically(path, text)
@@ -67,8 +77,13 @@ def _write_atomically(path: str, text: str) -> None:
 @click.command()
 @_FORMAT
 @click.option("-f", "--file", "out_path", type=click.Path(dir_okay=False), help="Write here (atomically), not stdout.")
-@click.option("--entity-type", "entity_types", multiple=True, type=click.Choice(sorted(_TYPES)),
-              help="Only entities with this component (repeatable).")
+@click.option(
+    "--entity-type",
+    "entity_types",
+    multiple=True,
+    type=click.Choice(sorted(_TYPES)),
+    help="Only entities with this component (repeatable).",
+)
 @store_options
 def export(fmt, out_path, entity_types, **kwargs) -> None:
     """Write every quota of the store as a quota file (round-trips through apply)."""
@@ -103,13 +118,16 @@ def diff(file, fmt, output, **kwargs) -> None:
     plan = build_plan(desired, records, prune=True)
     if output == "json":
         import json
+
         click.echo(json.dumps(plan_json(plan, prune=True), indent=2, ensure_ascii=False))
     else:
         print_plan(plan, True, sys.stdout.isatty(), click.echo)
     if not plan.in_sync:
         counts = plan.entity_counts()
-        raise DriftFound(f"{file} differs from the store: {counts['add']} to add, {counts['change']} to change, "
-                         f"{counts['remove']} to remove")
+        raise DriftFound(
+            f"{file} differs from the store: {counts['add']} to add, {counts['change']} to change, "
+            f"{counts['remove']} to remove"
+        )
 
 
 @click.command()
@@ -186,11 +204,15 @@ def _finish(plan, prune: bool, report, output: str, prefix: str = "") -> None:
 
 
 @click.command()
-@click.option("--from", "source", required=True, metavar="STORE",
-              help="zk://HOST:PORT[/CHROOT], kafka://HOST:PORT, sqlite:///PATH or a profile name.")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    metavar="STORE",
+    help="zk://HOST:PORT[/CHROOT], kafka://HOST:PORT, sqlite:///PATH or a profile name.",
+)
 @click.option("--to", "target", required=True, metavar="STORE", help="Same forms as --from.")
-@click.option("--command-config", type=click.Path(dir_okay=False),
-              help="Admin client properties for a kafka:// store.")
+@click.option("--command-config", type=click.Path(dir_okay=False), help="Admin client properties for a kafka:// store.")
 @click.option("--dry-run", is_flag=True, help="Show what would be copied; write nothing.")
 @click.option("--prune", is_flag=True, help="Also remove target quotas that the source does not have.")
 @_OUTPUT

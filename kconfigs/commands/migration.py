@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from kconfigs.errors import KconfigsError
 
-
 VERIFY_DEADLINE_S = 15.0
 
 
@@ -69,7 +68,9 @@ def _verify(target, target_spec: str, desired, prune: bool) -> None:
 
     def give_up() -> VerificationFailed:
         left = build_plan(desired, _records(target), prune=prune)
-        return VerificationFailed(f"Copied, but {target_spec} reads back differently for {len(left.entities)} "
-                                  f"entities (first: {left.entities[0].entity.path if left.entities else '-'})")
+        return VerificationFailed(
+            f"Copied, but {target_spec} reads back differently for {len(left.entities)} "
+            f"entities (first: {left.entities[0].entity.path if left.entities else '-'})"
+        )
 
     retry_until(attempt, deadline_s=VERIFY_DEADLINE_S, on_give_up=give_up, max_delay_s=1.0)

@@ -13,22 +13,53 @@ from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, M
 def store_options(func: Callable) -> Callable:
     """--zookeeper / --bootstrap-server / --store ...; each also read from a KCONFIGS_* variable."""
     options = [
-        click.option("--zookeeper", envvar="KCONFIGS_ZOOKEEPER", metavar="HOST:PORT[/CHROOT]",
-                     help="ZooKeeper of a ZooKeeper-mode Kafka cluster."),
-        click.option("--bootstrap-server", envvar="KCONFIGS_BOOTSTRAP_SERVER", metavar="HOST:PORT",
-                     help="Kafka brokers (KRaft or ZooKeeper-backed) reached through the admin API."),
-        click.option("--bootstrap-controller", envvar="KCONFIGS_BOOTSTRAP_CONTROLLER", metavar="HOST:PORT",
-                     help="KRaft controllers reached through the admin API."),
-        click.option("--command-config", envvar="KCONFIGS_COMMAND_CONFIG", type=click.Path(dir_okay=False),
-                     help="Admin client properties (security.protocol, sasl.*, ssl.*)."),
-        click.option("--store", "store_path", envvar="KCONFIGS_STORE", type=click.Path(dir_okay=False),
-                     help="Embedded store file (default: $KCONFIGS_HOME/quotas.db or the XDG data dir)."),
-        click.option("--zk-auth", envvar="KCONFIGS_ZK_AUTH", metavar="USER:PASSWORD",
-                     help="ZooKeeper digest credentials."),
-        click.option("--zk-tls-config-file", envvar="KCONFIGS_ZK_TLS_CONFIG_FILE", type=click.Path(dir_okay=False),
-                     help="Properties file with Kafka's zookeeper.ssl.* keys."),
-        click.option("--profile", envvar="KCONFIGS_PROFILE", metavar="NAME", shell_complete=_complete_profile,
-                     help="Named profile from $XDG_CONFIG_HOME/kconfigs/config.toml (flags and env win)."),
+        click.option(
+            "--zookeeper",
+            envvar="KCONFIGS_ZOOKEEPER",
+            metavar="HOST:PORT[/CHROOT]",
+            help="ZooKeeper of a ZooKeeper-mode Kafka cluster.",
+        ),
+        click.option(
+            "--bootstrap-server",
+            envvar="KCONFIGS_BOOTSTRAP_SERVER",
+            metavar="HOST:PORT",
+            help="Kafka brokers (KRaft or ZooKeeper-backed) reached through the admin API.",
+        ),
+        click.option(
+            "--bootstrap-controller",
+            envvar="KCONFIGS_BOOTSTRAP_CONTROLLER",
+            metavar="HOST:PORT",
+            help="KRaft controllers reached through the admin API.",
+        ),
+        click.option(
+            "--command-config",
+            envvar="KCONFIGS_COMMAND_CONFIG",
+            type=click.Path(dir_okay=False),
+            help="Admin client properties (security.protocol, sasl.*, ssl.*).",
+        ),
+        click.option(
+            "--store",
+            "store_path",
+            envvar="KCONFIGS_STORE",
+            type=click.Path(dir_okay=False),
+            help="Embedded store file (default: $KCONFIGS_HOME/quotas.db or the XDG data dir).",
+        ),
+        click.option(
+            "--zk-auth", envvar="KCONFIGS_ZK_AUTH", metavar="USER:PASSWORD", help="ZooKeeper digest credentials."
+        ),
+        click.option(
+            "--zk-tls-config-file",
+            envvar="KCONFIGS_ZK_TLS_CONFIG_FILE",
+            type=click.Path(dir_okay=False),
+            help="Properties file with Kafka's zookeeper.ssl.* keys.",
+        ),
+        click.option(
+            "--profile",
+            envvar="KCONFIGS_PROFILE",
+            metavar="NAME",
+            shell_complete=_complete_profile,
+            help="Named profile from $XDG_CONFIG_HOME/kconfigs/config.toml (flags and env win).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -37,21 +68,30 @@ def store_options(func: Callable) -> Callable:
 
 def open_from_kwargs(kwargs: dict):
     """Pop the store options out of a command's kwargs and open the store."""
+    from kconfigs.profiles import resolve_store_options
     from kconfigs.stores.factory import StoreOptions, open_store
 
-    from kconfigs.profiles import resolve_store_options
-
-    keys = ("zookeeper", "bootstrap_server", "bootstrap_controller", "command_config", "store_path",
-            "zk_auth", "zk_tls_config_file")
+    keys = (
+        "zookeeper",
+        "bootstrap_server",
+        "bootstrap_controller",
+        "command_config",
+        "store_path",
+        "zk_auth",
+        "zk_tls_config_file",
+    )
     given = {k: kwargs.pop(k) for k in keys}
     return open_store(StoreOptions(**resolve_store_options(given, kwargs.pop("profile", None))))
 
 
 def lazy_completer(name: str) -> Callable:
     """A shell_complete callback from kconfigs.commands.completion, imported only on TAB."""
+
     def complete(ctx, param, incomplete: str):
         from kconfigs.commands import completion
+
         return getattr(completion, name)(ctx, param, incomplete)
+
     return complete
 
 
@@ -65,7 +105,9 @@ def entity_options(func: Callable) -> Callable:
         click.option("--user-default", is_flag=True, help="The default user."),
         click.option("--client-id", "client_id", help="Client id.", shell_complete=lazy_completer("complete_client")),
         click.option("--client-default", is_flag=True, help="The default client-id."),
-        click.option("--ip", help="Client IP address (literal IPv4/IPv6).", shell_complete=lazy_completer("complete_ip")),
+        click.option(
+            "--ip", help="Client IP address (literal IPv4/IPv6).", shell_complete=lazy_completer("complete_ip")
+        ),
         click.option("--ip-default", is_flag=True, help="The default IP."),
     ]
     for option in reversed(options):
@@ -96,8 +138,11 @@ def entity_from(components: dict[EntityType, object]) -> QuotaEntity:
     if not components:
         raise UsageError("Name an entity: --user/--user-default, --client-id/--client-default or --ip/--ip-default")
     try:
-        return QuotaEntity(user=components.get(EntityType.USER), client_id=components.get(EntityType.CLIENT_ID),
-                           ip=components.get(EntityType.IP))
+        return QuotaEntity(
+            user=components.get(EntityType.USER),
+            client_id=components.get(EntityType.CLIENT_ID),
+            ip=components.get(EntityType.IP),
+        )
     except ValidationError as err:
         raise UsageError(str(err)) from None
 
@@ -106,8 +151,10 @@ def filter_from(components: dict[EntityType, object]) -> EntityFilter:
     """Named components must match exactly; with none, everything matches."""
     if not components:
         return EntityFilter(components=(), strict=False)
-    parts = tuple(FilterComponent(t, Match.DEFAULT) if v is DEFAULT else FilterComponent(t, Match.EXACT, v)
-                  for t, v in components.items())
+    parts = tuple(
+        FilterComponent(t, Match.DEFAULT) if v is DEFAULT else FilterComponent(t, Match.EXACT, v)
+        for t, v in components.items()
+    )
     return EntityFilter(parts, strict=True)
 
 
@@ -119,5 +166,9 @@ def check_ip(entity: QuotaEntity) -> None:
 
 
 output_option = click.option(
-    "-o", "--output", type=click.Choice(["text", "json", "table"]), default=None,
-    help="text (kafka-configs lines), json, or a table (the default on a terminal).")
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json", "table"]),
+    default=None,
+    help="text (kafka-configs lines), json, or a table (the default on a terminal).",
+)

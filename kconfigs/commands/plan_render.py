@@ -46,8 +46,10 @@ def summary_line(plan: Plan, prune: bool) -> str:
     else:
         counts = plan.entity_counts()
         keys = plan.key_counts()
-        text = (f"{counts['add']} to add, {counts['change']} to change, {counts['remove']} to remove "
-                f"(entities); {keys['add']} / {keys['change']} / {keys['remove']} keys.")
+        text = (
+            f"{counts['add']} to add, {counts['change']} to change, {counts['remove']} to remove "
+            f"(entities); {keys['add']} / {keys['change']} / {keys['remove']} keys."
+        )
     if plan.left_alone and not prune:
         text += f" {plan.left_alone} key(s) in the store but not in the file are kept (use --prune to remove)."
     return text
@@ -70,13 +72,22 @@ def print_plan(plan: Plan, prune: bool, colour: bool, echo) -> None:
 
 
 def _entity_json(item: EntityPlan) -> dict:
-    return {"entity": item.entity.to_json(), "action": item.action.value,
-            "keys": [{"key": c.key, "action": c.action.value, "old": c.old, "new": c.new} for c in item.changes]}
+    return {
+        "entity": item.entity.to_json(),
+        "action": item.action.value,
+        "keys": [{"key": c.key, "action": c.action.value, "old": c.old, "new": c.new} for c in item.changes],
+    }
 
 
 def plan_json(plan: Plan, prune: bool) -> dict:
-    return {"in_sync": plan.in_sync, "prune": prune, "entities": plan.entity_counts(), "keys": plan.key_counts(),
-            "left_alone": 0 if prune else plan.left_alone, "changes": [_entity_json(i) for i in plan.entities]}
+    return {
+        "in_sync": plan.in_sync,
+        "prune": prune,
+        "entities": plan.entity_counts(),
+        "keys": plan.key_counts(),
+        "left_alone": 0 if prune else plan.left_alone,
+        "changes": [_entity_json(i) for i in plan.entities],
+    }
 
 
 def report_json(plan: Plan, prune: bool, report: ApplyReport | None) -> str:

@@ -53,13 +53,18 @@ def kafka_python_config(security: ClientSecurity, bootstrap: str, request_timeou
         "security_protocol": security.protocol,
     }
     if security.uses_sasl:
-        config.update(sasl_mechanism=security.sasl_mechanism, sasl_plain_username=security.sasl_username,
-                      sasl_plain_password=security.sasl_password)
+        config.update(
+            sasl_mechanism=security.sasl_mechanism,
+            sasl_plain_username=security.sasl_username,
+            sasl_plain_password=security.sasl_password,
+        )
     if security.uses_ssl:
         from kconfigs.kafka_admin.tls import build_ssl_context
 
-        config.update(ssl_context=build_ssl_context(security.pem, security.check_hostname),
-                      ssl_check_hostname=security.check_hostname)
+        config.update(
+            ssl_context=build_ssl_context(security.pem, security.check_hostname),
+            ssl_check_hostname=security.check_hostname,
+        )
     return config
 
 
@@ -144,7 +149,8 @@ class AdminClient:
                     if closed_during_sasl >= _SASL_CLOSES_BEFORE_FAILING:
                         raise kerr.SaslAuthenticationFailedError(
                             "the broker closed the connection during SASL authentication "
-                            "(check the username, password and sasl.mechanism)") from None
+                            "(check the username, password and sasl.mechanism)"
+                        ) from None
                 if time.monotonic() >= deadline:
                     raise kerr.KafkaTimeoutError() from None
                 delay_s = max(self._manager.connection_delay(node_id), 0.05)
@@ -164,8 +170,10 @@ class AdminClient:
             return await self._manager.wait_for(conn.send_request(request), self.request_timeout_ms)
         except (kerr.KafkaTimeoutError, kerr.RequestTimedOutError):
             # Retriable: the retry loop re-sends (set/remove ops are idempotent).
-            raise StoreUnavailable(f"{API_NAMES.get(api_key, api_key)} request to node {node_id} of "
-                                   f"{self.bootstrap} timed out after {self.request_timeout_ms} ms") from None
+            raise StoreUnavailable(
+                f"{API_NAMES.get(api_key, api_key)} request to node {node_id} of "
+                f"{self.bootstrap} timed out after {self.request_timeout_ms} ms"
+            ) from None
 
     def close(self) -> None:
         # Closing must not mask the error being reported; the IO thread is stopped even when

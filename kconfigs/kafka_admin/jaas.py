@@ -37,7 +37,7 @@ def parse_jaas_config(text: str) -> JaasEntry:
     if len(body) % 3:
         raise ValidationError("sasl.jaas.config options must be key=value pairs")
     for index in range(0, len(body), 3):
-        (key, key_kind), (equals, _), (value, value_kind) = body[index:index + 3]
+        (key, key_kind), (equals, _), (value, value_kind) = body[index : index + 3]
         if key_kind != "word" or equals != "=" or value_kind not in ("word", "quoted"):
             raise ValidationError("sasl.jaas.config options must be key=value pairs")
         options[key] = value

@@ -101,7 +101,7 @@ def _unescape(raw: str) -> str:
         code = raw[index]
         index += 1
         if code == "u":
-            hex_digits = raw[index:index + 4]
+            hex_digits = raw[index : index + 4]
             if len(hex_digits) != 4 or any(c not in "0123456789abcdefABCDEF" for c in hex_digits):
                 raise ValidationError("Malformed \\uxxxx encoding.")
             out.append(chr(int(hex_digits, 16)))

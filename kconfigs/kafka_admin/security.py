@@ -77,8 +77,7 @@ def security_from_properties(props: Mapping[str, str], read_file=None) -> Client
             raise ValidationError(f"{key} is not supported by kconfigs ({what}); remove it from --command-config")
     protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
     if protocol not in PROTOCOLS:
-        raise ValidationError(
-            f"Unsupported security.protocol {protocol}; kconfigs supports {', '.join(PROTOCOLS)}")
+        raise ValidationError(f"Unsupported security.protocol {protocol}; kconfigs supports {', '.join(PROTOCOLS)}")
     sasl = _sasl_settings(props) if protocol.startswith("SASL_") else {}
     ssl_on = protocol in ("SSL", "SASL_SSL")
     pem = _pem_material(props, read_file) if ssl_on else PemMaterial()
@@ -100,28 +99,37 @@ def _optional_int(props: Mapping[str, str], key: str) -> int | None:
     try:
         return int(raw.strip())
     except ValueError:
-        raise ValidationError(f"Invalid value {raw.strip()} for configuration {key}: Not a number of type INT") from None
+        raise ValidationError(
+            f"Invalid value {raw.strip()} for configuration {key}: Not a number of type INT"
+        ) from None
 
 
 def _sasl_settings(props: Mapping[str, str]) -> dict[str, str]:
     mechanism = props.get("sasl.mechanism", _DEFAULT_MECHANISM).strip().upper()
     if mechanism not in MECHANISMS:
         raise ValidationError(
-            f"sasl.mechanism {mechanism} is not supported by kconfigs; use one of {', '.join(MECHANISMS)}")
+            f"sasl.mechanism {mechanism} is not supported by kconfigs; use one of {', '.join(MECHANISMS)}"
+        )
     jaas_text = props.get("sasl.jaas.config")
     if not jaas_text:
-        raise ValidationError(f"sasl.jaas.config must be set for sasl.mechanism {mechanism} "
-                              "(kconfigs does not read a JAAS file from java.security.auth.login.config)")
+        raise ValidationError(
+            f"sasl.jaas.config must be set for sasl.mechanism {mechanism} "
+            "(kconfigs does not read a JAAS file from java.security.auth.login.config)"
+        )
     entry = parse_jaas_config(jaas_text)
     expected = _LOGIN_MODULES[mechanism]
     if entry.login_module != expected:
         raise ValidationError(
-            f"sasl.jaas.config login module {entry.login_module} does not match sasl.mechanism {mechanism}; use {expected}")
+            f"sasl.jaas.config login module {entry.login_module} does not match sasl.mechanism {mechanism}; use {expected}"
+        )
     missing = [name for name in ("username", "password") if name not in entry.options]
     if missing:
         raise ValidationError(f"sasl.jaas.config for {mechanism} must set {' and '.join(missing)}")
-    return {"sasl_mechanism": mechanism, "sasl_username": entry.options["username"],
-            "sasl_password": entry.options["password"]}
+    return {
+        "sasl_mechanism": mechanism,
+        "sasl_username": entry.options["username"],
+        "sasl_password": entry.options["password"],
+    }
 
 
 def _store_type(props: Mapping[str, str], prefix: str, has_material: bool) -> str | None:
@@ -132,7 +140,8 @@ def _store_type(props: Mapping[str, str], prefix: str, has_material: bool) -> st
     if store_type != "PEM":
         raise ValidationError(
             f"{prefix}.type {store_type} is not supported by kconfigs (JKS and PKCS12 stores cannot be read); "
-            f"convert it to PEM and set {prefix}.type=PEM")
+            f"convert it to PEM and set {prefix}.type=PEM"
+        )
     return store_type
 
 
@@ -153,8 +162,9 @@ def _pem_material(props: Mapping[str, str], read_file) -> PemMaterial:
         both = _read_pem(read_file, key_file, "ssl.keystore.location")
         chain_inline, key_inline = both, both
     password = props.get("ssl.key.password") or None
-    return PemMaterial(ca_pem=ca_pem, cert_chain_pem=chain_inline or None,
-                       key_pem=key_inline or None, key_password=password)
+    return PemMaterial(
+        ca_pem=ca_pem, cert_chain_pem=chain_inline or None, key_pem=key_inline or None, key_password=password
+    )
 
 
 def _read_pem(read_file, path: str, key: str) -> str:

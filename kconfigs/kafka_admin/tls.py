@@ -27,7 +27,7 @@ def normalize_pem(text: str) -> str:
         # Encrypted traditional keys carry "Proc-Type:"/"DEK-Info:" headers that must stay lines.
         header_lines = [ln.strip() for ln in body.strip().splitlines() if ":" in ln]
         payload = "".join(ln for ln in body.split() if ":" not in ln and "," not in ln)
-        lines = [payload[i:i + _BASE64_LINE_CHARS] for i in range(0, len(payload), _BASE64_LINE_CHARS)]
+        lines = [payload[i : i + _BASE64_LINE_CHARS] for i in range(0, len(payload), _BASE64_LINE_CHARS)]
         header = "\n".join(header_lines) + "\n\n" if header_lines else ""
         blocks.append(f"-----BEGIN {label}-----\n{header}" + "\n".join(lines) + f"\n-----END {label}-----\n")
     if not blocks:
@@ -68,4 +68,6 @@ def _load_key_pair(context: ssl.SSLContext, pem: PemMaterial) -> None:
         try:
             context.load_cert_chain(cert_path, key_path, password=pem.key_password)
         except ssl.SSLError as err:
-            raise ValidationError(f"Cannot load the SSL keystore key pair: {err.reason or 'bad key or password'}") from None
+            raise ValidationError(
+                f"Cannot load the SSL keystore key pair: {err.reason or 'bad key or password'}"
+            ) from None

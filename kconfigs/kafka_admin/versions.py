@@ -29,5 +29,6 @@ def negotiate_version(api_key: int, ours: tuple[int, int], theirs: Mapping[int, 
     version = min(our_max, their_max)
     if version < max(our_min, their_min):
         raise StoreUnavailable(
-            f"No common {name} version: kconfigs supports {our_min}-{our_max}, the node {their_min}-{their_max}")
+            f"No common {name} version: kconfigs supports {our_min}-{our_max}, the node {their_min}-{their_max}"
+        )
     return version

@@ -46,8 +46,11 @@ except ImportError:  # pragma: no cover - older base.py: same information as a p
             self.applied, self.failed = tuple(applied), tuple(failed)
             self.unknown, self.not_attempted = tuple(unknown), tuple(not_attempted)
             names = "; ".join(f"{e.path}: {err}" for e, err in self.failed)
-            super().__init__(f"Applied {len(self.applied)} changes; failed: {names or 'none'}; "
-                             f"outcome unknown: {', '.join(e.path for e in self.unknown) or 'none'}")
+            super().__init__(
+                f"Applied {len(self.applied)} changes; failed: {names or 'none'}; "
+                f"outcome unknown: {', '.join(e.path for e in self.unknown) or 'none'}"
+            )
+
 
 DEFAULT_TIMEOUT_MS = 30000  # kafka-configs waits 30 s for a describe (60 s for an alter)
 WATCH_INTERVAL_MS = 5000  # the admin API has no change notifications: watch() polls this often
@@ -112,8 +115,9 @@ class AdminApiStore:
                 raise error
         return record
 
-    def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]],
-                   *, validate_only: bool = False) -> list[QuotaRecord]:
+    def alter_many(
+        self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]], *, validate_only: bool = False
+    ) -> list[QuotaRecord]:
         """Prepare every entity first (an ``update`` error aborts with nothing sent), then send
         one AlterClientQuotas for all. The cluster applies each entity on its own, so a failure
         of some raises AlterManyFailed naming applied / failed / unknown (connection lost)."""
@@ -172,8 +176,9 @@ class AdminApiStore:
         deadline_ms = time.monotonic() * 1000 + self._timeout_ms
         return retry_until_deadline(attempt, deadline_ms)
 
-    def watch(self, on_change: Callable[[StoreChange], None],
-              on_state: Callable[[str], None] | None = None) -> "PollingWatch":
+    def watch(
+        self, on_change: Callable[[StoreChange], None], on_state: Callable[[str], None] | None = None
+    ) -> "PollingWatch":
         """Poll ``describe(all)`` every ``watch_interval_ms`` (5 s by default): a full snapshot
         first and after every recovery, then only the entities that changed."""
         return PollingWatch(self, on_change, on_state, self._watch_interval_ms)
@@ -182,8 +187,9 @@ class AdminApiStore:
         self._client.close()
 
 
-def snapshot_diff(previous: Mapping[QuotaEntity, Mapping[str, str]],
-                  current: Mapping[QuotaEntity, Mapping[str, str]]) -> list[QuotaRecord]:
+def snapshot_diff(
+    previous: Mapping[QuotaEntity, Mapping[str, str]], current: Mapping[QuotaEntity, Mapping[str, str]]
+) -> list[QuotaRecord]:
     """Entities whose configs differ; a vanished entity is reported with empty configs."""
     changed = [QuotaRecord(e, dict(c)) for e, c in current.items() if previous.get(e) != c]
     changed.extend(QuotaRecord(e, {}) for e in previous if e not in current)
@@ -229,8 +235,9 @@ class PollingWatch:
             self._thread.join()
 
 
-def open_admin_store(bootstrap: str, command_config: str | None, controller: bool = False,
-                     timeout_ms: int | None = None) -> AdminApiStore:
+def open_admin_store(
+    bootstrap: str, command_config: str | None, controller: bool = False, timeout_ms: int | None = None
+) -> AdminApiStore:
     """Build the store for ``--bootstrap-server``/``--bootstrap-controller`` [+ ``--command-config``].
 
     Parses the properties now (bad settings fail before any connection); connects lazily.

@@ -97,8 +97,9 @@ def _paths(entities: Iterable[QuotaEntity], limit: int = 5) -> str:
     return ", ".join(paths[:limit]) + more
 
 
-def alter_each(alter: Callable[[QuotaEntity, ConfigUpdate], QuotaRecord],
-               changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
+def alter_each(
+    alter: Callable[[QuotaEntity, ConfigUpdate], QuotaRecord], changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]
+) -> list[QuotaRecord]:
     """Apply alters one entity at a time (each atomic); a failure after the first success is a
     PartialFailure naming exactly what was and was not applied, so a re-run can converge."""
     done: list[QuotaRecord] = []
@@ -109,5 +110,5 @@ def alter_each(alter: Callable[[QuotaEntity, ConfigUpdate], QuotaRecord],
         except KconfigsError as err:
             if not done:
                 raise
-            raise AlterManyFailed(done, [(entity, err)], not_attempted=[e for e, _ in changes[index + 1:]]) from None
+            raise AlterManyFailed(done, [(entity, err)], not_attempted=[e for e, _ in changes[index + 1 :]]) from None
     return done

@@ -31,9 +31,14 @@ def open_store(options: StoreOptions):
         return _open_zookeeper(options)
     if options.bootstrap_server or options.bootstrap_controller:
         from kconfigs.stores.admin_api import open_admin_store
-        return open_admin_store(options.bootstrap_server or options.bootstrap_controller,
-                                options.command_config, controller=bool(options.bootstrap_controller))
+
+        return open_admin_store(
+            options.bootstrap_server or options.bootstrap_controller,
+            options.command_config,
+            controller=bool(options.bootstrap_controller),
+        )
     from kconfigs.stores.sqlite import SqliteStore
+
     return SqliteStore(options.store_path)
 
 
@@ -47,8 +52,15 @@ def _open_zookeeper(options: StoreOptions):
     auth = options.zk_auth or os.environ.get("KCONFIGS_ZK_AUTH") or None
     if auth is not None and ":" not in auth:
         raise UsageError("--zk-auth must be 'user:password' (ZooKeeper digest scheme)")
-    return ZooKeeperStore(ZkSettings(hosts=options.zookeeper, auth_digest=auth, tls=tls, sasl_digest=_zk_sasl(),
-                                     connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0)))
+    return ZooKeeperStore(
+        ZkSettings(
+            hosts=options.zookeeper,
+            auth_digest=auth,
+            tls=tls,
+            sasl_digest=_zk_sasl(),
+            connect_timeout_s=_env_seconds("KCONFIGS_ZK_CONNECT_TIMEOUT_S", 10.0),
+        )
+    )
 
 
 def _zk_sasl() -> tuple[str, str] | None:
@@ -82,6 +94,7 @@ def _env_seconds(name: str, default: float) -> float:
 
 def _read_properties(path: str) -> dict[str, str]:
     from kconfigs.config_grammar import load_properties
+
     try:
         with open(path, encoding="latin-1") as handle:  # java.util.Properties reads ISO-8859-1
             return load_properties(handle.read())

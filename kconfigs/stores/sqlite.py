@@ -54,8 +54,7 @@ class SqliteStore:
         self.path = Path(path) if path else default_store_path()
         with self._errors():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                                      check_same_thread=False)
+            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.executescript(_SCHEMA)
 
@@ -78,7 +77,7 @@ class SqliteStore:
             rows = self.db.execute("SELECT path, data FROM znode ORDER BY path").fetchall()
         records = []
         for path, data in rows:
-            entity = QuotaEntity.from_path(path[len(CONFIG_ROOT) + 1:])
+            entity = QuotaEntity.from_path(path[len(CONFIG_ROOT) + 1 :])
             if entity_filter.matches(entity):
                 records.append(QuotaRecord(entity, decode_config(data, path)))
         return records
@@ -102,8 +101,9 @@ class SqliteStore:
         row = db.execute("SELECT data FROM znode WHERE path = ?", (path,)).fetchone()
         return decode_config(row[0] if row else None, path)
 
-    def _write_entity(self, db: sqlite3.Connection, entity: QuotaEntity, update: ConfigUpdate,
-                      skip_unchanged: bool) -> QuotaRecord:
+    def _write_entity(
+        self, db: sqlite3.Connection, entity: QuotaEntity, update: ConfigUpdate, skip_unchanged: bool
+    ) -> QuotaRecord:
         """Read-merge-write one entity inside the caller's write transaction."""
         path = f"{CONFIG_ROOT}/{entity.path}"
         current = self._current(db, entity)
@@ -111,20 +111,26 @@ class SqliteStore:
         if skip_unchanged and new_configs == current:
             return QuotaRecord(entity, new_configs)
         if new_configs:
-            db.execute("INSERT INTO znode(path, data, version) VALUES (?, ?, 0) "
-                       "ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = version + 1",
-                       (path, encode_config(new_configs)))
+            db.execute(
+                "INSERT INTO znode(path, data, version) VALUES (?, ?, 0) "
+                "ON CONFLICT(path) DO UPDATE SET data = excluded.data, version = version + 1",
+                (path, encode_config(new_configs)),
+            )
         else:  # an emptied entity is removed, as Kafka 3.5+ deletes the empty znode
             db.execute("DELETE FROM znode WHERE path = ?", (path,))
-        db.execute("INSERT INTO config_change(data, ctime_ms) VALUES (?, ?)",
-                   (encode_notification(entity.path), int(time.time() * 1000)))
+        db.execute(
+            "INSERT INTO config_change(data, ctime_ms) VALUES (?, ?)",
+            (encode_notification(entity.path), int(time.time() * 1000)),
+        )
         return QuotaRecord(entity, new_configs)
 
     @staticmethod
     def _purge_changes(db: sqlite3.Connection) -> None:
         """Drop notifications older than the retention (once per transaction: it scans the log)."""
-        db.execute("DELETE FROM config_change WHERE ctime_ms < ? AND seq < (SELECT MAX(seq) FROM config_change)",
-                   (int(time.time() * 1000) - CHANGE_RETENTION_MS,))
+        db.execute(
+            "DELETE FROM config_change WHERE ctime_ms < ? AND seq < (SELECT MAX(seq) FROM config_change)",
+            (int(time.time() * 1000) - CHANGE_RETENTION_MS,),
+        )
 
     @contextlib.contextmanager
     def _immediate_transaction(self) -> Iterator[sqlite3.Connection]:
@@ -177,9 +183,14 @@ class SqliteStore:
             row = self.db.execute("SELECT data FROM znode WHERE path = ?", (path,)).fetchone()
         return QuotaRecord(entity, decode_config(row[0] if row else None, path))
 
-    def watch(self, on_change: Callable[[StoreChange], None], on_state: Callable[[str], None] | None = None,
-              poll_interval_s: float = 0.2):
+    def watch(
+        self,
+        on_change: Callable[[StoreChange], None],
+        on_state: Callable[[str], None] | None = None,
+        poll_interval_s: float = 0.2,
+    ):
         from kconfigs.stores.sqlite_watch import SqliteQuotaWatch
+
         return SqliteQuotaWatch(SqliteStore(self.path), on_change, on_state, poll_interval_s)
 
     def close(self) -> None:

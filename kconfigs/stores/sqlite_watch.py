@@ -16,8 +16,13 @@ log = logging.getLogger("kconfigs.watch")
 
 
 class SqliteQuotaWatch:
-    def __init__(self, store, on_change: Callable[[StoreChange], None],
-                 on_state: Callable[[str], None] | None, poll_interval_s: float):
+    def __init__(
+        self,
+        store,
+        on_change: Callable[[StoreChange], None],
+        on_state: Callable[[str], None] | None,
+        poll_interval_s: float,
+    ):
         self._store = store
         self._on_change = on_change
         self._on_state = on_state or (lambda state: None)

@@ -30,7 +30,14 @@ from kazoo import exceptions as kz
 from kconfigs.errors import KconfigsError, StoreUnavailable
 from kconfigs.model import QuotaEntity, QuotaRecord
 from kconfigs.stores.base import AlterManyFailed, ConfigUpdate
-from kconfigs.znode_codec import CHANGE_PREFIX, CHANGES_PATH, CONFIG_ROOT, decode_config, encode_config, encode_notification
+from kconfigs.znode_codec import (
+    CHANGE_PREFIX,
+    CHANGES_PATH,
+    CONFIG_ROOT,
+    decode_config,
+    encode_config,
+    encode_notification,
+)
 
 DEFAULT_WINDOW = 2000  # entities read and written per wave: bounded memory and in-flight requests
 DEFAULT_GROUP = 50  # entities per multi-op: ~100 ops, a few KB, far below jute.maxbuffer (1 MB)
@@ -44,8 +51,9 @@ class _Outcome:
     lost: bool = False  # the connection went: stop after this wave
 
 
-def alter_many_pipelined(store, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]],
-                         window: int = DEFAULT_WINDOW, group: int = DEFAULT_GROUP) -> list[QuotaRecord]:
+def alter_many_pipelined(
+    store, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]], window: int = DEFAULT_WINDOW, group: int = DEFAULT_GROUP
+) -> list[QuotaRecord]:
     """Alter many entities, each atomically, pipelining ``window`` entities at a time.
 
     An entity whose ``update`` returns its current configs is left untouched (no write, no
@@ -63,7 +71,7 @@ def alter_many_pipelined(store, changes: Iterable[tuple[QuotaEntity, ConfigUpdat
     outcome = _Outcome()
     done = 0
     while done < len(changes) and not outcome.lost:
-        _run_wave(store, changes[done:done + window], present, outcome, group)
+        _run_wave(store, changes[done : done + window], present, outcome, group)
         done += window
     not_attempted = [entity for entity, _ in changes[done:]]
     if outcome.failed or outcome.unknown or not_attempted:
@@ -145,7 +153,7 @@ def _start_read(store, path: str, present: set[str]):
 
 
 def _chunks(items: list, size: int) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _commit_group(store, chunk):
@@ -182,8 +190,13 @@ class _Waiter:
 
 
 def _is_pair_delete(entity: QuotaEntity, new: dict, stat) -> bool:
-    return not new and stat is not None and not stat.numChildren and entity.user is not None \
+    return (
+        not new
+        and stat is not None
+        and not stat.numChildren
+        and entity.user is not None
         and entity.client_id is not None
+    )
 
 
 def _pair_delete_writes(store, deletes: list, present: set[str], wait: "_Waiter", outcome: _Outcome) -> list:
@@ -247,8 +260,11 @@ def _ops(store, entity: QuotaEntity, stat, new: dict, present: set[str]) -> list
 
 def _notification(store, entity: QuotaEntity) -> tuple:
     """The ``/config/changes/config_change_<seq>`` create brokers watch for."""
-    return ("create", (f"{CHANGES_PATH}/{CHANGE_PREFIX}", encode_notification(entity.path)),
-            {"acl": store._acl(CHANGES_PATH), "sequence": True})
+    return (
+        "create",
+        (f"{CHANGES_PATH}/{CHANGE_PREFIX}", encode_notification(entity.path)),
+        {"acl": store._acl(CHANGES_PATH), "sequence": True},
+    )
 
 
 def _collect(commits, retry: list, outcome: _Outcome, wait: _Waiter) -> None:
@@ -278,7 +294,7 @@ def _redo_synchronously(store, retry: list, outcome: _Outcome) -> None:
             outcome.failed.append((entity, err))
             if _connection_gone(store, err):
                 outcome.lost = True
-                outcome.failed.extend((e, err) for e, _ in retry[index + 1:])
+                outcome.failed.extend((e, err) for e, _ in retry[index + 1 :])
                 return
 
 

@@ -41,8 +41,10 @@ def digest_credentials(jaas_text: str, section: str, origin: str) -> tuple[str, 
         raise ValidationError(f"{origin}: no '{section}' section for the ZooKeeper client")
     entry = parse_jaas_config(match.group(1).strip())
     if entry.login_module != DIGEST_MODULE:
-        raise ValidationError(f"{origin}: ZooKeeper SASL login module {entry.login_module} is not supported "
-                              f"(kconfigs supports {DIGEST_MODULE}, i.e. DIGEST-MD5)")
+        raise ValidationError(
+            f"{origin}: ZooKeeper SASL login module {entry.login_module} is not supported "
+            f"(kconfigs supports {DIGEST_MODULE}, i.e. DIGEST-MD5)"
+        )
     if "username" not in entry.options or "password" not in entry.options:
         raise ValidationError(f"{origin}: the '{section}' section needs username and password")
     return entry.options["username"], entry.options["password"]

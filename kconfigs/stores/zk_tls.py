@@ -26,9 +26,15 @@ class ZkTlsOptions:
     def kazoo_kwargs(self) -> dict:
         if not self.use_ssl:
             return {}
-        return {"use_ssl": True, "ca": self.ca, "certfile": self.certfile, "keyfile": self.keyfile,
-                "keyfile_password": self.keyfile_password, "verify_certs": self.verify_certs,
-                "check_hostname": self.check_hostname}
+        return {
+            "use_ssl": True,
+            "ca": self.ca,
+            "certfile": self.certfile,
+            "keyfile": self.keyfile,
+            "keyfile_password": self.keyfile_password,
+            "verify_certs": self.verify_certs,
+            "check_hostname": self.check_hostname,
+        }
 
 
 def tls_options(props: dict[str, str]) -> ZkTlsOptions:
@@ -44,7 +50,8 @@ def tls_options(props: dict[str, str]) -> ZkTlsOptions:
         if location and kind != "PEM" and not location.lower().endswith((".pem", ".crt")):
             raise ValidationError(
                 f"zookeeper.ssl.{store}.location {location}: only PEM stores are supported "
-                f"(set zookeeper.ssl.{store}.type=PEM; convert JKS/PKCS12 with keytool -importkeystore and openssl)")
+                f"(set zookeeper.ssl.{store}.type=PEM; convert JKS/PKCS12 with keytool -importkeystore and openssl)"
+            )
     keystore = props.get("zookeeper.ssl.keystore.location")
     hostname_check = props.get("zookeeper.ssl.endpoint.identification.algorithm", "HTTPS").strip().upper() == "HTTPS"
     return ZkTlsOptions(

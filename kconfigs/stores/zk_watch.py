@@ -26,7 +26,7 @@ log = logging.getLogger("kconfigs.watch")
 
 def change_sequence(name: str) -> int:
     """``config_change_0000000042`` -> 42; -1 for names that are not notifications."""
-    suffix = name[len(CHANGE_PREFIX):] if name.startswith(CHANGE_PREFIX) else ""
+    suffix = name[len(CHANGE_PREFIX) :] if name.startswith(CHANGE_PREFIX) else ""
     return int(suffix) if suffix.isdigit() else -1
 
 

@@ -13,18 +13,25 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
+from kazoo import exceptions as kz
+from kazoo.client import KazooClient
+from kazoo.security import CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE
+
 from kconfigs.errors import KconfigsError, StoreUnavailable, VersionConflict
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, Match, QuotaEntity, QuotaRecord
 from kconfigs.retry import RetryNeeded, retry_until
 from kconfigs.sanitize import DEFAULT_NAME, desanitize, sanitize
 from kconfigs.stores.base import ConfigUpdate, StoreChange
 from kconfigs.stores.zk_tls import ZkTlsOptions
-from kconfigs.znode_codec import (CHANGE_PREFIX, CHANGES_PATH, CONFIG_ROOT, config_znode, decode_config,
-                                  encode_config, encode_notification)
-
-from kazoo import exceptions as kz
-from kazoo.client import KazooClient
-from kazoo.security import CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE
+from kconfigs.znode_codec import (
+    CHANGE_PREFIX,
+    CHANGES_PATH,
+    CONFIG_ROOT,
+    config_znode,
+    decode_config,
+    encode_config,
+    encode_notification,
+)
 
 CAS_DEADLINE_S = 30.0
 _ROOTS = {EntityType.USER: "users", EntityType.CLIENT_ID: "clients", EntityType.IP: "ips"}
@@ -48,7 +55,9 @@ def zk_errors(hosts: str) -> Iterator[None]:
     except KconfigsError:
         raise
     except kz.NoAuthError as err:
-        raise StoreUnavailable(f"ZooKeeper at {hosts} denied access (check --zk-auth / ACLs): {_path_of(err)}") from None
+        raise StoreUnavailable(
+            f"ZooKeeper at {hosts} denied access (check --zk-auth / ACLs): {_path_of(err)}"
+        ) from None
     except kz.AuthFailedError:
         raise StoreUnavailable(f"ZooKeeper authentication failed at {hosts}") from None
     except (kz.ConnectionLoss, kz.SessionExpiredError, kz.ConnectionClosedError, kz.OperationTimeoutError):
@@ -68,16 +77,27 @@ class ZooKeeperStore:
 
     def __init__(self, settings: ZkSettings):
         self.settings = settings
-        self.secure = (bool(settings.auth_digest) or bool(settings.sasl_digest)
-                       or bool(settings.tls.use_ssl and settings.tls.certfile))
+        self.secure = (
+            bool(settings.auth_digest)
+            or bool(settings.sasl_digest)
+            or bool(settings.tls.use_ssl and settings.tls.certfile)
+        )
         logging.getLogger("kazoo").addHandler(logging.NullHandler())
         logging.getLogger("kazoo").propagate = False
         auth = [("digest", settings.auth_digest)] if settings.auth_digest else None
-        sasl = ({"mechanism": "DIGEST-MD5", "username": settings.sasl_digest[0], "password": settings.sasl_digest[1]}
-                if settings.sasl_digest else None)
-        self.client = KazooClient(hosts=settings.hosts, timeout=settings.session_timeout_s, auth_data=auth,
-                                  sasl_options=sasl, connection_retry={"max_tries": -1, "max_delay": 1.0},
-                                  **settings.tls.kazoo_kwargs())
+        sasl = (
+            {"mechanism": "DIGEST-MD5", "username": settings.sasl_digest[0], "password": settings.sasl_digest[1]}
+            if settings.sasl_digest
+            else None
+        )
+        self.client = KazooClient(
+            hosts=settings.hosts,
+            timeout=settings.session_timeout_s,
+            auth_data=auth,
+            sasl_options=sasl,
+            connection_retry={"max_tries": -1, "max_delay": 1.0},
+            **settings.tls.kazoo_kwargs(),
+        )
         # (data, stat) of znodes read by describe: alter_many (zk_bulk) writes against these
         # versions instead of reading every entity again; a stale one only fails that multi-op.
         self.seen: dict[str, tuple] = {}
@@ -91,7 +111,8 @@ class ZooKeeperStore:
             self.client.close()
             raise StoreUnavailable(
                 f"Cannot connect to ZooKeeper at {self.settings.hosts} within "
-                f"{self.settings.connect_timeout_s:g} s (is it running? TLS/auth settings right?)") from None
+                f"{self.settings.connect_timeout_s:g} s (is it running? TLS/auth settings right?)"
+            ) from None
 
     # ---- reads -------------------------------------------------------------------------
     def describe(self, entity_filter: EntityFilter) -> list[QuotaRecord]:
@@ -102,6 +123,7 @@ class ZooKeeperStore:
     def snapshot(self) -> list[QuotaRecord]:
         """Every entity with at least one config (what a broker loads at start-up)."""
         from kconfigs.model import MATCH_ALL
+
         return [r for r in self.describe(MATCH_ALL) if r.configs]
 
     def _candidates(self, f: EntityFilter) -> list[QuotaEntity]:
@@ -121,8 +143,9 @@ class ZooKeeperStore:
         if shape == {EntityType.USER}:
             return [QuotaEntity(user=u) for u in users]
         comp = wanted.get(EntityType.CLIENT_ID)
-        return [QuotaEntity(user=u, client_id=c) for u in users
-                for c in self._names(f"users/{_component(u)}/clients", comp)]
+        return [
+            QuotaEntity(user=u, client_id=c) for u in users for c in self._names(f"users/{_component(u)}/clients", comp)
+        ]
 
     def _names(self, parent: str, comp, sanitized: bool = True) -> list:
         """Child names under /config/<parent>, or just the one a component names."""
@@ -153,14 +176,18 @@ class ZooKeeperStore:
     def alter(self, entity: QuotaEntity, update: ConfigUpdate, *, validate_only: bool = False) -> QuotaRecord:
         with zk_errors(self.settings.hosts):
             self._ensure_changes_path()
-            return retry_until(lambda: self._alter_once(entity, update, validate_only),
-                               deadline_s=CAS_DEADLINE_S,
-                               on_give_up=lambda: VersionConflict(
-                                   f"Gave up updating {_znode(entity)}: it kept changing under concurrent writers"))
+            return retry_until(
+                lambda: self._alter_once(entity, update, validate_only),
+                deadline_s=CAS_DEADLINE_S,
+                on_give_up=lambda: VersionConflict(
+                    f"Gave up updating {_znode(entity)}: it kept changing under concurrent writers"
+                ),
+            )
 
     def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
         """Pipelined (see zk_bulk): each entity still one CAS multi-op with its notification."""
         from kconfigs.stores.zk_bulk import alter_many_pipelined
+
         return alter_many_pipelined(self, changes)
 
     def _alter_once(self, entity: QuotaEntity, update: ConfigUpdate, validate_only: bool) -> QuotaRecord:
@@ -177,8 +204,12 @@ class ZooKeeperStore:
             self._write_ops(tx, entity, path, stat, new_configs)
         elif stat is not None:
             self._delete_ops(tx, entity, path, stat)
-        tx.create(f"{CHANGES_PATH}/{CHANGE_PREFIX}", encode_notification(entity.path),
-                  acl=self._acl(CHANGES_PATH), sequence=True)
+        tx.create(
+            f"{CHANGES_PATH}/{CHANGE_PREFIX}",
+            encode_notification(entity.path),
+            acl=self._acl(CHANGES_PATH),
+            sequence=True,
+        )
         self._commit(tx)
         return QuotaRecord(entity, new_configs)
 
@@ -240,6 +271,7 @@ class ZooKeeperStore:
     # ---- watching ----------------------------------------------------------------------
     def watch(self, on_change: Callable[[StoreChange], None], on_state: Callable[[str], None] | None = None):
         from kconfigs.stores.zk_watch import ZkQuotaWatch
+
         return ZkQuotaWatch(self, on_change, on_state)
 
     def close(self) -> None:
@@ -256,6 +288,10 @@ def _znode(entity: QuotaEntity) -> str:
 
 
 def _all_shapes_covering(required: frozenset) -> list[frozenset]:
-    shapes = [frozenset({EntityType.USER}), frozenset({EntityType.CLIENT_ID}),
-              frozenset({EntityType.USER, EntityType.CLIENT_ID}), frozenset({EntityType.IP})]
+    shapes = [
+        frozenset({EntityType.USER}),
+        frozenset({EntityType.CLIENT_ID}),
+        frozenset({EntityType.USER, EntityType.CLIENT_ID}),
+        frozenset({EntityType.IP}),
+    ]
     return [s for s in shapes if required <= s]

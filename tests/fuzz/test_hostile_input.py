@@ -20,14 +20,45 @@ from kconfigs.errors import KconfigsError
 from kconfigs.model import MATCH_ALL
 from kconfigs.stores.sqlite import SqliteStore
 
-CASES = settings(max_examples=1000, deadline=None, derandomize=True,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+CASES = settings(
+    max_examples=1000,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 GRAMMAR_CHARS = st.sampled_from(list("=,[] \t") + list(string.ascii_letters[:6]) + ["1", "0", ".", "-", "é", "\\"])
-KEYS = ["producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate",
-        "connection_creation_rate", "producer_ids_rate", "SCRAM-SHA-256", "bogus"]
+KEYS = [
+    "producer_byte_rate",
+    "consumer_byte_rate",
+    "request_percentage",
+    "controller_mutation_rate",
+    "connection_creation_rate",
+    "producer_ids_rate",
+    "SCRAM-SHA-256",
+    "bogus",
+]
 hostile_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
-value_text = st.one_of(st.sampled_from(["1024", "-1", "0", "NaN", "Infinity", "1e3", "1.5", "9" * 30, "", " 7 ",
-                                        "0x10", "1_000", "[1,2]", "iterations=1,password=x"]), hostile_text)
+value_text = st.one_of(
+    st.sampled_from(
+        [
+            "1024",
+            "-1",
+            "0",
+            "NaN",
+            "Infinity",
+            "1e3",
+            "1.5",
+            "9" * 30,
+            "",
+            " 7 ",
+            "0x10",
+            "1_000",
+            "[1,2]",
+            "iterations=1,password=x",
+        ]
+    ),
+    hostile_text,
+)
 
 
 @CASES
@@ -64,12 +95,17 @@ def _state(path) -> list:
 
 
 @CASES
-@given(entity_flag=st.sampled_from(["--user", "--client", "--ip"]), name=hostile_text,
-       key=st.sampled_from(KEYS), value=value_text)
+@given(
+    entity_flag=st.sampled_from(["--user", "--client", "--ip"]),
+    name=hostile_text,
+    key=st.sampled_from(KEYS),
+    value=value_text,
+)
 def test_compat_alter_with_hostile_names_and_values_never_half_writes(store_path, entity_flag, name, key, value):
     before = _state(store_path)
-    code, out, err = run_main("--store", str(store_path), "--alter", entity_flag, name,
-                              "--add-config", f"{key}={value}")
+    code, out, err = run_main(
+        "--store", str(store_path), "--alter", entity_flag, name, "--add-config", f"{key}={value}"
+    )
     assert "Traceback" not in err
     if code != 0:
         assert out == "" and err.count("\n") >= 1 and _state(store_path) == before
@@ -78,10 +114,38 @@ def test_compat_alter_with_hostile_names_and_values_never_half_writes(store_path
 
 
 @CASES
-@given(name=hostile_text, args=st.lists(st.sampled_from(
-    ["--describe", "--alter", "--entity-type", "users", "clients", "ips", "topics", "--entity-name",
-     "--entity-default", "--user", "--client-defaults", "--delete-config", "--add-config", "a=1", "--ip",
-     "--bootstrap-server", "--zookeeper", "--all", "-", "--", "--add-config-file", "/nonexistent"]), max_size=8))
+@given(
+    name=hostile_text,
+    args=st.lists(
+        st.sampled_from(
+            [
+                "--describe",
+                "--alter",
+                "--entity-type",
+                "users",
+                "clients",
+                "ips",
+                "topics",
+                "--entity-name",
+                "--entity-default",
+                "--user",
+                "--client-defaults",
+                "--delete-config",
+                "--add-config",
+                "a=1",
+                "--ip",
+                "--bootstrap-server",
+                "--zookeeper",
+                "--all",
+                "-",
+                "--",
+                "--add-config-file",
+                "/nonexistent",
+            ]
+        ),
+        max_size=8,
+    ),
+)
 def test_any_compat_argv_fails_cleanly(store_path, name, args):
     before = _state(store_path)
     code, _out, err = run_main("--store", str(store_path), *args, name)
@@ -90,18 +154,23 @@ def test_any_compat_argv_fails_cleanly(store_path, name, args):
         assert _state(store_path) == before
 
 
-trace_rows = st.lists(st.tuples(
-    st.one_of(st.integers(-5, 10**6).map(str), hostile_text),
-    st.sampled_from(["alice", "bob", "", "é"]), st.sampled_from(["c1", "c2", ""]),
-    st.sampled_from(["127.0.0.1", "::1", "x", ""]),
-    st.one_of(st.sampled_from(["produce", "fetch", "request", "connection", "producer_id"]), hostile_text),
-    st.one_of(st.integers(-10, 10**9).map(str), hostile_text)), max_size=6)
+trace_rows = st.lists(
+    st.tuples(
+        st.one_of(st.integers(-5, 10**6).map(str), hostile_text),
+        st.sampled_from(["alice", "bob", "", "é"]),
+        st.sampled_from(["c1", "c2", ""]),
+        st.sampled_from(["127.0.0.1", "::1", "x", ""]),
+        st.one_of(st.sampled_from(["produce", "fetch", "request", "connection", "producer_id"]), hostile_text),
+        st.one_of(st.integers(-10, 10**9).map(str), hostile_text),
+    ),
+    max_size=6,
+)
 
 
 @CASES
 @given(rows=trace_rows, header=st.booleans())
 def test_trace_files_replay_or_fail_with_the_line_number(tmp_path_factory, rows, header):
-    from kconfigs.commands.simulate import parse_trace
+    from kconfigs_enforcement.commands.simulate import parse_trace
 
     lines = (["time_ms,user,client_id,ip,kind,value"] if header else []) + [",".join(r) for r in rows]
     try:
@@ -113,12 +182,22 @@ def test_trace_files_replay_or_fail_with_the_line_number(tmp_path_factory, rows,
 
 
 quota_docs = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-2, 2**64), st.floats(allow_nan=True), hostile_text,
-              st.sampled_from(KEYS + ["user", "client-id", "ip", "entity", "quota", "default"])),
-    lambda inner: st.one_of(st.lists(inner, max_size=3),
-                            st.dictionaries(st.sampled_from(KEYS + ["user", "client-id", "ip", "entity", "quota",
-                                                                    "default"]), inner, max_size=4)),
-    max_leaves=12)
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-2, 2**64),
+        st.floats(allow_nan=True),
+        hostile_text,
+        st.sampled_from(KEYS + ["user", "client-id", "ip", "entity", "quota", "default"]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(KEYS + ["user", "client-id", "ip", "entity", "quota", "default"]), inner, max_size=4
+        ),
+    ),
+    max_leaves=12,
+)
 
 
 @CASES

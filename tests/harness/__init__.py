@@ -31,8 +31,22 @@ from .versions import (
 )
 
 __all__ = [
-    "ALL_KAFKA_VERSIONS", "KAFKA_3_VERSION", "KAFKA_4_VERSION", "KAFKA_ZK_TOOL_VERSION",
-    "SETUP_HINT", "MissingTestDependency", "ServerProcess", "ServerStartError",
-    "config_command_class", "free_port", "free_ports", "has_kafka_class", "java_command",
-    "kafka_classpath", "kafka_jars", "port_is_open", "run_kafka_class", "storage_tool_class",
+    "ALL_KAFKA_VERSIONS",
+    "KAFKA_3_VERSION",
+    "KAFKA_4_VERSION",
+    "KAFKA_ZK_TOOL_VERSION",
+    "SETUP_HINT",
+    "MissingTestDependency",
+    "ServerProcess",
+    "ServerStartError",
+    "config_command_class",
+    "free_port",
+    "free_ports",
+    "has_kafka_class",
+    "java_command",
+    "kafka_classpath",
+    "kafka_jars",
+    "port_is_open",
+    "run_kafka_class",
+    "storage_tool_class",
 ]

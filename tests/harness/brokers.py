@@ -48,9 +48,14 @@ def metadata_ready(bootstrap: str, **client_config) -> bool:
     host, _, port = bootstrap.rpartition(":")
     if not port_is_open(int(port), host):  # cheap pre-check: no client, no backoff, no log noise
         return False
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000,
-                             bootstrap_timeout_ms=5000, reconnect_backoff_ms=50,
-                             reconnect_backoff_max_ms=250, **client_config)
+    admin = KafkaAdminClient(
+        bootstrap_servers=bootstrap,
+        request_timeout_ms=5000,
+        bootstrap_timeout_ms=5000,
+        reconnect_backoff_ms=50,
+        reconnect_backoff_max_ms=250,
+        **client_config,
+    )
     try:
         return bool(admin.describe_cluster().get("brokers"))
     finally:
@@ -90,8 +95,7 @@ class KafkaBroker(RestartableServer):
 
     def server_props(self) -> dict[str, str]:
         """Full server.properties: common, mode-specific, then the caller's extra_props."""
-        return {"log.dirs": str(self.log_dir), **SINGLE_BROKER_PROPS, **self.mode_props(),
-                **self.extra_props}
+        return {"log.dirs": str(self.log_dir), **SINGLE_BROKER_PROPS, **self.mode_props(), **self.extra_props}
 
     def prepare_storage(self) -> None:
         """Hook run before the first start (KRaft formats its log dir)."""
@@ -128,8 +132,7 @@ class ZkModeBroker(KafkaBroker):
 
     mode = "zk"
 
-    def __init__(self, version: str, workdir: Path, zk_connect: str,
-                 extra_props: dict[str, str] | None = None) -> None:
+    def __init__(self, version: str, workdir: Path, zk_connect: str, extra_props: dict[str, str] | None = None) -> None:
         super().__init__(version, workdir, extra_props)
         self.zk_connect = zk_connect
 
@@ -173,8 +176,9 @@ class KraftBroker(KafkaBroker):
 
     mode = "kraft"
 
-    def __init__(self, version: str, workdir: Path, sasl_scram: bool = False,
-                 extra_props: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, version: str, workdir: Path, sasl_scram: bool = False, extra_props: dict[str, str] | None = None
+    ) -> None:
         super().__init__(version, workdir, extra_props)
         self.sasl_scram = sasl_scram
         self.controller_port = 0
@@ -201,8 +205,12 @@ class KraftBroker(KafkaBroker):
 
     def sasl_client_config(self, mechanism: str = "SCRAM-SHA-256") -> dict[str, str]:
         """kafka-python keyword arguments for logging in as the admin super user."""
-        return {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": mechanism,
-                "sasl_plain_username": self.admin_user, "sasl_plain_password": self.admin_password}
+        return {
+            "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": mechanism,
+            "sasl_plain_username": self.admin_user,
+            "sasl_plain_password": self.admin_password,
+        }
 
     def _listener_props(self) -> dict[str, str]:
         listeners = [f"PLAINTEXT://{self.bootstrap}", f"CONTROLLER://{self.controller_bootstrap}"]
@@ -212,14 +220,16 @@ class KraftBroker(KafkaBroker):
             listeners.append(f"SASL_PLAINTEXT://{self.sasl_bootstrap}")
             advertised.append(f"SASL_PLAINTEXT://{self.sasl_bootstrap}")
             protocols.append("SASL_PLAINTEXT:SASL_PLAINTEXT")
-        return {"listeners": ",".join(listeners), "advertised.listeners": ",".join(advertised),
-                "listener.security.protocol.map": ",".join(protocols)}
+        return {
+            "listeners": ",".join(listeners),
+            "advertised.listeners": ",".join(advertised),
+            "listener.security.protocol.map": ",".join(protocols),
+        }
 
     def _sasl_props(self) -> dict[str, str]:
         if not self.sasl_scram:
             return {}
-        props = {"sasl.enabled.mechanisms": ",".join(SCRAM_MECHANISMS),
-                 "super.users": f"User:{self.admin_user}"}
+        props = {"sasl.enabled.mechanisms": ",".join(SCRAM_MECHANISMS), "super.users": f"User:{self.admin_user}"}
         for mechanism in SCRAM_MECHANISMS:
             props[f"listener.name.sasl_plaintext.{mechanism.lower()}.sasl.jaas.config"] = SCRAM_LOGIN_MODULE
         return props
@@ -252,8 +262,8 @@ class KraftBroker(KafkaBroker):
         result = run_kafka_class(self.version, storage_tool_class(self.version), self._format_args())
         if result.returncode != 0:
             raise ServerStartError(
-                f"{self.name}: kafka-storage format failed ({result.returncode}):\n"
-                f"{result.stdout}\n{result.stderr}")
+                f"{self.name}: kafka-storage format failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+            )
         self._formatted = True
 
     def ready(self) -> bool:

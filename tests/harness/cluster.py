@@ -12,8 +12,9 @@ from .processes import free_ports
 class ClusterNode(KraftBroker):
     """One node of a :class:`KraftCluster` (node 1 also runs the controller quorum)."""
 
-    def __init__(self, version: str, workdir: Path, node_id: int, cluster_id: str,
-                 controller: "ClusterNode | None") -> None:
+    def __init__(
+        self, version: str, workdir: Path, node_id: int, cluster_id: str, controller: "ClusterNode | None"
+    ) -> None:
         super().__init__(version, workdir)
         self.node_id = node_id
         self.cluster_id = cluster_id
@@ -31,7 +32,9 @@ class ClusterNode(KraftBroker):
 
     def mode_props(self) -> dict[str, str]:
         is_controller = self.controller is self
-        listeners = [f"PLAINTEXT://{self.bootstrap}"] + ([f"CONTROLLER://{self.controller_bootstrap}"] if is_controller else [])
+        listeners = [f"PLAINTEXT://{self.bootstrap}"] + (
+            [f"CONTROLLER://{self.controller_bootstrap}"] if is_controller else []
+        )
         return {
             "process.roles": "broker,controller" if is_controller else "broker",
             "node.id": str(self.node_id),
@@ -52,7 +55,9 @@ class KraftCluster:
     def __init__(self, version: str, workdir: Path, size: int = 3) -> None:
         cluster_id = random_cluster_id()
         first = ClusterNode(version, workdir / "node1", 1, cluster_id, None)
-        self.nodes = [first] + [ClusterNode(version, workdir / f"node{i}", i, cluster_id, first) for i in range(2, size + 1)]
+        self.nodes = [first] + [
+            ClusterNode(version, workdir / f"node{i}", i, cluster_id, first) for i in range(2, size + 1)
+        ]
 
     @property
     def bootstrap(self) -> str:

@@ -15,8 +15,8 @@ import pytest
 
 from .brokers import KraftBroker, ZkModeBroker
 from .tansu import TansuBroker
-from .versions import KAFKA_3_VERSION, KAFKA_4_VERSION
 from .tls import generate_tls_material
+from .versions import KAFKA_3_VERSION, KAFKA_4_VERSION
 from .zookeeper import ZooKeeperServer
 from .zookeeper_tls import ZooKeeperTlsServer
 
@@ -46,7 +46,7 @@ def zk_server(tmp_path_factory) -> Iterator[ZooKeeperServer]:
 
 @pytest.fixture
 def zk_connect(zk_server: ZooKeeperServer) -> Iterator[str]:
-    """"127.0.0.1:PORT/kc-<random>": a fresh, existing chroot for this test only."""
+    """ "127.0.0.1:PORT/kc-<random>": a fresh, existing chroot for this test only."""
     zk_server.start()  # no-op unless an earlier test left it stopped
     chroot = f"/kc-{uuid.uuid4().hex[:12]}"
     admin = zk_server.admin_client()
@@ -74,8 +74,7 @@ def zk_client(zk_server: ZooKeeperServer, zk_connect: str):
 def kafka_zk_broker(zk_server: ZooKeeperServer, tmp_path_factory) -> Iterator[ZkModeBroker]:
     """Kafka 3.9 broker in ZooKeeper mode on chroot /kafka39 of ``zk_server``:
     ``.bootstrap``, ``.zk_connect``, ``.version``, ``.stop()``, ``.start()``."""
-    broker = ZkModeBroker(KAFKA_3_VERSION, tmp_path_factory.mktemp("kafka-zk"),
-                          zk_server.hosts + KAFKA_ZK_CHROOT)
+    broker = ZkModeBroker(KAFKA_3_VERSION, tmp_path_factory.mktemp("kafka-zk"), zk_server.hosts + KAFKA_ZK_CHROOT)
     try:
         broker.start()
         _record(broker.name, broker.startup_s)
@@ -96,8 +95,9 @@ def kraft_broker_factory(tmp_path_factory) -> Iterator[KraftFactory]:
     """
     brokers: dict[tuple, KraftBroker] = {}
 
-    def factory(version: str = KAFKA_4_VERSION, sasl_scram: bool = False,
-                extra_props: dict | None = None) -> KraftBroker:
+    def factory(
+        version: str = KAFKA_4_VERSION, sasl_scram: bool = False, extra_props: dict | None = None
+    ) -> KraftBroker:
         props = {str(k): str(v) for k, v in (extra_props or {}).items()}
         key = (version, sasl_scram, tuple(sorted(props.items())))
         if key not in brokers:

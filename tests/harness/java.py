@@ -22,14 +22,24 @@ LOGGING_DIR = Path(__file__).resolve().parent / "logging"
 #: Short-lived tools: C1 only and a small serial heap start fastest on 2 shared cores
 #: (-Xshare:auto uses the JDK's class-data archive when it is usable).
 TOOL_JVM_FLAGS = (
-    "-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-    "-XX:-UsePerfData", "-Xshare:auto", "-Djava.awt.headless=true",
+    "-Xms32m",
+    "-Xmx256m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData",
+    "-Xshare:auto",
+    "-Djava.awt.headless=true",
 )
 #: Brokers: still C1 only (start-up dominates test time) but a heap that holds a few
 #: thousand produce batches for quota tests.
 SERVER_JVM_FLAGS = (
-    "-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-    "-XX:-UsePerfData", "-Xshare:auto", "-Djava.awt.headless=true",
+    "-Xms128m",
+    "-Xmx768m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData",
+    "-Xshare:auto",
+    "-Djava.awt.headless=true",
     "-Djava.net.preferIPv4Stack=true",
 )
 
@@ -61,8 +71,7 @@ def kafka_jars(version: str) -> tuple[Path, ...]:
     jar_dir = kafka_jar_dir(version)
     core = jar_dir / f"kafka_2.13-{version}.jar"
     if not (jar_dir / ".complete").is_file() or not core.is_file():
-        raise MissingTestDependency(
-            f"Kafka {version} jars are missing from {jar_dir}: {SETUP_HINT}")
+        raise MissingTestDependency(f"Kafka {version} jars are missing from {jar_dir}: {SETUP_HINT}")
     return tuple(sorted(jar_dir.glob("*.jar")))
 
 
@@ -117,17 +126,32 @@ def logging_flags(version: str, role: str) -> list[str]:
     return [f"-Dlog4j.configuration=file:{LOGGING_DIR / f'{role}-log4j.properties'}"]
 
 
-def java_command(version: str, main_class: str, args: Sequence[str], role: str = "tools",
-                 extra_jvm_flags: Sequence[str] = ()) -> list[str]:
+def java_command(
+    version: str, main_class: str, args: Sequence[str], role: str = "tools", extra_jvm_flags: Sequence[str] = ()
+) -> list[str]:
     """argv that runs ``main_class`` of Kafka ``version`` like kafka-run-class.sh would."""
     base_flags = TOOL_JVM_FLAGS if role == "tools" else SERVER_JVM_FLAGS
-    return [java_binary(), *base_flags, *logging_flags(version, role), *extra_jvm_flags,
-            "-cp", kafka_classpath(version), main_class, *args]
+    return [
+        java_binary(),
+        *base_flags,
+        *logging_flags(version, role),
+        *extra_jvm_flags,
+        "-cp",
+        kafka_classpath(version),
+        main_class,
+        *args,
+    ]
 
 
-def run_kafka_class(version: str, main_class: str, args: Sequence[str], timeout: float = 120,
-                    input: str | None = None, extra_jvm_flags: Sequence[str] = (),
-                    env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_kafka_class(
+    version: str,
+    main_class: str,
+    args: Sequence[str],
+    timeout: float = 120,
+    input: str | None = None,
+    extra_jvm_flags: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
     """Run one Kafka tool to completion; text mode, stdout and stderr captured.
 
     Tool log output (WARN and above) goes to stderr, so stdout is the tool's own output.
@@ -138,7 +162,14 @@ def run_kafka_class(version: str, main_class: str, args: Sequence[str], timeout:
     archive = ToolArchive(java_binary(), version, main_class, kafka_jars(version))
     argv = java_command(version, main_class, args, "tools", [*archive.jvm_flags(), *extra_jvm_flags])
     try:
-        return subprocess.run(argv, input=input, capture_output=True, text=True, timeout=timeout,
-                              env=env, stdin=None if input is not None else subprocess.DEVNULL)
+        return subprocess.run(
+            argv,
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
     finally:
         archive.finish()

@@ -45,8 +45,11 @@ def compiled_classes(source: Path, version: str) -> Path:
     building = out.with_name(f"{out.name}.tmp{os.getpid()}")
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
-    result = subprocess.run([javac, "-nowarn", "-cp", kafka_classpath(version), "-d", str(building), str(source)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [javac, "-nowarn", "-cp", kafka_classpath(version), "-d", str(building), str(source)],
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0:
         shutil.rmtree(building, ignore_errors=True)
         raise RuntimeError(f"javac {source.name} against Kafka {version} failed:\n{result.stdout}{result.stderr}")
@@ -61,5 +64,12 @@ def compiled_classes(source: Path, version: str) -> Path:
 def java_program_command(source: Path, version: str, args: Sequence[str]) -> list[str]:
     """argv running the compiled ``source`` (main class = file name) on Kafka ``version``'s classpath."""
     classes = compiled_classes(source, version)
-    return [java_binary(), *TOOL_JVM_FLAGS, *logging_flags(version, "tools"),
-            "-cp", os.pathsep.join([str(classes), kafka_classpath(version)]), source.stem, *args]
+    return [
+        java_binary(),
+        *TOOL_JVM_FLAGS,
+        *logging_flags(version, "tools"),
+        "-cp",
+        os.pathsep.join([str(classes), kafka_classpath(version)]),
+        source.stem,
+        *args,
+    ]

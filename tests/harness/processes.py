@@ -88,8 +88,9 @@ class ServerProcess:
     :param log_path: file that receives stdout and stderr (appended across restarts).
     """
 
-    def __init__(self, name: str, argv: Sequence[str], log_path: Path,
-                 env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+    def __init__(
+        self, name: str, argv: Sequence[str], log_path: Path, env: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> None:
         self.name = name
         self.argv = list(argv)
         self.log_path = Path(log_path)
@@ -113,8 +114,14 @@ class ServerProcess:
             log.write(f"\n===== start {time.strftime('%H:%M:%S')}: {' '.join(self.argv)}\n".encode())
             log.flush()
             self._popen = subprocess.Popen(
-                self.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=self.env, cwd=self.cwd, preexec_fn=_die_with_parent)
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self.env,
+                cwd=self.cwd,
+                preexec_fn=_die_with_parent,
+            )
         _LIVE.add(self)
 
     def stop(self, timeout_s: float = 30.0) -> None:
@@ -149,11 +156,11 @@ class ServerProcess:
     def failure(self, reason: str) -> str:
         """A failure message naming the server, the reason and the tail of its log."""
         status = "running" if self.is_running() else f"exited with {self._popen.returncode if self._popen else None}"
-        return (f"{self.name} {reason} ({status}); log {self.log_path}, last lines:\n"
-                f"{log_tail(self.log_path)}")
+        return f"{self.name} {reason} ({status}); log {self.log_path}, last lines:\n{log_tail(self.log_path)}"
 
-    def wait_until(self, ready: Callable[[], bool], what: str,
-                   timeout_s: float = STARTUP_TIMEOUT_S, interval_s: float = 0.25) -> float:
+    def wait_until(
+        self, ready: Callable[[], bool], what: str, timeout_s: float = STARTUP_TIMEOUT_S, interval_s: float = 0.25
+    ) -> float:
         """Poll ``ready()`` until it returns True; return the seconds waited.
 
         :raises ServerStartError: the process exited, or ``timeout_s`` passed.
@@ -169,8 +176,7 @@ class ServerProcess:
             except Exception as error:  # probes fail in many ways until the server is up
                 last_probe = f"last probe error: {type(error).__name__}: {error}"
             if time.monotonic() - started > timeout_s:
-                raise ServerStartError(self.failure(
-                    f"did not get to '{what}' within {timeout_s:.0f} s; {last_probe}"))
+                raise ServerStartError(self.failure(f"did not get to '{what}' within {timeout_s:.0f} s; {last_probe}"))
             time.sleep(interval_s)
 
     def log_contains(self, *needles: str) -> bool:

@@ -49,16 +49,28 @@ class TansuBroker(RestartableServer):
 
     def _command(self) -> list[str]:
         url = f"tcp://{self.bootstrap}"
-        return [tansu_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                "--storage-engine", "memory://tansu/", "--cluster-id", "kconfigs-test"]
+        return [
+            tansu_binary(),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+            "--cluster-id",
+            "kconfigs-test",
+        ]
 
     def _launch(self) -> None:
-        self._process = ServerProcess("tansu", self._command(), self.log_path,
-                                      env={"RUST_LOG": "warn", "PATH": "/usr/bin:/bin"})
+        self._process = ServerProcess(
+            "tansu", self._command(), self.log_path, env={"RUST_LOG": "warn", "PATH": "/usr/bin:/bin"}
+        )
         self._process.start()
         try:
-            self.startup_s = self._process.wait_until(lambda: metadata_ready(self.bootstrap),
-                                                      "answering metadata requests")
+            self.startup_s = self._process.wait_until(
+                lambda: metadata_ready(self.bootstrap), "answering metadata requests"
+            )
         except Exception:
             self._process.kill()
             raise

@@ -23,7 +23,7 @@ class TlsMaterial:
     ca_pem: Path
     server_cert_pem: Path
     server_key_pem: Path
-    server_keystore_pem: Path   # key + certificate in one file (ZooKeeper's PEM keystore)
+    server_keystore_pem: Path  # key + certificate in one file (ZooKeeper's PEM keystore)
     client_cert_pem: Path
     client_key_pem: Path
     client_keystore_pem: Path
@@ -54,23 +54,105 @@ def _keytool() -> str:
 
 def _signed_cert(openssl: str, directory: Path, name: str, subject: str, extensions: str) -> None:
     (directory / f"{name}.ext").write_text(extensions)
-    _run([openssl, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key",
-          "-out", f"{name}.csr", "-subj", subject], directory)
-    _run([openssl, "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-          "-CAcreateserial", "-days", "2", "-out", f"{name}.pem", "-extfile", f"{name}.ext"], directory)
+    _run(
+        [
+            openssl,
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            f"{name}.key",
+            "-out",
+            f"{name}.csr",
+            "-subj",
+            subject,
+        ],
+        directory,
+    )
+    _run(
+        [
+            openssl,
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-out",
+            f"{name}.pem",
+            "-extfile",
+            f"{name}.ext",
+        ],
+        directory,
+    )
     pem_bundle = (directory / f"{name}.key").read_text() + (directory / f"{name}.pem").read_text()
     (directory / f"{name}-keystore.pem").write_text(pem_bundle)
 
 
 def _java_stores(directory: Path) -> None:
     openssl, keytool = _openssl(), _keytool()
-    _run([openssl, "pkcs12", "-export", "-in", "client.pem", "-inkey", "client.key",
-          "-name", "client", "-out", "client.p12", "-passout", f"pass:{STORE_PASSWORD}"], directory)
-    _run([keytool, "-importkeystore", "-srckeystore", "client.p12", "-srcstoretype", "PKCS12",
-          "-srcstorepass", STORE_PASSWORD, "-destkeystore", "client-keystore.jks",
-          "-deststoretype", "JKS", "-deststorepass", STORE_PASSWORD, "-noprompt"], directory)
-    _run([keytool, "-importcert", "-file", "ca.pem", "-alias", "ca", "-keystore", "truststore.jks",
-          "-storetype", "JKS", "-storepass", STORE_PASSWORD, "-noprompt"], directory)
+    _run(
+        [
+            openssl,
+            "pkcs12",
+            "-export",
+            "-in",
+            "client.pem",
+            "-inkey",
+            "client.key",
+            "-name",
+            "client",
+            "-out",
+            "client.p12",
+            "-passout",
+            f"pass:{STORE_PASSWORD}",
+        ],
+        directory,
+    )
+    _run(
+        [
+            keytool,
+            "-importkeystore",
+            "-srckeystore",
+            "client.p12",
+            "-srcstoretype",
+            "PKCS12",
+            "-srcstorepass",
+            STORE_PASSWORD,
+            "-destkeystore",
+            "client-keystore.jks",
+            "-deststoretype",
+            "JKS",
+            "-deststorepass",
+            STORE_PASSWORD,
+            "-noprompt",
+        ],
+        directory,
+    )
+    _run(
+        [
+            keytool,
+            "-importcert",
+            "-file",
+            "ca.pem",
+            "-alias",
+            "ca",
+            "-keystore",
+            "truststore.jks",
+            "-storetype",
+            "JKS",
+            "-storepass",
+            STORE_PASSWORD,
+            "-noprompt",
+        ],
+        directory,
+    )
 
 
 def generate_tls_material(directory: Path) -> TlsMaterial:
@@ -80,16 +162,36 @@ def generate_tls_material(directory: Path) -> TlsMaterial:
     """
     directory.mkdir(parents=True, exist_ok=True)
     openssl = _openssl()
-    _run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
-          "-out", "ca.pem", "-days", "2", "-subj", "/CN=kconfigs-test-ca"], directory)
+    _run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=kconfigs-test-ca",
+        ],
+        directory,
+    )
     _signed_cert(openssl, directory, "server", "/CN=localhost", SERVER_EXTENSIONS)
     _signed_cert(openssl, directory, "client", "/CN=kconfigs-client", CLIENT_EXTENSIONS)
     _java_stores(directory)
     return TlsMaterial(
-        ca_pem=directory / "ca.pem", server_cert_pem=directory / "server.pem",
+        ca_pem=directory / "ca.pem",
+        server_cert_pem=directory / "server.pem",
         server_key_pem=directory / "server.key",
         server_keystore_pem=directory / "server-keystore.pem",
-        client_cert_pem=directory / "client.pem", client_key_pem=directory / "client.key",
+        client_cert_pem=directory / "client.pem",
+        client_key_pem=directory / "client.key",
         client_keystore_pem=directory / "client-keystore.pem",
         client_keystore_jks=directory / "client-keystore.jks",
-        truststore_jks=directory / "truststore.jks")
+        truststore_jks=directory / "truststore.jks",
+    )

@@ -33,7 +33,8 @@ def zookeeper_classpath() -> str:
             return ":".join(str(jar) for jar in (server_jar, binding, *extras))
     raise MissingTestDependency(
         f"ZooKeeper jars ({ZOOKEEPER_JAR}, {SLF4J_BINDING_JAR}) not found in "
-        f"{', '.join(map(str, DEBIAN_JAR_DIRS))}: {SETUP_HINT}")
+        f"{', '.join(map(str, DEBIAN_JAR_DIRS))}: {SETUP_HINT}"
+    )
 
 
 def four_letter_word(port: int, word: str, timeout_s: float = 2.0) -> str:
@@ -77,7 +78,7 @@ class ZooKeeperServer(RestartableServer):
             f"dataDir={self.data_dir}",
             f"clientPort={self.port}",
             f"clientPortAddress={LOCALHOST}",
-            "tickTime=500",          # session timeouts are 2..20 ticks: short for fault tests
+            "tickTime=500",  # session timeouts are 2..20 ticks: short for fault tests
             "minSessionTimeout=1000",
             "maxSessionTimeout=30000",
             "maxClientCnxns=0",
@@ -89,8 +90,15 @@ class ZooKeeperServer(RestartableServer):
         return ["-Dzookeeper.admin.enableServer=false"]
 
     def _command(self) -> list[str]:
-        return [java_binary(), *SERVER_JVM_FLAGS, *self.jvm_flags(), "-cp", zookeeper_classpath(),
-                ZOOKEEPER_MAIN, str(self.config_path)]
+        return [
+            java_binary(),
+            *SERVER_JVM_FLAGS,
+            *self.jvm_flags(),
+            "-cp",
+            zookeeper_classpath(),
+            ZOOKEEPER_MAIN,
+            str(self.config_path),
+        ]
 
     def _launch(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -133,9 +141,10 @@ class ZooKeeperServer(RestartableServer):
     def admin_client(self):
         """The server's own long-lived client (unchrooted), reconnecting across stop/start."""
         if self._admin is None:
-            self._admin = self.kazoo(connection_retry={"max_tries": -1, "delay": 0.1, "max_delay": 1},
-                                     command_retry={"max_tries": -1, "delay": 0.1, "max_delay": 1,
-                                                    "deadline": 60})
+            self._admin = self.kazoo(
+                connection_retry={"max_tries": -1, "delay": 0.1, "max_delay": 1},
+                command_retry={"max_tries": -1, "delay": 0.1, "max_delay": 1, "deadline": 60},
+            )
         return self._admin
 
     def close_clients(self) -> None:

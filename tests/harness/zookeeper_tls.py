@@ -64,24 +64,31 @@ class ZooKeeperTlsServer(ZooKeeperServer):
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.jaas_server_path.write_text(
             "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
-            f'  user_{self.digest_user}="{self.digest_password}";\n}};\n')
+            f'  user_{self.digest_user}="{self.digest_password}";\n}};\n'
+        )
         self.jaas_client_path.write_text(
             "Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
-            f'  username="{self.digest_user}" password="{self.digest_password}";\n}};\n')
+            f'  username="{self.digest_user}" password="{self.digest_password}";\n}};\n'
+        )
         self.kafka_tls_config_path.write_text(
             "zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty\n"
             "zookeeper.ssl.client.enable=true\n"
             f"zookeeper.ssl.keystore.location={self.tls.client_keystore_jks}\n"
             f"zookeeper.ssl.keystore.password={self.tls.password}\n"
             f"zookeeper.ssl.truststore.location={self.tls.truststore_jks}\n"
-            f"zookeeper.ssl.truststore.password={self.tls.password}\n")
+            f"zookeeper.ssl.truststore.password={self.tls.password}\n"
+        )
         return [*super().jvm_flags(), f"-Djava.security.auth.login.config={self.jaas_server_path}"]
 
     def kazoo(self, chroot: str = "", **kwargs):
         """A started KazooClient over TLS (client certificate, CA-verified)."""
-        tls_options = {"use_ssl": True, "verify_certs": True, "ca": str(self.tls.ca_pem),
-                       "certfile": str(self.tls.client_cert_pem),
-                       "keyfile": str(self.tls.client_key_pem)}
+        tls_options = {
+            "use_ssl": True,
+            "verify_certs": True,
+            "ca": str(self.tls.ca_pem),
+            "certfile": str(self.tls.client_cert_pem),
+            "keyfile": str(self.tls.client_key_pem),
+        }
         return super().kazoo(chroot, **{**tls_options, **kwargs})
 
     @property

@@ -32,8 +32,14 @@ class ToolRun:
 
 def run_kconfigs(args: list[str], env: dict[str, str] | None = None, timeout_s: float = 60) -> ToolRun:
     """``kconfigs <args>`` as a separate process (as scripts run it)."""
-    proc = subprocess.run([sys.executable, "-m", "kconfigs", *args], capture_output=True, text=True,
-                          timeout=timeout_s, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kconfigs", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )
     first = proc.stderr.splitlines()[0] if proc.stderr.strip() else ""
     return ToolRun(proc.returncode, proc.stdout.splitlines(), first, proc.stderr)
 
@@ -91,19 +97,26 @@ def without_empty_leaves(tree: dict[str, object]) -> dict[str, object]:
     tree = dict(tree)
     roots = {"/config/users", "/config/clients", "/config/ips"}
     while True:
+
         def empty(doc):
             return doc is None or doc.get("config") == {}
-        leaves = [p for p, doc in tree.items() if p not in roots and empty(doc)
-                  and not any(q.startswith(p + "/") for q in tree)]
+
+        leaves = [
+            p
+            for p, doc in tree.items()
+            if p not in roots and empty(doc) and not any(q.startswith(p + "/") for q in tree)
+        ]
         if not leaves:
             return tree
         for path in leaves:
             del tree[path]
 
 
-_PAIR_BOUNDARY = re.compile(r",(?=(?:producer_byte_rate|consumer_byte_rate|request_percentage|"
-                            r"controller_mutation_rate|connection_creation_rate|producer_ids_rate|"
-                            r"SCRAM-SHA-256|SCRAM-SHA-512)=)")
+_PAIR_BOUNDARY = re.compile(
+    r",(?=(?:producer_byte_rate|consumer_byte_rate|request_percentage|"
+    r"controller_mutation_rate|connection_creation_rate|producer_ids_rate|"
+    r"SCRAM-SHA-256|SCRAM-SHA-512)=)"
+)
 
 
 def normalised_lines(lines: list[str]) -> list[str]:

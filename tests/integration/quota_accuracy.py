@@ -26,7 +26,7 @@ WINDOW_NUM = 2
 FLOOD_S = 25
 
 # argv: bootstrap topic client_id seconds. Prints {"start_ms", "loop_end_ms", "series", "throttle_max_ms"}.
-KAFKA_PYTHON_FLOOD = r'''
+KAFKA_PYTHON_FLOOD = r"""
 import collections, json, sys, time
 from kafka import KafkaProducer
 from kafka.protocol.parser import KafkaProtocol
@@ -55,10 +55,11 @@ producer.flush(60)
 producer.close()
 print(json.dumps({"start_ms": int(start * 1000), "loop_end_ms": int(loop_end * 1000),
                   "series": [(int(t * 1000), b) for t, b in sent], "throttle_max_ms": throttle_max}))
-'''
+"""
 
 # argv: bootstrap topic client_id seconds [pace_bytes_per_sec, 0 = flat out]. Same output.
-CONFLUENT_FLOOD = r'''
+CONFLUENT_FLOOD = (
+    r"""
 import json, sys, time
 import confluent_kafka as ck
 bootstrap, topic, client_id, seconds = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
@@ -88,7 +89,9 @@ loop_end = time.time()
 producer.flush(60)
 print(json.dumps({"start_ms": int(start * 1000), "loop_end_ms": int(loop_end * 1000), "series": series,
                   "throttle_max_ms": max(throttles)}))
-''' % CLIENT_SERIES_INTERVAL_MS
+"""
+    % CLIENT_SERIES_INTERVAL_MS
+)
 
 FLOODS = {"kafka-python": KAFKA_PYTHON_FLOOD, "librdkafka": CONFLUENT_FLOOD}
 
@@ -117,7 +120,9 @@ def steady_rate(series: list[tuple[int, int]], start_ms: int, end_ms: int) -> fl
 def usage_series(lines: list[dict], client_id: str, kind: str = "produce") -> list[tuple[int, int]]:
     """The gateway usage log as a cumulative series: one point at the end of each window."""
     points, total = [], 0
-    for line in sorted((l for l in lines if l["kind"] == kind and l["client_id"] == client_id), key=lambda l: l["ts_ms"]):
+    for line in sorted(
+        (l for l in lines if l["kind"] == kind and l["client_id"] == client_id), key=lambda l: l["ts_ms"]
+    ):
         total += line["value"]
         points.append((line["ts_ms"] + line["window_ms"], total))
     return points

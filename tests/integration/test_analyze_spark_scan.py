@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from spark_analysis import readers, report_scan, transforms
-from spark_analysis.generate import GeneratorSpec, generate
-from spark_analysis.schemas import ENTITY_COLUMNS
-from spark_analysis.session import SessionOptions, spark_session
+from kconfigs_analysis import readers, report_scan, transforms
+from kconfigs_analysis.generate import GeneratorSpec, generate
+from kconfigs_analysis.schemas import ENTITY_COLUMNS
+from kconfigs_analysis.session import SessionOptions, spark_session
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dumps"
 KEYS = ENTITY_COLUMNS + ["source"]
@@ -36,8 +36,12 @@ def _inputs(tmp_path: Path) -> list:
     """Both fixture brokers, a second copy of broker-1 (same source name) and a Prometheus scrape."""
     (tmp_path / "again").mkdir()
     shutil.copy(FIXTURES / "broker-1.jmx.csv", tmp_path / "again" / "broker-1.jmx.csv")
-    paths = [str(FIXTURES / "broker-1.jmx.csv"), str(FIXTURES / "broker-2.jmx.csv"), str(tmp_path / "again"),
-             str(FIXTURES / "confluent.prom")]
+    paths = [
+        str(FIXTURES / "broker-1.jmx.csv"),
+        str(FIXTURES / "broker-2.jmx.csv"),
+        str(tmp_path / "again"),
+        str(FIXTURES / "confluent.prom"),
+    ]
     return readers.classify_inputs(paths)
 
 

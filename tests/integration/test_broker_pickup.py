@@ -8,7 +8,6 @@ import time
 import uuid
 
 import pytest
-
 from compat_support import run_kconfigs
 
 QUOTA_BYTES_PER_SEC = 64 * 1024
@@ -38,8 +37,21 @@ def names():
 def test_broker_describe_client_quotas_shows_what_kconfigs_wrote(kafka_zk_broker, names):
     user, client = names
     zk = ["--zookeeper", kafka_zk_broker.zk_connect]
-    assert run_kconfigs(zk + ["--alter", "--user", user, "--client", client, "--add-config",
-                              "producer_byte_rate=1024,request_percentage=25"]).rc == 0
+    assert (
+        run_kconfigs(
+            zk
+            + [
+                "--alter",
+                "--user",
+                user,
+                "--client",
+                client,
+                "--add-config",
+                "producer_byte_rate=1024,request_percentage=25",
+            ]
+        ).rc
+        == 0
+    )
     assert run_kconfigs(zk + ["--alter", "--ip", "10.1.2.3", "--add-config", "connection_creation_rate=7"]).rc == 0
     describe = ["--bootstrap-server", kafka_zk_broker.bootstrap, "--describe"]
 
@@ -62,8 +74,14 @@ def _produce(bootstrap, client_id, topic):
     """Send MESSAGES records one at a time (acks=1); returns (seconds, max produce throttle ms)."""
     from kafka import KafkaProducer
 
-    producer = KafkaProducer(bootstrap_servers=bootstrap, client_id=client_id, acks=1, linger_ms=0,
-                             max_in_flight_requests_per_connection=1, request_timeout_ms=60000)
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap,
+        client_id=client_id,
+        acks=1,
+        linger_ms=0,
+        max_in_flight_requests_per_connection=1,
+        request_timeout_ms=60000,
+    )
     try:
         producer.send(topic, b"warm-up").get(timeout=60)  # topic auto-creation, metadata
         payload = b"x" * MESSAGE_BYTES
@@ -72,8 +90,12 @@ def _produce(bootstrap, client_id, topic):
             producer.send(topic, payload).get(timeout=60)
         elapsed_s = time.monotonic() - started
         # kafka-python records the throttle_time_ms of responses as "*throttle-time-max" per group.
-        maxima = [value for group in producer.metrics().values() for name, value in group.items()
-                  if name.endswith("throttle-time-max") and isinstance(value, (int, float)) and math.isfinite(value)]
+        maxima = [
+            value
+            for group in producer.metrics().values()
+            for name, value in group.items()
+            if name.endswith("throttle-time-max") and isinstance(value, (int, float)) and math.isfinite(value)
+        ]
         return elapsed_s, max(maxima, default=0.0)
     finally:
         producer.close(timeout=10)
@@ -84,7 +106,12 @@ def test_a_producer_is_throttled_to_the_client_quota_kconfigs_wrote(kafka_zk_bro
     _, client = names
     topic = f"pickup-{uuid.uuid4().hex[:8]}"
     zk = ["--zookeeper", kafka_zk_broker.zk_connect]
-    assert run_kconfigs(zk + ["--alter", "--client", client, "--add-config", f"producer_byte_rate={QUOTA_BYTES_PER_SEC}"]).rc == 0
+    assert (
+        run_kconfigs(
+            zk + ["--alter", "--client", client, "--add-config", f"producer_byte_rate={QUOTA_BYTES_PER_SEC}"]
+        ).rc
+        == 0
+    )
     describe = ["--bootstrap-server", kafka_zk_broker.bootstrap, "--describe", "--client", client]
     assert _wait_for(lambda: run_kconfigs(describe).stdout)  # the broker has applied the notification
     elapsed_s, throttle_max_ms = _produce(kafka_zk_broker.bootstrap, client, topic)

@@ -21,13 +21,15 @@ def broker(request, kraft_broker_factory):
 
 
 def kconfigs(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kconfigs", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kconfigs", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120
+    )
 
 
 def kafka_configs(broker, *args: str) -> subprocess.CompletedProcess:
-    return run_kafka_class(broker.version, config_command_class(broker.version),
-                           ["--bootstrap-server", broker.bootstrap, *args])
+    return run_kafka_class(
+        broker.version, config_command_class(broker.version), ["--bootstrap-server", broker.bootstrap, *args]
+    )
 
 
 def as_set(stdout: str) -> set:
@@ -48,10 +50,17 @@ def eventually_equal(read, expected, timeout_s=15.0):
 
 
 CASES = [
-    ("users-named", ["--entity-type", "users", "--entity-name", "cli-u1"], "producer_byte_rate=1024,request_percentage=200"),
+    (
+        "users-named",
+        ["--entity-type", "users", "--entity-name", "cli-u1"],
+        "producer_byte_rate=1024,request_percentage=200",
+    ),
     ("tuple", ["--user", "cli-u1", "--client", "cli-c1"], "consumer_byte_rate=10485760"),
-    ("default-tuple", ["--entity-type", "users", "--entity-default", "--entity-type", "clients", "--entity-default"],
-     "controller_mutation_rate=12.5"),
+    (
+        "default-tuple",
+        ["--entity-type", "users", "--entity-default", "--entity-type", "clients", "--entity-default"],
+        "controller_mutation_rate=12.5",
+    ),
     ("ip", ["--ip", "10.9.8.7"], "connection_creation_rate=100"),
     ("client-defaults", ["--client-defaults"], "producer_byte_rate=2147483647"),
 ]
@@ -79,30 +88,56 @@ def test_alter_prints_the_same_line_and_each_tool_reads_the_others_write(broker,
 
 def test_deleting_an_unset_key_fails_the_same_way_and_changes_nothing(broker):
     entity = ["--user", "cli-unset"]
-    assert kconfigs("--bootstrap-server", broker.bootstrap, "--alter", *entity,
-                    "--add-config", "producer_byte_rate=5").returncode == 0
-    ours = kconfigs("--bootstrap-server", broker.bootstrap, "--alter", *entity,
-                    "--delete-config", "consumer_byte_rate,request_percentage")
+    assert (
+        kconfigs(
+            "--bootstrap-server", broker.bootstrap, "--alter", *entity, "--add-config", "producer_byte_rate=5"
+        ).returncode
+        == 0
+    )
+    ours = kconfigs(
+        "--bootstrap-server",
+        broker.bootstrap,
+        "--alter",
+        *entity,
+        "--delete-config",
+        "consumer_byte_rate,request_percentage",
+    )
     theirs = kafka_configs(broker, "--alter", *entity, "--delete-config", "consumer_byte_rate,request_percentage")
     assert (ours.returncode, theirs.returncode) == (1, 1)
-    assert ours.stderr.strip() == theirs.stderr.strip().splitlines()[0] == \
-        "Invalid config(s): consumer_byte_rate,request_percentage"
+    assert (
+        ours.stderr.strip()
+        == theirs.stderr.strip().splitlines()[0]
+        == "Invalid config(s): consumer_byte_rate,request_percentage"
+    )
     described = kconfigs("--bootstrap-server", broker.bootstrap, "--describe", *entity).stdout
     assert described == "Quota configs for user-principal 'cli-unset' are producer_byte_rate=5.0\n"
 
 
 def test_own_commands_work_on_the_admin_api_store(broker):
     server = ["--bootstrap-server", broker.bootstrap]
-    done = kconfigs("alter", *server, "--user", "own-u", "--client-default", "--set", "producer_byte_rate=4096",
-                    "--set", "request_percentage=25")
+    done = kconfigs(
+        "alter",
+        *server,
+        "--user",
+        "own-u",
+        "--client-default",
+        "--set",
+        "producer_byte_rate=4096",
+        "--set",
+        "request_percentage=25",
+    )
     assert done.returncode == 0, done.stderr
 
     def described():
         out = kconfigs("describe", *server, "--user", "own-u", "--client-default", "-o", "json").stdout
         return json.loads(out) if out.strip() else []
 
-    expected = [{"entity": {"user": "own-u", "client-id": None},
-                 "quotas": {"producer_byte_rate": 4096, "request_percentage": 25.0}}]
+    expected = [
+        {
+            "entity": {"user": "own-u", "client-id": None},
+            "quotas": {"producer_byte_rate": 4096, "request_percentage": 25.0},
+        }
+    ]
     assert eventually_equal(described, expected) == expected
     resolved = kconfigs("resolve", *server, "--user", "own-u", "--client-id", "any", "-o", "json")
     assert resolved.returncode == 0, resolved.stderr

@@ -4,8 +4,8 @@ re-read through the Store (ConfigCommandTest cases of spec §8 that need a store
 from __future__ import annotations
 
 import pytest
-
 from compat_support import run_kconfigs
+
 from kconfigs.model import DEFAULT, MATCH_ALL, QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
 
@@ -28,12 +28,32 @@ def stored(db):
 
 
 def test_alter_and_describe_lines_are_kafkas(db):
-    out = kc(db, "--alter", "--entity-type", "users", "--entity-name", "user1", "--entity-type", "clients",
-             "--entity-name", "clientA", "--add-config", "producer_byte_rate=1024,consumer_byte_rate=2048")
-    assert (out.rc, out.stdout, out.stderr) == (0, ["Completed updating config for entity: user-principal 'user1', client-id 'clientA'."], "")
+    out = kc(
+        db,
+        "--alter",
+        "--entity-type",
+        "users",
+        "--entity-name",
+        "user1",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        "clientA",
+        "--add-config",
+        "producer_byte_rate=1024,consumer_byte_rate=2048",
+    )
+    assert (out.rc, out.stdout, out.stderr) == (
+        0,
+        ["Completed updating config for entity: user-principal 'user1', client-id 'clientA'."],
+        "",
+    )
     out = kc(db, "--describe", "--user", "user1", "--client", "clientA")
-    assert out.stdout == ["Configs for user-principal 'user1', client-id 'clientA' are producer_byte_rate=1024,consumer_byte_rate=2048"]
-    assert stored(db) == {QuotaEntity(user="user1", client_id="clientA"): {"producer_byte_rate": "1024", "consumer_byte_rate": "2048"}}
+    assert out.stdout == [
+        "Configs for user-principal 'user1', client-id 'clientA' are producer_byte_rate=1024,consumer_byte_rate=2048"
+    ]
+    assert stored(db) == {
+        QuotaEntity(user="user1", client_id="clientA"): {"producer_byte_rate": "1024", "consumer_byte_rate": "2048"}
+    }
 
 
 def test_bracketed_values_and_empty_values_are_stored_as_parsed(db):
@@ -45,8 +65,14 @@ def test_bracketed_values_and_empty_values_are_stored_as_parsed(db):
 
 
 def test_scram_delete_shrinks_the_key_set(db):
-    kc(db, "--alter", "--user", "userB", "--add-config",
-       "SCRAM-SHA-256=[iterations=4096,password=abc, def],SCRAM-SHA-512=[password=1234=abc]")
+    kc(
+        db,
+        "--alter",
+        "--user",
+        "userB",
+        "--add-config",
+        "SCRAM-SHA-256=[iterations=4096,password=abc, def],SCRAM-SHA-512=[password=1234=abc]",
+    )
     assert set(stored(db)[QuotaEntity(user="userB")]) == {"SCRAM-SHA-256", "SCRAM-SHA-512"}
     assert kc(db, "--alter", "--user", "userB", "--delete-config", "SCRAM-SHA-256").rc == 0
     assert set(stored(db)[QuotaEntity(user="userB")]) == {"SCRAM-SHA-512"}
@@ -61,19 +87,35 @@ def test_producer_ids_rate_is_accepted_for_users_and_refused_elsewhere(db):
     assert stored(db) == {QuotaEntity(user=DEFAULT): {"producer_ids_rate": "10"}}
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--alter", "--user", "u", "--add-config", "producer_byte_rate=-1"],
-     "Invalid value -1 for configuration producer_byte_rate: Value must be at least 0"),
-    (["--alter", "--user", "u", "--add-config", "request_percentage=NaN"],
-     "Invalid value NaN for configuration request_percentage: Not a number of type DOUBLE"),
-    (["--alter", "--ip", "localhost", "--add-config", "connection_creation_rate=1"],
-     "The entity name for ips must be a valid IP or resolvable host, but it is: localhost"),
-    (["--alter", "--user", "u", "--add-config", ""],
-     'requirement failed: Invalid entity config: all configs to be added must be in the format "key=val".'),
-    (["--alter", "--user", "u", "--add-config-file", "/nonexistent/x.properties"],
-     "Cannot read --add-config-file /nonexistent/x.properties: No such file or directory"),
-    (["--describe", "--entity-type", "topics"], "kconfigs manages client quotas only (users, clients, ips); use kafka-configs.sh for topics"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--alter", "--user", "u", "--add-config", "producer_byte_rate=-1"],
+            "Invalid value -1 for configuration producer_byte_rate: Value must be at least 0",
+        ),
+        (
+            ["--alter", "--user", "u", "--add-config", "request_percentage=NaN"],
+            "Invalid value NaN for configuration request_percentage: Not a number of type DOUBLE",
+        ),
+        (
+            ["--alter", "--ip", "localhost", "--add-config", "connection_creation_rate=1"],
+            "The entity name for ips must be a valid IP or resolvable host, but it is: localhost",
+        ),
+        (
+            ["--alter", "--user", "u", "--add-config", ""],
+            'requirement failed: Invalid entity config: all configs to be added must be in the format "key=val".',
+        ),
+        (
+            ["--alter", "--user", "u", "--add-config-file", "/nonexistent/x.properties"],
+            "Cannot read --add-config-file /nonexistent/x.properties: No such file or directory",
+        ),
+        (
+            ["--describe", "--entity-type", "topics"],
+            "kconfigs manages client quotas only (users, clients, ips); use kafka-configs.sh for topics",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_exit_1_and_nothing_written(db, args, message):
     kc(db, "--alter", "--user", "keep", "--add-config", "producer_byte_rate=1")
     before = db.read_bytes()

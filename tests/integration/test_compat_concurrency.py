@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from compat_support import notifications
 
 ROUNDS = 4
@@ -35,23 +34,33 @@ def _run_concurrently(connect_args):
     """Start all writer and reader processes at once; each writer runs ROUNDS alters in a row."""
     procs = []
     for key, value in WRITERS.items():
-        script = " && ".join(_kconfigs(connect_args, "--alter", "--user", "CN=shared user", "--add-config",
-                                       f"{key}={value(r)}") for r in range(ROUNDS))
-        procs.append(subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        script = " && ".join(
+            _kconfigs(connect_args, "--alter", "--user", "CN=shared user", "--add-config", f"{key}={value(r)}")
+            for r in range(ROUNDS)
+        )
+        procs.append(
+            subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        )
     reader = " ; ".join([_kconfigs(connect_args, "--describe", "--user", "CN=shared user")] * ROUNDS)
     for _ in range(READERS):
-        procs.append(subprocess.Popen(["bash", "-c", reader], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(
+            subprocess.Popen(["bash", "-c", reader], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        )
     outcomes = [(p.wait(timeout=300), *p.communicate()) for p in procs]
     for rc, _, stderr in outcomes:
         assert rc == 0 and stderr == "", stderr
-    for _, stdout, _ in outcomes[len(WRITERS):]:
+    for _, stdout, _ in outcomes[len(WRITERS) :]:
         for line in stdout.splitlines():
             assert line.startswith("Configs for user-principal 'CN=shared user' are")
 
 
 def _final_line(connect_args):
-    out = subprocess.run(["bash", "-c", _kconfigs(connect_args, "--describe", "--user", "CN=shared user")],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["bash", "-c", _kconfigs(connect_args, "--describe", "--user", "CN=shared user")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.strip()
 
 
@@ -80,4 +89,6 @@ def test_concurrent_alters_on_the_embedded_store_lose_no_key(tmp_path):
     _assert_every_last_value_present(_final_line(connect))
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT data FROM config_change ORDER BY seq").fetchall()
-    assert [bytes(r[0]) for r in rows] == [b'{"version":2,"entity_path":"users/CN%3Dshared%20user"}'] * (len(WRITERS) * ROUNDS)
+    assert [bytes(r[0]) for r in rows] == [b'{"version":2,"entity_path":"users/CN%3Dshared%20user"}'] * (
+        len(WRITERS) * ROUNDS
+    )

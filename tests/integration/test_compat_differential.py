@@ -18,10 +18,15 @@ import hmac
 import re
 
 import pytest
+from compat_support import (
+    config_tree,
+    normalised_lines,
+    notifications,
+    run_kafka_configs,
+    run_kconfigs,
+    without_empty_leaves,
+)
 from kazoo.client import KazooClient
-
-from compat_support import (config_tree, normalised_lines, notifications, run_kafka_configs, run_kconfigs,
-                            without_empty_leaves)
 
 TOOLS = {"kafka": run_kafka_configs, "kconfigs": run_kconfigs}
 
@@ -45,8 +50,9 @@ def chroots(zk_client, zk_connect):
 
 def run_both(chroots, commands):
     """Run every command through both tools, each on its own chroot; returns {tool: [ToolRun]}."""
-    return {tool: [runner(["--zookeeper", chroots[tool][0], *cmd]) for cmd in commands]
-            for tool, runner in TOOLS.items()}
+    return {
+        tool: [runner(["--zookeeper", chroots[tool][0], *cmd]) for cmd in commands] for tool, runner in TOOLS.items()
+    }
 
 
 def assert_same_results(commands, results):
@@ -78,12 +84,37 @@ def cross_describe(chroots, commands):
 
 
 USERS_AND_TUPLES = [
-    ["--alter", "--entity-type", "users", "--entity-name", "CN=user1", "--add-config", "producer_byte_rate=1024,consumer_byte_rate=2048"],
+    [
+        "--alter",
+        "--entity-type",
+        "users",
+        "--entity-name",
+        "CN=user1",
+        "--add-config",
+        "producer_byte_rate=1024,consumer_byte_rate=2048",
+    ],
     ["--alter", "--user", "a b", "--client", "client1?@%", "--add-config", "request_percentage=50"],
-    ["--alter", "--entity-type", "clients", "--entity-name", "client1", "--entity-type", "users", "--entity-name", "CN=user1",
-     "--add-config", "controller_mutation_rate=10"],
+    [
+        "--alter",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        "client1",
+        "--entity-type",
+        "users",
+        "--entity-name",
+        "CN=user1",
+        "--add-config",
+        "controller_mutation_rate=10",
+    ],
     ["--alter", "--user", "<default>", "--add-config", "producer_byte_rate=5"],
-    ["--alter", "--user-defaults", "--client-defaults", "--add-config", "consumer_byte_rate = 7 , producer_byte_rate=8"],
+    [
+        "--alter",
+        "--user-defaults",
+        "--client-defaults",
+        "--add-config",
+        "consumer_byte_rate = 7 , producer_byte_rate=8",
+    ],
     ["--alter", "--entity-type", "users", "--entity-default", "--add-config", "request_percentage=200"],
     ["--describe", "--entity-type", "users"],
     ["--describe", "--entity-type", "users", "--entity-type", "clients"],
@@ -95,7 +126,10 @@ def test_users_tuples_defaults_and_sanitized_names(chroots):
     results = run_both(chroots, USERS_AND_TUPLES)
     assert_same_results(USERS_AND_TUPLES, results)
     trees = assert_same_state(chroots)
-    assert trees["kafka"]["/config/users/CN%3Duser1/clients/client1"] == {"version": 1, "config": {"controller_mutation_rate": "10"}}
+    assert trees["kafka"]["/config/users/CN%3Duser1/clients/client1"] == {
+        "version": 1,
+        "config": {"controller_mutation_rate": "10"},
+    }
     assert "/config/users/a%20b/clients/client1%3F%40%25" in trees["kafka"]
     assert "/config/users/%3Cdefault%3E" in trees["kafka"]
     listing = ["--describe", "--entity-type", "users", "--entity-type", "clients"]
@@ -109,9 +143,26 @@ CLIENTS_IPS_AND_DELETES = [
     ["--alter", "--ip", "1.2.3.4", "--add-config", "connection_creation_rate=10"],
     ["--alter", "--ip-defaults", "--add-config", "connection_creation_rate=20"],
     ["--alter", "--client-defaults", "--delete-config", "consumer_byte_rate"],
-    ["--alter", "--entity-type", "clients", "--entity-name", "c1", "--delete-config", "missing_config1, missing_config2"],
-    ["--alter", "--entity-type", "clients", "--entity-name", "c1", "--add-config", "consumer_byte_rate=1",
-     "--delete-config", "request_percentage"],
+    [
+        "--alter",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        "c1",
+        "--delete-config",
+        "missing_config1, missing_config2",
+    ],
+    [
+        "--alter",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        "c1",
+        "--add-config",
+        "consumer_byte_rate=1",
+        "--delete-config",
+        "request_percentage",
+    ],
     ["--describe", "--entity-type", "clients"],
     ["--describe", "--entity-type", "ips"],
     ["--describe", "--client", "nosuch"],
@@ -162,7 +213,17 @@ ERRORS = [
     ["--alter", "--ip", "999.1.1.1", "--add-config", "connection_creation_rate=1"],
     ["--alter", "--user", "u", "--add-config", "a=[b,c,d=e"],
     ["--describe", "--entity-type", "users", "--entity-type", "ips"],
-    ["--alter", "--entity-type", "users", "--entity-type", "clients", "--entity-name", "u", "--add-config", "producer_byte_rate=1"],
+    [
+        "--alter",
+        "--entity-type",
+        "users",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        "u",
+        "--add-config",
+        "producer_byte_rate=1",
+    ],
     ["--alter", "--user-defaults", "--add-config", "SCRAM-SHA-256=[password=x]"],
     ["--alter", "--user", "u", "--add-config", "SCRAM-SHA-256=[iterations=100,password=x]"],
     ["--describe", "--entity-name", "A", "--entity-type", "users", "--client", "B"],
@@ -195,13 +256,20 @@ def _verifies(value, hash_name, password):
     salt, stored_key, server_key, iterations = _credential(value)
     salted = hashlib.pbkdf2_hmac(hash_name, password, salt, iterations)
     client_key = hmac.new(salted, b"Client Key", hash_name).digest()
-    return (hashlib.new(hash_name, client_key).digest() == stored_key
-            and hmac.new(salted, b"Server Key", hash_name).digest() == server_key)
+    return (
+        hashlib.new(hash_name, client_key).digest() == stored_key
+        and hmac.new(salted, b"Server Key", hash_name).digest() == server_key
+    )
 
 
 SCRAM = [
-    ["--alter", "--user", "scram1", "--add-config",
-     "SCRAM-SHA-256=[iterations=8192,password=abc, def],SCRAM-SHA-512=[password=1234=abc],producer_byte_rate=10"],
+    [
+        "--alter",
+        "--user",
+        "scram1",
+        "--add-config",
+        "SCRAM-SHA-256=[iterations=8192,password=abc, def],SCRAM-SHA-512=[password=1234=abc],producer_byte_rate=10",
+    ],
     ["--alter", "--user", "scram1", "--delete-config", "SCRAM-SHA-256"],
 ]
 
@@ -218,14 +286,35 @@ def test_scram_credentials_have_kafkas_format_and_verify_both_ways(chroots):
     # Kafka reads kconfigs' credentials back exactly as kconfigs stored them.
     kafka_view = run_kafka_configs(["--zookeeper", chroots["kconfigs"][0], "--describe", "--user", "scram1"])
     stored = ",".join(f"{k}={v}" for k, v in configs["kconfigs"].items())
-    assert normalised_lines(kafka_view.stdout) == normalised_lines([f"Configs for user-principal 'scram1' are {stored}"])
+    assert normalised_lines(kafka_view.stdout) == normalised_lines(
+        [f"Configs for user-principal 'scram1' are {stored}"]
+    )
 
 
 def test_kafka_merges_into_what_kconfigs_wrote_and_back(chroots):
     ours, _ = chroots["kconfigs"]
-    assert run_kconfigs(["--zookeeper", ours, "--alter", "--user", "u", "--client", "c", "--add-config", "producer_byte_rate=1"]).rc == 0
-    assert run_kafka_configs(["--zookeeper", ours, "--alter", "--user", "u", "--client", "c", "--add-config", "consumer_byte_rate=2"]).rc == 0
-    assert run_kconfigs(["--zookeeper", ours, "--alter", "--user", "u", "--client", "c", "--add-config", "request_percentage=3"]).rc == 0
+    assert (
+        run_kconfigs(
+            ["--zookeeper", ours, "--alter", "--user", "u", "--client", "c", "--add-config", "producer_byte_rate=1"]
+        ).rc
+        == 0
+    )
+    assert (
+        run_kafka_configs(
+            ["--zookeeper", ours, "--alter", "--user", "u", "--client", "c", "--add-config", "consumer_byte_rate=2"]
+        ).rc
+        == 0
+    )
+    assert (
+        run_kconfigs(
+            ["--zookeeper", ours, "--alter", "--user", "u", "--client", "c", "--add-config", "request_percentage=3"]
+        ).rc
+        == 0
+    )
     tree = config_tree(chroots["kconfigs"][1])
-    assert tree["/config/users/u/clients/c"]["config"] == {"producer_byte_rate": "1", "consumer_byte_rate": "2", "request_percentage": "3"}
+    assert tree["/config/users/u/clients/c"]["config"] == {
+        "producer_byte_rate": "1",
+        "consumer_byte_rate": "2",
+        "request_percentage": "3",
+    }
     assert [n["entity_path"] for n in notifications(chroots["kconfigs"][1])] == ["users/u/clients/c"] * 3

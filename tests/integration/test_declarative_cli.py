@@ -65,8 +65,10 @@ def stored(path) -> dict:
 def test_apply_then_export_gives_back_the_file_and_diff_is_clean(env):
     quotas = str(env / "quotas.toml")
     assert run_main("apply", quotas)[0] == 0
-    assert stored(env / "home" / "quotas.db")[QuotaEntity(user="CN=alice,OU=x", client_id=DEFAULT)] == \
-        {"producer_byte_rate": "1048576", "request_percentage": "200.0"}
+    assert stored(env / "home" / "quotas.db")[QuotaEntity(user="CN=alice,OU=x", client_id=DEFAULT)] == {
+        "producer_byte_rate": "1048576",
+        "request_percentage": "200.0",
+    }
     code, out, err = run_main("export")
     assert (code, out, err) == (0, QUOTAS, "")
     assert run_main("diff", quotas) == (0, "In sync: no changes.\n", "")
@@ -87,14 +89,20 @@ def test_diff_shows_adds_changes_and_removals_and_exits_2(env):
     run_main("apply", str(env / "quotas.toml"))
     run_main("alter", "--user", "bob", "--set", "producer_byte_rate=5")
     run_main("alter", "--client-id", "über", "--set", "consumer_byte_rate=6")
-    (env / "small.toml").write_text('[[quota]]\nentity = { client-id = "über" }\nconsumer_byte_rate = 5\n'
-                                    '[[quota]]\nentity = { client-id = "new" }\nproducer_byte_rate = 1\n')
+    (env / "small.toml").write_text(
+        '[[quota]]\nentity = { client-id = "über" }\nconsumer_byte_rate = 5\n'
+        '[[quota]]\nentity = { client-id = "new" }\nproducer_byte_rate = 1\n'
+    )
     code, out, err = run_main("diff", str(env / "small.toml"))
     assert code == 2
     assert out.splitlines()[:6] == [
-        "+ client-id 'new'", "    + producer_byte_rate = 1",
-        "~ client-id 'über'", "    ~ consumer_byte_rate: 6 -> 5",
-        "- default user-principal", "    - consumer_byte_rate = 2000000"]
+        "+ client-id 'new'",
+        "    + producer_byte_rate = 1",
+        "~ client-id 'über'",
+        "    ~ consumer_byte_rate: 6 -> 5",
+        "- default user-principal",
+        "    - consumer_byte_rate = 2000000",
+    ]
     assert out.splitlines()[-1] == "1 to add, 1 to change, 7 to remove (entities); 1 / 1 / 8 keys."
     assert err == f"{env / 'small.toml'} differs from the store: 1 to add, 1 to change, 7 to remove\n"
 
@@ -105,20 +113,32 @@ def test_diff_json_is_one_object_for_ci(env):
     code, out, _ = run_main("diff", str(env / "f.json"), "-o", "json")
     assert code == 2
     assert json.loads(out) == {
-        "in_sync": False, "prune": True, "entities": {"add": 0, "change": 1, "remove": 0},
-        "keys": {"add": 0, "change": 1, "remove": 0}, "left_alone": 0,
-        "changes": [{"entity": {"user": None}, "action": "change",
-                     "keys": [{"key": "producer_byte_rate", "action": "change", "old": 5, "new": 6}]}]}
+        "in_sync": False,
+        "prune": True,
+        "entities": {"add": 0, "change": 1, "remove": 0},
+        "keys": {"add": 0, "change": 1, "remove": 0},
+        "left_alone": 0,
+        "changes": [
+            {
+                "entity": {"user": None},
+                "action": "change",
+                "keys": [{"key": "producer_byte_rate", "action": "change", "old": 5, "new": 6}],
+            }
+        ],
+    }
 
 
 def test_apply_removes_absent_quotas_only_with_prune(env):
     run_main("alter", "--user", "bob", "--set", "producer_byte_rate=5,consumer_byte_rate=6")
     (env / "f.toml").write_text('[[quota]]\nentity = { user = "bob" }\nproducer_byte_rate = 5\n')
     code, out, _ = run_main("apply", str(env / "f.toml"))
-    assert (code, out) == (0, "In sync: no changes. 1 key(s) in the store but not in the file are kept "
-                              "(use --prune to remove).\n")
-    assert stored(env / "home" / "quotas.db") == {QuotaEntity(user="bob"): {"producer_byte_rate": "5",
-                                                                            "consumer_byte_rate": "6"}}
+    assert (code, out) == (
+        0,
+        "In sync: no changes. 1 key(s) in the store but not in the file are kept (use --prune to remove).\n",
+    )
+    assert stored(env / "home" / "quotas.db") == {
+        QuotaEntity(user="bob"): {"producer_byte_rate": "5", "consumer_byte_rate": "6"}
+    }
     code, out, _ = run_main("apply", str(env / "f.toml"), "--prune", "--dry-run")
     assert code == 0 and "- consumer_byte_rate = 6" in out
     assert len(stored(env / "home" / "quotas.db")[QuotaEntity(user="bob")]) == 2  # dry run wrote nothing
@@ -131,8 +151,10 @@ def test_a_bad_file_writes_nothing_and_names_file_entity_and_key(env):
     bad.write_text(QUOTAS + '\n[[quota]]\nentity = { user = "x" }\nproducer_byte_rate = 0\n')
     code, out, err = run_main("apply", str(bad))
     assert (code, out) == (1, "")
-    assert err == (f"{bad}: [[quota]] #8 (user-principal 'x'): producer_byte_rate: Invalid value 0 for configuration "
-                   "producer_byte_rate: Value must be greater than 0 (a zero quota would throttle every request forever)\n")
+    assert err == (
+        f"{bad}: [[quota]] #8 (user-principal 'x'): producer_byte_rate: Invalid value 0 for configuration "
+        "producer_byte_rate: Value must be greater than 0 (a zero quota would throttle every request forever)\n"
+    )
     assert stored(env / "home" / "quotas.db") == {}
 
 
@@ -155,8 +177,9 @@ def test_profile_selects_the_store_and_flags_win(env, monkeypatch):
 
 def test_migrate_copies_and_verifies_between_embedded_stores(env):
     run_main("apply", str(env / "quotas.toml"), "--store", str(env / "a.db"))
-    code, out, _ = run_main("migrate", "--from", f"sqlite://{env / 'a.db'}", "--to", f"sqlite://{env / 'b.db'}",
-                       "--dry-run")
+    code, out, _ = run_main(
+        "migrate", "--from", f"sqlite://{env / 'a.db'}", "--to", f"sqlite://{env / 'b.db'}", "--dry-run"
+    )
     assert code == 0 and out.splitlines()[-1] == "7 to add, 0 to change, 0 to remove (entities); 8 / 0 / 0 keys."
     assert stored(env / "b.db") == {}
     assert run_main("migrate", "--from", f"sqlite://{env / 'a.db'}", "--to", f"sqlite://{env / 'b.db'}")[0] == 0
@@ -172,7 +195,8 @@ def test_every_command_has_help(command):
 def test_environment_beats_the_profile_and_a_flag_beats_the_environment(env, monkeypatch):
     (env / "config" / "kconfigs").mkdir(parents=True)
     (env / "config" / "kconfigs" / "config.toml").write_text(
-        f'default_profile = "p"\n[profiles.p]\nstore = "{env / "profile.db"}"\n')
+        f'default_profile = "p"\n[profiles.p]\nstore = "{env / "profile.db"}"\n'
+    )
     run_main("apply", str(env / "quotas.toml"))  # default_profile
     assert len(stored(env / "profile.db")) == 7
     monkeypatch.setenv("KCONFIGS_STORE", str(env / "env.db"))
@@ -191,7 +215,7 @@ def test_apply_reads_the_file_from_stdin(env, monkeypatch):
 
 
 def test_an_exported_file_is_read_by_resolve_and_analyze_quota_loaders(env):
-    from spark_analysis.quotas import load_quota_file as analyze_load
+    from kconfigs_analysis.quotas import load_quota_file as analyze_load
 
     run_main("apply", str(env / "quotas.toml"))
     exported = env / "exported.toml"

@@ -11,9 +11,8 @@ import uuid
 
 import pytest
 
-from kconfigs.quotafile import parse_quota_text, render_quota_text
-
 from harness.cli import run_main
+from kconfigs.quotafile import parse_quota_text, render_quota_text
 
 
 def _quotas(token: str) -> str:
@@ -39,8 +38,11 @@ consumer_byte_rate = 5
 
 def _mine(text: str, token: str) -> str:
     """The entries of an export whose names carry ``token``, rendered again."""
-    entries = [d for d in parse_quota_text(text) if any(isinstance(v, str) and token in v
-                                                        for v in d.entity.components().values())]
+    entries = [
+        d
+        for d in parse_quota_text(text)
+        if any(isinstance(v, str) and token in v for v in d.entity.components().values())
+    ]
     return render_quota_text(entries)
 
 
@@ -92,14 +94,16 @@ def test_migrate_embedded_to_kraft_and_back_verifies(kraft_broker, token, tmp_pa
 def test_dry_run_on_kraft_is_validated_by_the_broker_and_writes_nothing(kraft_broker, token, tmp_path):
     good = f'[[quota]]\nentity = {{ user = "{token}" }}\nproducer_byte_rate = 1024\n'
     (tmp_path / "good.toml").write_text(good)
-    code, out, err = run_main("apply", str(tmp_path / "good.toml"), "--bootstrap-server", kraft_broker.bootstrap,
-                         "--dry-run")
+    code, out, err = run_main(
+        "apply", str(tmp_path / "good.toml"), "--bootstrap-server", kraft_broker.bootstrap, "--dry-run"
+    )
     assert code == 0, err
     assert out.startswith(f"+ user-principal '{token}'\n")
     # producer_ids_rate (KIP-936) passes kconfigs' file check but Kafka 4.x does not know the key
     (tmp_path / "kip936.toml").write_text(f'[[quota]]\nentity = {{ user = "{token}" }}\nproducer_ids_rate = 5.0\n')
-    code, out, err = run_main("apply", str(tmp_path / "kip936.toml"), "--bootstrap-server",
-                         kraft_broker.bootstrap, "--dry-run")
+    code, out, err = run_main(
+        "apply", str(tmp_path / "kip936.toml"), "--bootstrap-server", kraft_broker.bootstrap, "--dry-run"
+    )
     assert code == 1 and out == ""
     assert "producer_ids_rate" in err and len(err.splitlines()) == 1  # the broker's own refusal
     assert _mine(run_main("export", "--bootstrap-server", kraft_broker.bootstrap)[1], token) == ""
@@ -109,8 +113,9 @@ def test_migrate_zookeeper_to_kraft(kraft_broker, zk_connect, token, tmp_path):
     quotas = _quotas(token)
     (tmp_path / "q.toml").write_text(quotas)
     assert run_main("apply", str(tmp_path / "q.toml"), "--zookeeper", zk_connect)[0] == 0
-    code, out, err = run_main("migrate", "--from", f"zk://{zk_connect}", "--to", f"kafka://{kraft_broker.bootstrap}",
-                         "-o", "json")
+    code, out, err = run_main(
+        "migrate", "--from", f"zk://{zk_connect}", "--to", f"kafka://{kraft_broker.bootstrap}", "-o", "json"
+    )
     assert code == 0, err
     assert '"complete": true' in out
     assert _export_eventually(kraft_broker.bootstrap, token, quotas) == quotas

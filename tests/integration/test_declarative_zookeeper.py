@@ -6,16 +6,15 @@ import json
 import threading
 
 from kazoo.security import OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, make_digest_acl
+from test_declarative_cli import QUOTAS, env  # noqa: F401  (env is a fixture)
 
+# same quota file, same expectations and the same isolated environment (the `env` fixture) on every store
+from harness.cli import run_main
 from kconfigs.applier import apply_plan
 from kconfigs.model import MATCH_ALL, QuotaEntity
 from kconfigs.plan import build_plan
 from kconfigs.quotafile import DesiredQuota
 from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore
-
-# same quota file, same expectations and the same isolated environment (the `env` fixture) on every store
-from harness.cli import run_main
-from test_declarative_cli import QUOTAS, env  # noqa: F401  (env is a fixture)
 
 
 def _config(zk_client, path: str) -> dict:
@@ -27,11 +26,15 @@ def test_export_apply_export_is_identity_and_znodes_are_kafkas(env, zk_connect, 
     assert run_main("apply", str(env / "quotas.toml"), "--zookeeper", zk_connect)[0] == 0
     assert run_main("export", "--zookeeper", zk_connect) == (0, QUOTAS, "")
     assert run_main("diff", str(env / "quotas.toml"), "--zookeeper", zk_connect)[0] == 0
-    assert _config(zk_client, "/config/users/CN%3Dalice%2COU%3Dx/clients/<default>") == \
-        {"producer_byte_rate": "1048576", "request_percentage": "200.0"}
+    assert _config(zk_client, "/config/users/CN%3Dalice%2COU%3Dx/clients/<default>") == {
+        "producer_byte_rate": "1048576",
+        "request_percentage": "200.0",
+    }
     assert _config(zk_client, "/config/users/with%20space/clients/a%2Ab") == {"controller_mutation_rate": "10.5"}
     assert _config(zk_client, "/config/users/%3Cdefault%3E") == {"producer_byte_rate": "7"}
-    notifications = [json.loads(zk_client.get(f"/config/changes/{c}")[0]) for c in zk_client.get_children("/config/changes")]
+    notifications = [
+        json.loads(zk_client.get(f"/config/changes/{c}")[0]) for c in zk_client.get_children("/config/changes")
+    ]
     assert len(notifications) == 7 and all(n["version"] == 2 for n in notifications)
     # the exported file applied to an empty embedded store exports the same bytes again
     exported = env / "exported.toml"
@@ -42,9 +45,19 @@ def test_export_apply_export_is_identity_and_znodes_are_kafkas(env, zk_connect, 
 
 def test_prune_removes_quota_keys_but_keeps_scram_credentials(env, zk_connect, zk_client):
     zk_client.ensure_path("/config/changes")
-    zk_client.create("/config/users/bob", json.dumps({"version": 1, "config": {
-        "SCRAM-SHA-256": "salt=c2FsdA==,stored_key=a2V5,server_key=a2V5,iterations=4096",
-        "producer_byte_rate": "5"}}).encode(), makepath=True)
+    zk_client.create(
+        "/config/users/bob",
+        json.dumps(
+            {
+                "version": 1,
+                "config": {
+                    "SCRAM-SHA-256": "salt=c2FsdA==,stored_key=a2V5,server_key=a2V5,iterations=4096",
+                    "producer_byte_rate": "5",
+                },
+            }
+        ).encode(),
+        makepath=True,
+    )
     (env / "only-alice.toml").write_text('[[quota]]\nentity = { user = "alice" }\nproducer_byte_rate = 9\n')
     assert run_main("apply", str(env / "only-alice.toml"), "--zookeeper", zk_connect)[0] == 0
     assert _config(zk_client, "/config/users/bob")["producer_byte_rate"] == "5"  # no --prune: kept
@@ -79,8 +92,12 @@ def test_a_concurrent_change_is_reported_not_clobbered(zk_connect, zk_client):
         store.close()
     assert [i.entity.user for i in report.applied] == ["bob"]
     assert [(i.entity.user, why) for i, why in report.failed] == [
-        ("alice", "user-principal 'alice' changed while applying: producer_byte_rate was 1 in the plan, "
-                  "is now 7; not overwritten, re-run to re-plan")]
+        (
+            "alice",
+            "user-principal 'alice' changed while applying: producer_byte_rate was 1 in the plan, "
+            "is now 7; not overwritten, re-run to re-plan",
+        )
+    ]
     assert _config(zk_client, "/config/users/alice") == {"producer_byte_rate": "7"}
 
 
@@ -88,8 +105,9 @@ def test_an_entity_refused_by_an_acl_fails_alone_and_a_rerun_converges(env, zk_c
     zk_client.add_auth("digest", "admin:pw")
     acl = [make_digest_acl("admin", "pw", all=True), *READ_ACL_UNSAFE]
     zk_client.ensure_path("/config/users")
-    zk_client.create("/config/users/locked", json.dumps({"version": 1, "config": {"producer_byte_rate": "1"}}).encode(),
-                     acl=acl)
+    zk_client.create(
+        "/config/users/locked", json.dumps({"version": 1, "config": {"producer_byte_rate": "1"}}).encode(), acl=acl
+    )
     entries = [f'[[quota]]\nentity = {{ user = "u{i:02}" }}\nproducer_byte_rate = {i + 1}\n' for i in range(120)]
     entries.append('[[quota]]\nentity = { user = "locked" }\nproducer_byte_rate = 2\n')
     (env / "many.toml").write_text("\n".join(entries))
@@ -107,8 +125,13 @@ def test_an_entity_refused_by_an_acl_fails_alone_and_a_rerun_converges(env, zk_c
 
 
 def test_zookeeper_stopped_mid_apply_then_a_rerun_converges(zk_server, zk_connect):
-    desired = [DesiredQuota(QuotaEntity(user=f"user-{i}", client_id=f"app-{i % 7}") if i % 2 else
-                            QuotaEntity(client_id=f"app-{i}"), {"producer_byte_rate": i + 1}) for i in range(2000)]
+    desired = [
+        DesiredQuota(
+            QuotaEntity(user=f"user-{i}", client_id=f"app-{i % 7}") if i % 2 else QuotaEntity(client_id=f"app-{i}"),
+            {"producer_byte_rate": i + 1},
+        )
+        for i in range(2000)
+    ]
     store = _store(zk_connect)
     stopped = threading.Event()
 
@@ -186,8 +209,16 @@ def test_bulk_prune_of_user_client_pairs_cleans_parents_like_kafka(env, zk_conne
         entity = f'{{ user = "{user}", client-id = "{client}" }}' if client else f'{{ user = "{user}" }}'
         return f"[[quota]]\nentity = {entity}\nproducer_byte_rate = 5\n"
 
-    everything = [entry("u1", "a"), entry("u1", "b"), entry("u2"), entry("u2", "a"), entry("u2", "b"),
-                  entry("u3", "a"), entry("u4", "a"), entry("u4", "b")]
+    everything = [
+        entry("u1", "a"),
+        entry("u1", "b"),
+        entry("u2"),
+        entry("u2", "a"),
+        entry("u2", "b"),
+        entry("u3", "a"),
+        entry("u4", "a"),
+        entry("u4", "b"),
+    ]
     kept = [entry("u1", "a"), entry("u2"), entry("u4", "b")]
     (env / "all.toml").write_text("\n".join(everything))
     (env / "kept.toml").write_text("\n".join(kept))
@@ -205,8 +236,10 @@ def test_bulk_prune_of_user_client_pairs_cleans_parents_like_kafka(env, zk_conne
 def test_two_concurrent_bulk_applies_of_different_keys_lose_nothing(zk_connect):
     """Both plans see the same 800 entities as new; every create that loses the race fails its
     multi-op, is re-read and re-applied with CAS, so each entity ends with both keys."""
-    entities = [QuotaEntity(user=f"u{i % 40}", client_id=f"c{i}") if i % 2 else QuotaEntity(client_id=f"c{i}")
-                for i in range(800)]
+    entities = [
+        QuotaEntity(user=f"u{i % 40}", client_id=f"c{i}") if i % 2 else QuotaEntity(client_id=f"c{i}")
+        for i in range(800)
+    ]
     plans = []
     for key in ("producer_byte_rate", "consumer_byte_rate"):
         plans.append(build_plan([DesiredQuota(e, {key: 100}) for e in entities], [], prune=False))
@@ -242,6 +275,7 @@ def test_completion_offers_entity_names_from_a_reachable_zookeeper(env, zk_conne
     words = f"kconfigs alter --zookeeper {zk_connect} --user "
     env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
     env.update(_KCONFIGS_COMPLETE="bash_complete", COMP_WORDS=words, COMP_CWORD=str(len(words.split(" ")) - 1))
-    out = subprocess.run([sys.executable, "-m", "kconfigs"], env=env, capture_output=True, text=True,
-                         check=True, timeout=60).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "kconfigs"], env=env, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
     assert out.splitlines() == ["plain,<default>", "plain,CN=alice,OU=x", "plain,with space"]

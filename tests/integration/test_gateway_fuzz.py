@@ -32,7 +32,11 @@ def _bad_frames(rng: random.Random):
             body = rng.randbytes(rng.randint(0, 64))
             yield kind, struct.pack(">i", rng.randint(-10, 10_000)) + body
         elif kind == "garbage-key":
-            body = struct.pack(">hhih", rng.randint(-32768, 32767), rng.randint(-5, 40), rng.randint(0, 99), 1) + b"c" + rng.randbytes(rng.randint(0, 40))
+            body = (
+                struct.pack(">hhih", rng.randint(-32768, 32767), rng.randint(-5, 40), rng.randint(0, 99), 1)
+                + b"c"
+                + rng.randbytes(rng.randint(0, 40))
+            )
             yield kind, struct.pack(">i", len(body)) + body
         else:
             api_key = rng.choice([0, 3, 10, 17, 18, 36, 60])
@@ -91,6 +95,9 @@ def test_fuzzed_frames_close_only_their_connection(tansu_upstream):
         fresh.close()
         # most inputs are rejected by the gateway itself (the rest are forwarded opaquely and the
         # broker closes them): every one is logged and counted
-        assert gateway.gateway.stats.registry.get_sample_value("kconfigs_gateway_bad_frames_total", {"side": "client"}) >= 30
+        assert (
+            gateway.gateway.stats.registry.get_sample_value("kconfigs_gateway_bad_frames_total", {"side": "client"})
+            >= 30
+        )
     finally:
         gateway.stop()

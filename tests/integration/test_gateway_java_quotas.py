@@ -38,8 +38,19 @@ def broker(kraft_broker_factory):
 def _alter_broker_quota(bootstrap: str, client_id: str, key: str, value: int) -> None:
     from tests.integration.compat_support import run_kconfigs
 
-    result = run_kconfigs(["--bootstrap-server", bootstrap, "--alter", "--add-config", f"{key}={value}",
-                           "--entity-type", "clients", "--entity-name", client_id])
+    result = run_kconfigs(
+        [
+            "--bootstrap-server",
+            bootstrap,
+            "--alter",
+            "--add-config",
+            f"{key}={value}",
+            "--entity-type",
+            "clients",
+            "--entity-name",
+            client_id,
+        ]
+    )
     assert result.rc == 0, result.stderr
 
 
@@ -52,10 +63,27 @@ def _steady(rates: list[float]) -> float:
 
 def _producer_rates(bootstrap: str, topic: str, client_id: str, records: int) -> list[float]:
     """Bytes/s of record values, one figure per second, from ProducerPerformance's reports."""
-    argv = java_command(KAFKA_4_VERSION, "org.apache.kafka.tools.ProducerPerformance",
-                        ["--topic", topic, "--num-records", str(records), "--record-size", str(RECORD_BYTES),
-                         "--throughput", "-1", "--reporting-interval", "1000", "--producer-props",
-                         f"bootstrap.servers={bootstrap}", f"client.id={client_id}", "acks=1", "linger.ms=5"])
+    argv = java_command(
+        KAFKA_4_VERSION,
+        "org.apache.kafka.tools.ProducerPerformance",
+        [
+            "--topic",
+            topic,
+            "--num-records",
+            str(records),
+            "--record-size",
+            str(RECORD_BYTES),
+            "--throughput",
+            "-1",
+            "--reporting-interval",
+            "1000",
+            "--producer-props",
+            f"bootstrap.servers={bootstrap}",
+            f"client.id={client_id}",
+            "acks=1",
+            "linger.ms=5",
+        ],
+    )
     result = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_S * 6 + 60, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [l for l in result.stdout.splitlines() if "records/sec" in l]
@@ -65,12 +93,32 @@ def _producer_rates(bootstrap: str, topic: str, client_id: str, records: int) ->
 
 def _consumer_rates(bootstrap: str, topic: str, client_id: str, records: int, group_protocol: str) -> list[float]:
     """Bytes/s per second from ConsumerPerformance's detailed stats (MB = 1024 * 1024 bytes)."""
-    argv = java_command(KAFKA_4_VERSION, "org.apache.kafka.tools.ConsumerPerformance",
-                        ["--bootstrap-server", bootstrap, "--topic", topic, "--num-records", str(records),
-                         "--group", f"perf-{uuid.uuid4().hex[:6]}", "--show-detailed-stats", "--reporting-interval", "1000",
-                         "--timeout", "60000", "--hide-header", "--command-property", f"client.id={client_id}",
-                         "--command-property", f"group.protocol={group_protocol}",
-                         "--command-property", "auto.offset.reset=earliest"])
+    argv = java_command(
+        KAFKA_4_VERSION,
+        "org.apache.kafka.tools.ConsumerPerformance",
+        [
+            "--bootstrap-server",
+            bootstrap,
+            "--topic",
+            topic,
+            "--num-records",
+            str(records),
+            "--group",
+            f"perf-{uuid.uuid4().hex[:6]}",
+            "--show-detailed-stats",
+            "--reporting-interval",
+            "1000",
+            "--timeout",
+            "60000",
+            "--hide-header",
+            "--command-property",
+            f"client.id={client_id}",
+            "--command-property",
+            f"group.protocol={group_protocol}",
+            "--command-property",
+            "auto.offset.reset=earliest",
+        ],
+    )
     result = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_S * 6 + 90, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr[-3000:]
     rates = []
@@ -82,9 +130,23 @@ def _consumer_rates(bootstrap: str, topic: str, client_id: str, records: int, gr
 
 
 def _fill(bootstrap: str, topic: str, records: int) -> None:
-    argv = java_command(KAFKA_4_VERSION, "org.apache.kafka.tools.ProducerPerformance",
-                        ["--topic", topic, "--num-records", str(records), "--record-size", str(RECORD_BYTES),
-                         "--throughput", "-1", "--producer-props", f"bootstrap.servers={bootstrap}", "acks=1"])
+    argv = java_command(
+        KAFKA_4_VERSION,
+        "org.apache.kafka.tools.ProducerPerformance",
+        [
+            "--topic",
+            topic,
+            "--num-records",
+            str(records),
+            "--record-size",
+            str(RECORD_BYTES),
+            "--throughput",
+            "-1",
+            "--producer-props",
+            f"bootstrap.servers={bootstrap}",
+            "acks=1",
+        ],
+    )
     result = subprocess.run(argv, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr[-3000:]
 
@@ -100,11 +162,15 @@ def test_producer_performance_is_held_like_the_broker_holds_it(broker):
     direct = _steady(_producer_rates(broker.bootstrap, f"pp-{uuid.uuid4().hex[:6]}", direct_id, records))
     gateway = _gateway(broker)
     try:
-        gateway.call_soon(gateway.gateway.quotas.load, [({"client-id": gateway_id}, {"producer_byte_rate": float(PRODUCE_QUOTA)})])
+        gateway.call_soon(
+            gateway.gateway.quotas.load, [({"client-id": gateway_id}, {"producer_byte_rate": float(PRODUCE_QUOTA)})]
+        )
         through = _steady(_producer_rates(gateway.bootstrap, f"pp-{uuid.uuid4().hex[:6]}", gateway_id, records))
     finally:
         gateway.stop()
-    print(f"ProducerPerformance: direct {direct / PRODUCE_QUOTA:.3f} Q, through the gateway {through / PRODUCE_QUOTA:.3f} Q")
+    print(
+        f"ProducerPerformance: direct {direct / PRODUCE_QUOTA:.3f} Q, through the gateway {through / PRODUCE_QUOTA:.3f} Q"
+    )
     assert 0.95 * PRODUCE_QUOTA <= direct <= 1.05 * PRODUCE_QUOTA, direct / PRODUCE_QUOTA
     assert 0.95 * PRODUCE_QUOTA <= through <= 1.05 * PRODUCE_QUOTA, through / PRODUCE_QUOTA
     assert 0.95 <= through / direct <= 1.05
@@ -120,13 +186,17 @@ def test_consumer_performance_is_held_like_the_broker_holds_it(broker, group_pro
     direct_rates = _consumer_rates(broker.bootstrap, topic, direct_id, records, group_protocol)
     gateway = _gateway(broker)
     try:
-        gateway.call_soon(gateway.gateway.quotas.load, [({"client-id": gateway_id}, {"consumer_byte_rate": float(FETCH_QUOTA)})])
+        gateway.call_soon(
+            gateway.gateway.quotas.load, [({"client-id": gateway_id}, {"consumer_byte_rate": float(FETCH_QUOTA)})]
+        )
         through_rates = _consumer_rates(gateway.bootstrap, topic, gateway_id, records, group_protocol)
     finally:
         gateway.stop()
     direct, through = _steady(direct_rates), _steady(through_rates)
-    print(f"ConsumerPerformance ({group_protocol}): direct {direct / FETCH_QUOTA:.3f} Q peak {max(direct_rates) / FETCH_QUOTA:.2f} Q, "
-          f"through the gateway {through / FETCH_QUOTA:.3f} Q peak {max(through_rates) / FETCH_QUOTA:.2f} Q")
+    print(
+        f"ConsumerPerformance ({group_protocol}): direct {direct / FETCH_QUOTA:.3f} Q peak {max(direct_rates) / FETCH_QUOTA:.2f} Q, "
+        f"through the gateway {through / FETCH_QUOTA:.3f} Q peak {max(through_rates) / FETCH_QUOTA:.2f} Q"
+    )
     # A broker discards the whole (here up to 1 MiB) response of a throttled Fetch and the consumer
     # waits before asking again, so it holds ConsumerPerformance at about 0.75 Q (measured), not Q;
     # the gateway must do the same, neither more nor less
@@ -143,10 +213,28 @@ REQUEST_PERCENTAGE = 1
 
 def _request_rates(bootstrap: str, topic: str, client_id: str, records: int) -> list[float]:
     """Records (= Produce requests) per second, one figure per second."""
-    argv = java_command(KAFKA_4_VERSION, "org.apache.kafka.tools.ProducerPerformance",
-                        ["--topic", topic, "--num-records", str(records), "--record-size", str(SMALL_RECORD_BYTES),
-                         "--throughput", "-1", "--reporting-interval", "1000", "--producer-props",
-                         f"bootstrap.servers={bootstrap}", f"client.id={client_id}", "acks=1", "linger.ms=0", "batch.size=0"])
+    argv = java_command(
+        KAFKA_4_VERSION,
+        "org.apache.kafka.tools.ProducerPerformance",
+        [
+            "--topic",
+            topic,
+            "--num-records",
+            str(records),
+            "--record-size",
+            str(SMALL_RECORD_BYTES),
+            "--throughput",
+            "-1",
+            "--reporting-interval",
+            "1000",
+            "--producer-props",
+            f"bootstrap.servers={bootstrap}",
+            f"client.id={client_id}",
+            "acks=1",
+            "linger.ms=0",
+            "batch.size=0",
+        ],
+    )
     result = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_S * 10 + 60, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [l for l in result.stdout.splitlines() if "records/sec" in l]
@@ -163,10 +251,15 @@ def test_request_percentage_migrated_from_the_broker_holds_the_client_within_1_5
     direct = _steady(_request_rates(broker.bootstrap, f"rq-{uuid.uuid4().hex[:6]}", direct_id, records))
     gateway = _gateway(broker)
     try:
-        gateway.call_soon(gateway.gateway.quotas.load, [({"client-id": gateway_id}, {"request_percentage": float(REQUEST_PERCENTAGE)})])
+        gateway.call_soon(
+            gateway.gateway.quotas.load,
+            [({"client-id": gateway_id}, {"request_percentage": float(REQUEST_PERCENTAGE)})],
+        )
         through = _steady(_request_rates(gateway.bootstrap, f"rq-{uuid.uuid4().hex[:6]}", gateway_id, records))
     finally:
         gateway.stop()
-    print(f"request_percentage={REQUEST_PERCENTAGE}: direct {direct:.0f} requests/s, through the gateway {through:.0f} "
-          f"requests/s ({through / direct:.2f}x)")
+    print(
+        f"request_percentage={REQUEST_PERCENTAGE}: direct {direct:.0f} requests/s, through the gateway {through:.0f} "
+        f"requests/s ({through / direct:.2f}x)"
+    )
     assert 1 / 1.5 <= through / direct <= 1.5, (direct, through)

@@ -25,8 +25,18 @@ COMMANDS = [
     ["--alter", "--add-config", "producer_byte_rate=1024,consumer_byte_rate=2048", *ALICE_APP],
     ["--alter", "--add-config", "request_percentage=50", "--entity-type", "clients", "--entity-default"],
     ["--alter", "--add-config", "producer_byte_rate=10485760", "--entity-type", "users", "--entity-name", "bob"],
-    ["--alter", "--add-config", "consumer_byte_rate=4096", "--entity-type", "users", "--entity-default",
-     "--entity-type", "clients", "--entity-name", "batch"],
+    [
+        "--alter",
+        "--add-config",
+        "consumer_byte_rate=4096",
+        "--entity-type",
+        "users",
+        "--entity-default",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        "batch",
+    ],
     ["--alter", "--add-config", "connection_creation_rate=5", "--entity-type", "ips", "--entity-name", "127.0.0.1"],
     ["--alter", "--delete-config", "consumer_byte_rate", *ALICE_APP],
     ["--alter", "--delete-config", "consumer_byte_rate", "--entity-type", "users", "--entity-name", "bob"],  # not set
@@ -60,22 +70,35 @@ def _normalized(lines: list[str]) -> set:
 
 @pytest.mark.parametrize("version", [KAFKA_3_VERSION, KAFKA_4_VERSION])
 def test_kafka_configs_manages_the_gateway_quotas_like_kconfigs(tansu_upstream, tmp_path, version):
-    kafka_side, kconfigs_side = ServedGateway(tansu_upstream, tmp_path / "a"), ServedGateway(tansu_upstream, tmp_path / "b")
+    kafka_side, kconfigs_side = (
+        ServedGateway(tansu_upstream, tmp_path / "a"),
+        ServedGateway(tansu_upstream, tmp_path / "b"),
+    )
     try:
         for command in COMMANDS:
-            theirs = run_kafka_class(version, config_command_class(version), ["--bootstrap-server", kafka_side.bootstrap, *command])
+            theirs = run_kafka_class(
+                version, config_command_class(version), ["--bootstrap-server", kafka_side.bootstrap, *command]
+            )
             ours = run_kconfigs(["--bootstrap-server", kconfigs_side.bootstrap, *command])
             what = f"kafka-configs {version} {' '.join(command)}"
             assert (theirs.returncode == 0) == (ours.rc == 0), (what, theirs.stderr[-2000:], ours.stderr)
             assert _normalized(theirs.stdout.strip().splitlines()) == _normalized(ours.stdout), what
             if theirs.returncode != 0:  # kafka-configs may prefix the exception class
-                assert ours.error and ours.error in kafka_error_message(theirs.stderr), (what, theirs.stderr[-2000:], ours.error)
+                assert ours.error and ours.error in kafka_error_message(theirs.stderr), (
+                    what,
+                    theirs.stderr[-2000:],
+                    ours.error,
+                )
         assert kafka_side.snapshot() == kconfigs_side.snapshot() == EXPECTED_STORE
         # users alone: kafka-configs prints the quotas (answered by the gateway), then asks the
         # upstream for SCRAM credentials (DescribeUserScramCredentials, passed through); tansu
         # answers with a null `results` array, which Kafka's admin client rejects (exit 1). That
         # step is tansu's, not the gateway's (docs/gateway.md, limits).
-        users = run_kafka_class(version, config_command_class(version), ["--bootstrap-server", kafka_side.bootstrap, "--describe", "--entity-type", "users"])
+        users = run_kafka_class(
+            version,
+            config_command_class(version),
+            ["--bootstrap-server", kafka_side.bootstrap, "--describe", "--entity-type", "users"],
+        )
         assert "Quota configs for user-principal 'bob' are producer_byte_rate=1.048576E7" in users.stdout.splitlines()
     finally:
         kafka_side.stop()

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from enforcement.gateway import responses
 from harness.cluster import KraftCluster
 from harness.javac import java_program_command
 from harness.versions import KAFKA_4_VERSION
+from kconfigs_enforcement.gateway import responses
 from tests.integration.gateway_support import GatewayThread
 
 pytestmark = pytest.mark.integration
@@ -73,8 +73,13 @@ def test_producer_follows_a_moved_leader_to_the_gateways_address(cluster, monkey
     try:
         admin.create_topics({topic: {"assignments": {0: [2, 3]}}})
         _wait_for_leader(admin, topic, 2)
-        producer = subprocess.Popen(java_program_command(PROGRAM, KAFKA_4_VERSION, [gateway.bootstrap, topic]),
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        producer = subprocess.Popen(
+            java_program_command(PROGRAM, KAFKA_4_VERSION, [gateway.bootstrap, topic]),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert producer.stdout.readline().strip() == "producing", producer.stderr.read()[-3000:]
         admin.alter_partition_reassignments({TopicPartition(topic, 0): [3, 2]})
         admin.elect_leaders(0, {topic: [0]})  # preferred leader: node 3 now

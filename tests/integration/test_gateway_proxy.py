@@ -8,7 +8,10 @@ import uuid
 import pytest
 
 from tests.integration.gateway_support import (
-    CONFLUENT_CLIENT, KAFKA_PYTHON_CLIENT, GatewayThread, run_client_script,
+    CONFLUENT_CLIENT,
+    KAFKA_PYTHON_CLIENT,
+    GatewayThread,
+    run_client_script,
 )
 
 pytestmark = pytest.mark.integration

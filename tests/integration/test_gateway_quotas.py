@@ -27,7 +27,14 @@ import pytest
 
 from tests.integration.gateway_support import GatewayThread, read_usage, run_client_script
 from tests.integration.quota_accuracy import (
-    CONFLUENT_FLOOD, FLOOD_S, FLOODS, QUOTAS_BYTES_PER_SEC, WINDOW_NUM, steady_rate, steady_window, usage_series,
+    CONFLUENT_FLOOD,
+    FLOOD_S,
+    FLOODS,
+    QUOTAS_BYTES_PER_SEC,
+    WINDOW_NUM,
+    steady_rate,
+    steady_window,
+    usage_series,
 )
 
 pytestmark = pytest.mark.integration
@@ -40,7 +47,9 @@ def _run_side_by_side(bootstrap: str, limited: tuple[str, str]) -> dict[str, dic
     runs = {limited[1]: (FLOODS[limited[0]],), "ck-free": (CONFLUENT_FLOOD, str(FREE_PACE_BYTES_PER_SEC))}
 
     def run(client_id, script, *extra):
-        results[client_id] = run_client_script(script, bootstrap, topic, client_id, str(FLOOD_S), *extra, timeout_s=FLOOD_S + 90)
+        results[client_id] = run_client_script(
+            script, bootstrap, topic, client_id, str(FLOOD_S), *extra, timeout_s=FLOOD_S + 90
+        )
 
     threads = [threading.Thread(target=run, args=(client_id, *args)) for client_id, args in runs.items()]
     for thread in threads:
@@ -59,7 +68,9 @@ def test_producer_is_held_to_producer_byte_rate_beside_an_unthrottled_one(tansu_
     usage = tmp_path / "usage.jsonl"
     gateway = GatewayThread(tansu_upstream, usage_log_path=str(usage), quota_window_num=WINDOW_NUM)
     try:
-        gateway.call_soon(gateway.gateway.quotas.load, [({"client-id": client_id}, {"producer_byte_rate": float(quota)})])
+        gateway.call_soon(
+            gateway.gateway.quotas.load, [({"client-id": client_id}, {"producer_byte_rate": float(quota)})]
+        )
         results = _run_side_by_side(gateway.bootstrap, (client, client_id))
     finally:
         gateway.stop()
@@ -99,7 +110,9 @@ def test_connection_storm_from_one_ip_is_held_to_connection_creation_rate(tansu_
     limit_per_sec, storm_s = 10, 12
     gateway = GatewayThread(tansu_upstream, quota_window_num=2)
     try:
-        gateway.call_soon(gateway.gateway.quotas.load, [({"ip": "127.0.0.1"}, {"connection_creation_rate": float(limit_per_sec)})])
+        gateway.call_soon(
+            gateway.gateway.quotas.load, [({"ip": "127.0.0.1"}, {"connection_creation_rate": float(limit_per_sec)})]
+        )
         port, accepted, lock, threads = gateway.gateway.bootstrap_address[1], [], threading.Lock(), []
         start = time.monotonic()
         while time.monotonic() - start < storm_s:  # ~60 attempts per second

@@ -31,7 +31,9 @@ def test_scram_principal_is_the_authenticated_user(sasl_broker, tmp_path, mechan
         producer = KafkaProducer(bootstrap_servers=gateway.bootstrap, client_id="sasl-producer", **config)
         producer.send(topic, b"authenticated").get(30)
         producer.close()
-        consumer = KafkaConsumer(bootstrap_servers=gateway.bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=5000, **config)
+        consumer = KafkaConsumer(
+            bootstrap_servers=gateway.bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=5000, **config
+        )
         consumer.assign([TopicPartition(topic, 0)])
         assert [m.value for m in consumer] == [b"authenticated"]
         consumer.close()

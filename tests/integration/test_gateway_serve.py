@@ -15,12 +15,19 @@ import uuid
 
 import pytest
 
-from enforcement import rates
-from enforcement.gateway import splice
-from enforcement.gateway.config import GatewayConfig
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
-from tests.integration.gateway_support import USAGE_WINDOW_MS, free_port, mean_rate, read_usage, usage_inside, wait_for_port
+from kconfigs_enforcement import rates
+from kconfigs_enforcement.gateway import splice
+from kconfigs_enforcement.gateway.config import GatewayConfig
+from tests.integration.gateway_support import (
+    USAGE_WINDOW_MS,
+    free_port,
+    mean_rate,
+    read_usage,
+    usage_inside,
+    wait_for_port,
+)
 
 pytestmark = pytest.mark.integration
 QUOTA_BYTES_PER_SEC = 100_000
@@ -31,14 +38,41 @@ def served(tansu_upstream, tmp_path):
     store_path, usage, port, metrics_port = tmp_path / "quotas.db", tmp_path / "usage.jsonl", free_port(), free_port()
     SqliteStore(str(store_path)).close()
     toml = tmp_path / "gateway.toml"
-    toml.write_text(f'quota_window_num = 2\nusage_log_window_ms = {USAGE_WINDOW_MS}\nlog_format = "json"\nquota_admin_principals = ["*"]\ndrain_timeout_ms = 5000\n')
+    toml.write_text(
+        f'quota_window_num = 2\nusage_log_window_ms = {USAGE_WINDOW_MS}\nlog_format = "json"\nquota_admin_principals = ["*"]\ndrain_timeout_ms = 5000\n'
+    )
     log = open(tmp_path / "serve.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--upstream", tansu_upstream, "--listen", f"127.0.0.1:{port}",
-                             "--store", str(store_path), "--metrics-listen", f"127.0.0.1:{metrics_port}", "--usage-log", str(usage),
-                             "--config", str(toml)], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kconfigs",
+            "serve",
+            "--upstream",
+            tansu_upstream,
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--store",
+            str(store_path),
+            "--metrics-listen",
+            f"127.0.0.1:{metrics_port}",
+            "--usage-log",
+            str(usage),
+            "--config",
+            str(toml),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     wait_for_port(port)
-    yield {"bootstrap": f"127.0.0.1:{port}", "store": str(store_path), "usage": usage, "metrics_port": metrics_port,
-           "proc": proc, "log": tmp_path / "serve.log"}
+    yield {
+        "bootstrap": f"127.0.0.1:{port}",
+        "store": str(store_path),
+        "usage": usage,
+        "metrics_port": metrics_port,
+        "proc": proc,
+        "log": tmp_path / "serve.log",
+    }
     if proc.poll() is None:
         proc.kill()
     log.close()
@@ -72,16 +106,29 @@ def test_quota_set_through_kafka_api_applies_live_and_sigterm_drains(served):
     time.sleep(5)
     # tansu has no AlterClientQuotas: the gateway answers from its embedded store (quota_admin=auto)
     changed_at_ms = int(time.time() * 1000)
-    result = _kconfigs("--bootstrap-server", bootstrap, "--alter", "--add-config", f"producer_byte_rate={QUOTA_BYTES_PER_SEC}",
-                       "--entity-type", "clients", "--entity-name", "live")
+    result = _kconfigs(
+        "--bootstrap-server",
+        bootstrap,
+        "--alter",
+        "--add-config",
+        f"producer_byte_rate={QUOTA_BYTES_PER_SEC}",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        "live",
+    )
     assert result.returncode == 0, result.stderr
     producer.join()
     produced_until_ms = int(time.time() * 1000)
     assert not errors, errors
 
     stored = SqliteStore(served["store"]).snapshot()
-    assert [(r.entity, dict(r.configs)) for r in stored] == [(QuotaEntity(client_id="live"), {"producer_byte_rate": str(QUOTA_BYTES_PER_SEC)})]
-    described = _kconfigs("--bootstrap-server", bootstrap, "--describe", "--entity-type", "clients", "--entity-name", "live")
+    assert [(r.entity, dict(r.configs)) for r in stored] == [
+        (QuotaEntity(client_id="live"), {"producer_byte_rate": str(QUOTA_BYTES_PER_SEC)})
+    ]
+    described = _kconfigs(
+        "--bootstrap-server", bootstrap, "--describe", "--entity-type", "clients", "--entity-name", "live"
+    )
     assert described.returncode == 0 and f"producer_byte_rate={QUOTA_BYTES_PER_SEC}" in described.stdout, described
 
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{served['metrics_port']}/metrics", timeout=10).read().decode()
@@ -98,7 +145,9 @@ def test_quota_set_through_kafka_api_applies_live_and_sigterm_drains(served):
     assert after and sum(l["throttle_ms"] for l in after) > 0
     assert all(l["quota"] == QUOTA_BYTES_PER_SEC for l in after)
     rate_after = mean_rate(after, after_windows, USAGE_WINDOW_MS)
-    assert rate_after <= 1.5 * QUOTA_BYTES_PER_SEC, rate_after  # held near the new quota (accuracy: test_gateway_quotas)
+    assert rate_after <= 1.5 * QUOTA_BYTES_PER_SEC, (
+        rate_after
+    )  # held near the new quota (accuracy: test_gateway_quotas)
     log_lines = [json.loads(l) for l in served["log"].read_text().splitlines() if l.startswith("{")]
     assert any("draining" in l["msg"] for l in log_lines)
     # the start-up line says what the operator got from the install: splice data path, native core
@@ -106,4 +155,6 @@ def test_quota_set_through_kafka_api_applies_live_and_sigterm_drains(served):
     if GatewayConfig().data_plane == "native":
         data_path = "native (Rust"
     rate_core = "native" if rates.NATIVE else "pure Python"
-    assert any(l["msg"].startswith(f"data path: {data_path}") and f"rate core: {rate_core}" in l["msg"] for l in log_lines), log_lines
+    assert any(
+        l["msg"].startswith(f"data path: {data_path}") and f"rate core: {rate_core}" in l["msg"] for l in log_lines
+    ), log_lines

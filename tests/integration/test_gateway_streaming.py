@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from enforcement.gateway import channel, responses
+from kconfigs_enforcement.gateway import channel, responses
 from tests.integration.gateway_support import GatewayThread
 
 pytestmark = pytest.mark.integration
@@ -40,10 +40,18 @@ def _produce(bootstrap: str, topic: str, payloads: list[bytes]) -> None:
 def _consume(bootstrap: str, topic: str, count: int) -> list[bytes]:
     import confluent_kafka as ck
 
-    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex, "enable.auto.commit": False,
-                            "fetch.max.bytes": 52428800})
+    consumer = ck.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": uuid.uuid4().hex,
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 52428800,
+        }
+    )
     partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-    consumer.assign([ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in partitions])  # no group join: quick close
+    consumer.assign(
+        [ck.TopicPartition(topic, p, ck.OFFSET_BEGINNING) for p in partitions]
+    )  # no group join: quick close
     got: list[bytes] = []
     try:
         for _ in range(120):
@@ -64,7 +72,9 @@ def upstream(request):
     return request.param, request.getfixturevalue("kraft_broker").bootstrap
 
 
-@pytest.mark.parametrize("buffer_bytes", [channel.RECEIVE_BUFFER_BYTES, 24 * 1024], ids=["default-buffer", "small-buffer"])
+@pytest.mark.parametrize(
+    "buffer_bytes", [channel.RECEIVE_BUFFER_BYTES, 24 * 1024], ids=["default-buffer", "small-buffer"]
+)
 def test_large_produce_and_fetch_frames_stream_through_unchanged(upstream, monkeypatch, buffer_bytes):
     monkeypatch.setattr(channel, "RECEIVE_BUFFER_BYTES", buffer_bytes)
     monkeypatch.setattr(channel.Channel.__init__, "__defaults__", (buffer_bytes,))

@@ -36,8 +36,13 @@ def broker(request):
 
 def _run_program(bootstrap: str, version: str, prefix: str) -> dict:
     args = [bootstrap, f"{prefix}-in", f"{prefix}-out", str(RECORDS), str(PAYLOAD_BYTES), prefix]
-    result = subprocess.run(java_program_command(PROGRAM, version, args), capture_output=True, text=True, timeout=300,
-                            stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        java_program_command(PROGRAM, version, args),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -47,8 +52,10 @@ def test_java_transactions_and_consume_transform_produce_through_the_gateway(bro
     usage = tmp_path / "usage.jsonl"
     gateway = GatewayThread(broker.bootstrap, usage_log_path=str(usage), quota_window_num=2)
     try:
-        gateway.call_soon(gateway.gateway.quotas.load,
-                          [({"client-id": f"{prefix}-in"}, {"producer_byte_rate": float(QUOTA_BYTES_PER_SEC)})])
+        gateway.call_soon(
+            gateway.gateway.quotas.load,
+            [({"client-id": f"{prefix}-in"}, {"producer_byte_rate": float(QUOTA_BYTES_PER_SEC)})],
+        )
         summary = _run_program(gateway.bootstrap, broker.version, prefix)
         gateway_ports = gateway.gateway_ports()
     finally:

@@ -9,10 +9,17 @@ import time
 
 import pytest
 
-from enforcement.gateway.reload import QuotaReloader
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.factory import StoreOptions, open_store
-from tests.integration.gateway_support import USAGE_WINDOW_MS, GatewayThread, mean_rate, produce_until, read_usage, usage_inside
+from kconfigs_enforcement.gateway.reload import QuotaReloader
+from tests.integration.gateway_support import (
+    USAGE_WINDOW_MS,
+    GatewayThread,
+    mean_rate,
+    produce_until,
+    read_usage,
+    usage_inside,
+)
 
 pytestmark = pytest.mark.integration
 QUOTA_BYTES_PER_SEC = 100_000
@@ -54,7 +61,10 @@ def test_zookeeper_outage_keeps_last_quotas_and_resyncs(tansu_broker, zk_server,
         # up to 60 s: ZooKeeper 3.8.0's startup race (ZOOKEEPER-5051, see
         # test_reliability_gateway_faults) can hold the watch's reconnection for its 30 s handshake timeout
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and gateway.gateway.quotas.quota_for("produce", "ANONYMOUS", "zk-live", None) != RAISED_BYTES_PER_SEC:
+        while (
+            time.monotonic() < deadline
+            and gateway.gateway.quotas.quota_for("produce", "ANONYMOUS", "zk-live", None) != RAISED_BYTES_PER_SEC
+        ):
             time.sleep(0.2)
         raised_at = time.time() * 1000
         time.sleep(4)

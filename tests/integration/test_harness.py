@@ -44,9 +44,13 @@ def _produce_and_consume(bootstrap: str, group: bool = True, **client_config) ->
             producer.send(topic, value).get(timeout=30)
     finally:
         producer.close()
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                             consumer_timeout_ms=30_000, group_id=_unique("g") if group else None,
-                             **client_config)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        auto_offset_reset="earliest",
+        consumer_timeout_ms=30_000,
+        group_id=_unique("g") if group else None,
+        **client_config,
+    )
     try:
         if group:
             consumer.subscribe([topic])
@@ -95,8 +99,7 @@ def test_zk_server_restarts_on_the_same_port_with_its_data(zk_server, zk_client)
 @pytest.mark.parametrize("version", ALL_KAFKA_VERSIONS)
 def test_every_kafka_version_has_server_and_config_command_jars(version):
     assert any(jar.name == f"kafka_2.13-{version}.jar" for jar in kafka_jars(version))
-    assert config_command_class(version) in ("kafka.admin.ConfigCommand",
-                                             "org.apache.kafka.tools.ConfigCommand")
+    assert config_command_class(version) in ("kafka.admin.ConfigCommand", "org.apache.kafka.tools.ConfigCommand")
 
 
 def test_missing_kafka_version_fails_with_setup_hint():
@@ -106,9 +109,21 @@ def test_missing_kafka_version_fails_with_setup_hint():
 
 def test_config_command_2_8_writes_user_quota_to_zookeeper(zk_connect, zk_client):
     started = time.monotonic()
-    result = run_kafka_class(KAFKA_ZK_TOOL_VERSION, "kafka.admin.ConfigCommand", [
-        "--zookeeper", zk_connect, "--alter", "--entity-type", "users", "--entity-name", "u1",
-        "--add-config", "producer_byte_rate=1024"])
+    result = run_kafka_class(
+        KAFKA_ZK_TOOL_VERSION,
+        "kafka.admin.ConfigCommand",
+        [
+            "--zookeeper",
+            zk_connect,
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "u1",
+            "--add-config",
+            "producer_byte_rate=1024",
+        ],
+    )
     STARTUP_TIMES.append(("ConfigCommand 2.8.2 --alter (tool run)", time.monotonic() - started))
 
     assert result.returncode == 0, result.stderr
@@ -121,12 +136,27 @@ def test_config_command_2_8_writes_user_quota_to_zookeeper(zk_connect, zk_client
 
 
 def test_config_command_2_8_describes_what_it_wrote(zk_connect):
-    run_kafka_class(KAFKA_ZK_TOOL_VERSION, "kafka.admin.ConfigCommand", [
-        "--zookeeper", zk_connect, "--alter", "--entity-type", "users", "--entity-name", "u2",
-        "--add-config", "consumer_byte_rate=2048"])
+    run_kafka_class(
+        KAFKA_ZK_TOOL_VERSION,
+        "kafka.admin.ConfigCommand",
+        [
+            "--zookeeper",
+            zk_connect,
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "u2",
+            "--add-config",
+            "consumer_byte_rate=2048",
+        ],
+    )
 
-    result = run_kafka_class(KAFKA_ZK_TOOL_VERSION, "kafka.admin.ConfigCommand", [
-        "--zookeeper", zk_connect, "--describe", "--entity-type", "users", "--entity-name", "u2"])
+    result = run_kafka_class(
+        KAFKA_ZK_TOOL_VERSION,
+        "kafka.admin.ConfigCommand",
+        ["--zookeeper", zk_connect, "--describe", "--entity-type", "users", "--entity-name", "u2"],
+    )
 
     assert result.returncode == 0, result.stderr
     # 2.8 prints a two-line "--zookeeper is deprecated" warning on stdout first.
@@ -164,14 +194,12 @@ def test_kraft_sasl_scram_rejects_a_wrong_password(kraft_broker_factory):
     config = {**broker.sasl_client_config("SCRAM-SHA-256"), "sasl_plain_password": "wrong"}
 
     with pytest.raises(KafkaError):
-        KafkaAdminClient(bootstrap_servers=broker.sasl_bootstrap, bootstrap_timeout_ms=10_000,
-                         **config).close()
+        KafkaAdminClient(bootstrap_servers=broker.sasl_bootstrap, bootstrap_timeout_ms=10_000, **config).close()
 
 
 def test_kraft_factory_applies_extra_props_and_survives_restart(kraft_broker_factory):
     broker = kraft_broker_factory(version=KAFKA_4_VERSION, extra_props={"message.max.bytes": 2_000_000})
-    assert broker is kraft_broker_factory(version=KAFKA_4_VERSION,
-                                          extra_props={"message.max.bytes": "2000000"})
+    assert broker is kraft_broker_factory(version=KAFKA_4_VERSION, extra_props={"message.max.bytes": "2000000"})
 
     broker.stop()
     assert not port_is_open(broker.port)
@@ -179,8 +207,7 @@ def test_kraft_factory_applies_extra_props_and_survives_restart(kraft_broker_fac
 
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
-        described = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")],
-                                           config_filter="all")
+        described = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")], config_filter="all")
     finally:
         admin.close()
     (broker_configs,) = next(iter(described.values())).values()
@@ -222,10 +249,23 @@ def test_zk_tls_server_refuses_plaintext_clients_on_its_tls_port(zk_tls_server):
 def test_config_command_2_8_writes_over_tls_with_sasl_digest_login(zk_tls_server):
     user = _unique("tls-user")
     result = run_kafka_class(
-        KAFKA_ZK_TOOL_VERSION, "kafka.admin.ConfigCommand",
-        ["--zookeeper", zk_tls_server.hosts, "--zk-tls-config-file", str(zk_tls_server.kafka_tls_config_path),
-         "--alter", "--entity-type", "users", "--entity-name", user, "--add-config", "producer_byte_rate=5"],
-        extra_jvm_flags=[f"-Djava.security.auth.login.config={zk_tls_server.jaas_client_path}"])
+        KAFKA_ZK_TOOL_VERSION,
+        "kafka.admin.ConfigCommand",
+        [
+            "--zookeeper",
+            zk_tls_server.hosts,
+            "--zk-tls-config-file",
+            str(zk_tls_server.kafka_tls_config_path),
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            user,
+            "--add-config",
+            "producer_byte_rate=5",
+        ],
+        extra_jvm_flags=[f"-Djava.security.auth.login.config={zk_tls_server.jaas_client_path}"],
+    )
 
     assert result.returncode == 0, result.stderr
     with zk_tls_server.client() as client:

@@ -14,10 +14,17 @@ import uuid
 
 import pytest
 
-from enforcement.gateway.reload import QuotaReloader
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.factory import StoreOptions, open_store
-from tests.integration.gateway_support import USAGE_WINDOW_MS, GatewayThread, mean_rate, produce_until, read_usage, usage_inside
+from kconfigs_enforcement.gateway.reload import QuotaReloader
+from tests.integration.gateway_support import (
+    USAGE_WINDOW_MS,
+    GatewayThread,
+    mean_rate,
+    produce_until,
+    read_usage,
+    usage_inside,
+)
 from tests.integration.reliability_gateway import LOCALHOST, ServeProcess
 
 pytestmark = pytest.mark.integration
@@ -49,7 +56,12 @@ def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, out
     limited = QuotaEntity(client_id="zk-outage")
     set_quota(zk_connect, limited, {"producer_byte_rate": str(QUOTA_BYTES_PER_SEC)})
     set_quota(zk_connect, RECOVERY_ENTITY, {})  # a second run starts from one entity too
-    serve = ServeProcess(workdir, upstream, zookeeper=zk_connect, settings={"quota_window_num": 2, "usage_log_window_ms": USAGE_WINDOW_MS})
+    serve = ServeProcess(
+        workdir,
+        upstream,
+        zookeeper=zk_connect,
+        settings={"quota_window_num": 2, "usage_log_window_ms": USAGE_WINDOW_MS},
+    )
     stop, errors = threading.Event(), []
     producer = threading.Thread(target=produce_until, args=(serve.bootstrap, "zk-outage", stop, errors))
     try:
@@ -63,7 +75,9 @@ def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, out
         zk_server.start()
         back_at = time.time()  # ZooKeeper answers again (start() waits for it)
         set_quota(zk_connect, RECOVERY_ENTITY, {"producer_byte_rate": "12345"})
-        applied_at = _wait_for_log(serve, lambda l: l["msg"].startswith("quotas ") and l["msg"].endswith(": 2 entities"), 60)
+        applied_at = _wait_for_log(
+            serve, lambda l: l["msg"].startswith("quotas ") and l["msg"].endswith(": 2 entities"), 60
+        )
         time.sleep(3)
         stop.set()
         producer.join(90)
@@ -75,8 +89,10 @@ def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, out
     during, window_count = usage_inside(lines, outage_start * 1000, outage_end * 1000, USAGE_WINDOW_MS)
     log = serve.log_lines()
     return {
-        "outage_s": round(outage_end - outage_start, 1), "errors": errors,
-        "windows_during": window_count, "busy_windows_during": len(during),
+        "outage_s": round(outage_end - outage_start, 1),
+        "errors": errors,
+        "windows_during": window_count,
+        "busy_windows_during": len(during),
         "quota_during": sorted({l["quota"] for l in during}),
         "throttled_windows_during": sum(l["throttle_ms"] > 0 for l in during),
         "rate_during_bytes_per_sec": round(mean_rate(during, window_count, USAGE_WINDOW_MS)),
@@ -184,8 +200,13 @@ def test_upstream_broker_restart_clients_reconnect_through_the_gateway(kraft_bro
     from tests.integration.gateway_support import remote_ports_of_pid
 
     serve = ServeProcess(tmp_path, kraft_broker.bootstrap)
-    producer = KafkaProducer(bootstrap_servers=serve.bootstrap, client_id="survivor", linger_ms=2,
-                             request_timeout_ms=5000, max_block_ms=60_000)
+    producer = KafkaProducer(
+        bootstrap_servers=serve.bootstrap,
+        client_id="survivor",
+        linger_ms=2,
+        request_timeout_ms=5000,
+        max_block_ms=60_000,
+    )
     topic, acked_after = f"restart-{uuid.uuid4().hex[:6]}", []
     try:
         producer.send(topic, b"before").get(30)
@@ -216,8 +237,15 @@ def _fetch_frame(topic: str, offset: int, max_wait_ms: int, correlation_id: int)
     from kafka.protocol.consumer.fetch import FetchRequest
 
     partition = FetchRequest.FetchTopic.FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=1 << 20)
-    request = FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
-                           topics=[FetchRequest.FetchTopic(topic=topic, partitions=[partition])], version=4)
+    request = FetchRequest(
+        replica_id=-1,
+        max_wait_ms=max_wait_ms,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        topics=[FetchRequest.FetchTopic(topic=topic, partitions=[partition])],
+        version=4,
+    )
     request.with_header(correlation_id=correlation_id, client_id="drain-probe")
     body = bytes(request.encode(header=True))
     return struct.pack(">i", len(body)) + body

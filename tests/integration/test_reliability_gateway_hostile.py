@@ -20,15 +20,25 @@ import pytest
 from kconfigs.model import DEFAULT, QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
 from tests.integration.reliability_gateway import (
-    LOCALHOST, ServeProcess, SteadyTraffic, capture_client_frames, hostile_frame, raise_fd_limit, run_barrage,
+    LOCALHOST,
+    ServeProcess,
+    SteadyTraffic,
+    capture_client_frames,
+    hostile_frame,
+    raise_fd_limit,
+    run_barrage,
 )
 
 pytestmark = pytest.mark.integration
 SEED = 20260808
 CASES = int(os.environ.get("KCONFIGS_FUZZ_FRAMES", "10000"))
 #: short named timeouts so that every hostile connection ends within seconds in the test
-HOSTILE_SETTINGS = {"request_read_timeout_ms": 1000, "connections_max_idle_ms": 4000, "quota_admin_principals": ["*"],
-                    "log_format": "json"}
+HOSTILE_SETTINGS = {
+    "request_read_timeout_ms": 1000,
+    "connections_max_idle_ms": 4000,
+    "quota_admin_principals": ["*"],
+    "log_format": "json",
+}
 
 
 def _store_with_quotas(path) -> str:
@@ -60,7 +70,9 @@ def run_hostile_frames(tansu_bootstrap: str, workdir, cases: int = CASES, seed: 
     """Throw ``cases`` hostile frames at a serve process during steady traffic; return figures."""
     raise_fd_limit()
     captured = capture_client_frames(workdir)
-    serve = ServeProcess(workdir, tansu_bootstrap, store=_store_with_quotas(workdir / "fuzz.db"), settings=HOSTILE_SETTINGS)
+    serve = ServeProcess(
+        workdir, tansu_bootstrap, store=_store_with_quotas(workdir / "fuzz.db"), settings=HOSTILE_SETTINGS
+    )
     try:
         ports = [serve.port, _broker_port(serve)]
         traffic = SteadyTraffic(serve.bootstrap, f"steady-{uuid.uuid4().hex[:6]}").start()
@@ -74,14 +86,18 @@ def run_hostile_frames(tansu_bootstrap: str, workdir, cases: int = CASES, seed: 
         time.sleep(1)
         traffic.stop()
         figures = {
-            "cases": cases, "seconds": round(ended - started, 1), "summary": barrage.summary(),
+            "cases": cases,
+            "seconds": round(ended - started, 1),
+            "summary": barrage.summary(),
             "left_open": [o.kind for o in barrage.outcomes if not o.closed_by_gateway],
-            "alive": serve.alive(), "errors": traffic.errors,
+            "alive": serve.alive(),
+            "errors": traffic.errors,
             "acked_during": sum(started <= t <= ended for t in traffic.acked),
             "consumed_during": sum(started <= t <= ended for t in traffic.consumed_at),
             "longest_ack_gap_s": round(traffic.longest_gap_s(traffic.acked, started, ended), 2),
             "longest_consume_gap_s": round(traffic.longest_gap_s(traffic.consumed_at, started, ended), 2),
-            "rss_before_mib": round(rss_before_kib / 1024, 1), "rss_after_mib": round(serve.status_kib("VmRSS") / 1024, 1),
+            "rss_before_mib": round(rss_before_kib / 1024, 1),
+            "rss_after_mib": round(serve.status_kib("VmRSS") / 1024, 1),
             "peak_rss_mib": round(serve.status_kib("VmHWM") / 1024, 1),
             "bad_frames": serve.metric("kconfigs_gateway_bad_frames_total", side="client"),
             "unexpected_errors": [l["msg"] for l in serve.log_lines() if "unexpected error" in l["msg"] or "exc" in l],
@@ -112,7 +128,9 @@ def test_ten_thousand_hostile_frames_close_only_their_connections(tansu_broker, 
     assert figures["bad_frames"] >= CASES // 2
     assert figures["errors"] == [] and figures["acked_during"] > 0
     # the steady producer and consumer kept going throughout the barrage
-    assert figures["consumed_during"] > 0 and figures["longest_ack_gap_s"] < 10 and figures["longest_consume_gap_s"] < 10, figures
+    assert (
+        figures["consumed_during"] > 0 and figures["longest_ack_gap_s"] < 10 and figures["longest_consume_gap_s"] < 10
+    ), figures
     assert figures["rss_after_mib"] < figures["rss_before_mib"] + 100
 
 
@@ -137,7 +155,9 @@ API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, 1, 0)  # size, key, version, 
 
 
 def test_slowloris_clients_are_cut_by_the_named_timeouts(tansu_broker, tmp_path):
-    serve = ServeProcess(tmp_path, tansu_broker.bootstrap, settings={"request_read_timeout_ms": 1500, "connections_max_idle_ms": 3000})
+    serve = ServeProcess(
+        tmp_path, tansu_broker.bootstrap, settings={"request_read_timeout_ms": 1500, "connections_max_idle_ms": 3000}
+    )
     try:
         # 1. dribbling a frame one byte every 200 ms: cut request_read_timeout_ms after the prefix
         dribbler = socket.create_connection((LOCALHOST, serve.port))
@@ -228,7 +248,9 @@ def _still_open(socks: list[socket.socket], wait_s: float = 1.5) -> int:
 
 def test_connection_floods_are_bounded_by_max_connections(tansu_broker, tmp_path):
     raise_fd_limit()
-    serve = ServeProcess(tmp_path, tansu_broker.bootstrap, settings={"max_connections": 120, "max_connections_per_ip": 50})
+    serve = ServeProcess(
+        tmp_path, tansu_broker.bootstrap, settings={"max_connections": 120, "max_connections_per_ip": 50}
+    )
     groups = {}
     try:
         groups["127.0.0.2"] = _open_from("127.0.0.2", serve.port, 200)  # one IP floods: held at 50
@@ -237,14 +259,17 @@ def test_connection_floods_are_bounded_by_max_connections(tansu_broker, tmp_path
             groups[ip] = _open_from(ip, serve.port, 40)
         held = {ip: _still_open(socks) for ip, socks in groups.items()}
         open_gauge = serve.metric("kconfigs_gateway_open_connections")
-        over = {limit: serve.metric("kconfigs_gateway_connections_over_limit_total", limit=limit)
-                for limit in ("max_connections", "max_connections_per_ip")}
+        over = {
+            limit: serve.metric("kconfigs_gateway_connections_over_limit_total", limit=limit)
+            for limit in ("max_connections", "max_connections_per_ip")
+        }
         for socks in groups.values():
             for sock in socks:
                 sock.close()
         time.sleep(1)
         # after the flood the gateway serves again
         from kafka import KafkaProducer
+
         producer = KafkaProducer(bootstrap_servers=serve.bootstrap, client_id="after-flood")
         producer.send("after-flood", b"ok").get(30)
         producer.close()

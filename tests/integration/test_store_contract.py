@@ -11,7 +11,16 @@ import threading
 import pytest
 
 from kconfigs.errors import CorruptData, PartialFailure, ValidationError
-from kconfigs.model import DEFAULT, MATCH_ALL, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
+from kconfigs.model import (
+    DEFAULT,
+    MATCH_ALL,
+    EntityFilter,
+    EntityType,
+    FilterComponent,
+    Match,
+    QuotaEntity,
+    QuotaRecord,
+)
 from kconfigs.service import ConfigChange, merge_update
 from kconfigs.stores.sqlite import SqliteStore
 from kconfigs.stores.zookeeper import ZkSettings, ZooKeeperStore
@@ -36,6 +45,7 @@ class ZkRaw:
                 if f"{path}/{child}" != "/config/changes":
                     out.add(f"{path}/{child}")
                     walk(f"{path}/{child}")
+
         if self.client.exists("/config"):
             walk("/config")
         return {p for p in out if p.count("/") >= 3}  # entity nodes, not /config/users itself
@@ -135,16 +145,29 @@ def test_alter_writes_kafkas_znode_json_at_kafkas_path(store, raw):
 def test_alter_merges_adds_and_removes_deletes(store):
     put(store, TUPLE, {"producer_byte_rate": "1", "consumer_byte_rate": "2"})
     put(store, TUPLE, {"request_percentage": "50"}, delete=["producer_byte_rate"])
-    (record,) = store.describe(EntityFilter((FilterComponent(EntityType.USER, Match.EXACT, "alice"),
-                                             FilterComponent(EntityType.CLIENT_ID, Match.EXACT, "app"))))
+    (record,) = store.describe(
+        EntityFilter(
+            (
+                FilterComponent(EntityType.USER, Match.EXACT, "alice"),
+                FilterComponent(EntityType.CLIENT_ID, Match.EXACT, "app"),
+            )
+        )
+    )
     assert record.configs == {"consumer_byte_rate": "2", "request_percentage": "50"}
 
 
-@pytest.mark.parametrize("add, delete, message", [
-    ({}, ["missing_config1", "missing_config2"], "Invalid config(s): missing_config1,missing_config2"),
-    ({"foo": "1"}, [], "requirement failed: Unknown Dynamic Configuration: HashSet(foo)."),
-    ({"producer_byte_rate": "1.5"}, [], "Invalid value 1.5 for configuration producer_byte_rate: Not a number of type LONG"),
-])
+@pytest.mark.parametrize(
+    "add, delete, message",
+    [
+        ({}, ["missing_config1", "missing_config2"], "Invalid config(s): missing_config1,missing_config2"),
+        ({"foo": "1"}, [], "requirement failed: Unknown Dynamic Configuration: HashSet(foo)."),
+        (
+            {"producer_byte_rate": "1.5"},
+            [],
+            "Invalid value 1.5 for configuration producer_byte_rate: Not a number of type LONG",
+        ),
+    ],
+)
 def test_a_failing_alter_writes_nothing(store, raw, add, delete, message):
     put(store, USER, {"consumer_byte_rate": "5"})
     before = (raw.paths(), raw.data("/config/users/alice"), raw.notifications())
@@ -163,16 +186,30 @@ def test_validate_only_checks_and_answers_but_writes_nothing(store, raw):
 
 
 def test_every_alter_writes_one_notification_naming_the_entity_path(store, raw):
-    entities = [QuotaEntity(user="CN=u1"), QuotaEntity(user=DEFAULT), QuotaEntity(user="u", client_id=DEFAULT),
-                QuotaEntity(user=DEFAULT, client_id=DEFAULT), QuotaEntity(client_id="c"), QuotaEntity(client_id=DEFAULT)]
+    entities = [
+        QuotaEntity(user="CN=u1"),
+        QuotaEntity(user=DEFAULT),
+        QuotaEntity(user="u", client_id=DEFAULT),
+        QuotaEntity(user=DEFAULT, client_id=DEFAULT),
+        QuotaEntity(client_id="c"),
+        QuotaEntity(client_id=DEFAULT),
+    ]
     for entity in entities:
         put(store, entity, {"producer_byte_rate": "1"})
     put(store, QuotaEntity(ip="1.2.3.4"), {"connection_creation_rate": "1"})
     put(store, QuotaEntity(ip=DEFAULT), {"connection_creation_rate": "1"})
     put(store, QuotaEntity(client_id="c"), {"producer_byte_rate": "1"})  # a no-op still notifies
     assert raw.notifications() == [
-        "users/CN%3Du1", "users/<default>", "users/u/clients/<default>", "users/<default>/clients/<default>",
-        "clients/c", "clients/<default>", "ips/1.2.3.4", "ips/<default>", "clients/c"]
+        "users/CN%3Du1",
+        "users/<default>",
+        "users/u/clients/<default>",
+        "users/<default>/clients/<default>",
+        "clients/c",
+        "clients/<default>",
+        "ips/1.2.3.4",
+        "ips/<default>",
+        "clients/c",
+    ]
 
 
 def test_emptied_user_and_client_nodes_are_removed_with_their_empty_parents(store, raw):
@@ -202,13 +239,21 @@ def test_emptying_a_user_with_client_overrides_keeps_the_overrides(store):
     put(store, TUPLE, {"producer_byte_rate": "1"})
     put(store, USER, delete=["consumer_byte_rate"])
     assert all(not r.configs for r in store.describe(only(EntityType.USER, Match.EXACT, "alice")))
-    tuples = store.describe(EntityFilter((FilterComponent(EntityType.USER, Match.ANY), FilterComponent(EntityType.CLIENT_ID, Match.ANY))))
+    tuples = store.describe(
+        EntityFilter((FilterComponent(EntityType.USER, Match.ANY), FilterComponent(EntityType.CLIENT_ID, Match.ANY)))
+    )
     assert tuples == [QuotaRecord(TUPLE, {"producer_byte_rate": "1"})]
 
 
 def test_describe_filters_are_strict_like_describe_client_quotas(store):
-    data = {QuotaEntity(user="u1"): "1", QuotaEntity(user=DEFAULT): "2", QuotaEntity(user="u1", client_id="c1"): "3",
-            QuotaEntity(user=DEFAULT, client_id=DEFAULT): "4", QuotaEntity(client_id="c1"): "5", QuotaEntity(client_id=DEFAULT): "6"}
+    data = {
+        QuotaEntity(user="u1"): "1",
+        QuotaEntity(user=DEFAULT): "2",
+        QuotaEntity(user="u1", client_id="c1"): "3",
+        QuotaEntity(user=DEFAULT, client_id=DEFAULT): "4",
+        QuotaEntity(client_id="c1"): "5",
+        QuotaEntity(client_id=DEFAULT): "6",
+    }
     for entity, value in data.items():
         put(store, entity, {"producer_byte_rate": value})
     put(store, QuotaEntity(ip="1.2.3.4"), {"connection_creation_rate": "7"})
@@ -221,16 +266,26 @@ def test_describe_filters_are_strict_like_describe_client_quotas(store):
     assert values(only(EntityType.USER, Match.DEFAULT)) == ["2"]
     assert values(only(EntityType.CLIENT_ID)) == ["5", "6"]
     assert values(only(EntityType.IP)) == ["7", "8"]
-    assert values(EntityFilter((FilterComponent(EntityType.USER, Match.ANY), FilterComponent(EntityType.CLIENT_ID, Match.ANY)))) == ["3", "4"]
-    assert values(EntityFilter((FilterComponent(EntityType.USER, Match.EXACT, "u1"), FilterComponent(EntityType.CLIENT_ID, Match.ANY)))) == ["3"]
+    assert values(
+        EntityFilter((FilterComponent(EntityType.USER, Match.ANY), FilterComponent(EntityType.CLIENT_ID, Match.ANY)))
+    ) == ["3", "4"]
+    assert values(
+        EntityFilter(
+            (FilterComponent(EntityType.USER, Match.EXACT, "u1"), FilterComponent(EntityType.CLIENT_ID, Match.ANY))
+        )
+    ) == ["3"]
     assert values(EntityFilter((FilterComponent(EntityType.USER, Match.EXACT, "u1"),), strict=False)) == ["1", "3"]
     assert values(MATCH_ALL) == ["1", "2", "3", "4", "5", "6", "7", "8"]
 
 
-@pytest.mark.parametrize("name", ["CN=ConfigCommandTest,O=Apache,L=<default>", "<default>", "client1?@%", "a b", "a+b", "über", "..."])
+@pytest.mark.parametrize(
+    "name", ["CN=ConfigCommandTest,O=Apache,L=<default>", "<default>", "client1?@%", "a b", "a+b", "über", "..."]
+)
 def test_odd_names_round_trip(store, name):
     put(store, QuotaEntity(user=name, client_id=name), {"producer_byte_rate": "1"})
-    (record,) = store.describe(EntityFilter((FilterComponent(EntityType.USER, Match.ANY), FilterComponent(EntityType.CLIENT_ID, Match.ANY))))
+    (record,) = store.describe(
+        EntityFilter((FilterComponent(EntityType.USER, Match.ANY), FilterComponent(EntityType.CLIENT_ID, Match.ANY)))
+    )
     assert record.entity == QuotaEntity(user=name, client_id=name)
 
 
@@ -245,14 +300,16 @@ def test_garbage_config_data_is_corrupt_data_naming_the_path(store, raw):
 
 def test_alter_many_names_what_was_and_was_not_applied(store, raw):
     good, bad, never = QuotaEntity(client_id="a"), QuotaEntity(client_id="b"), QuotaEntity(client_id="c")
-    changes = [(e, merge_update(e, ConfigChange(add=add))) for e, add in
-               ((good, {"producer_byte_rate": "1"}), (bad, {"foo": "1"}), (never, {"producer_byte_rate": "1"}))]
+    changes = [
+        (e, merge_update(e, ConfigChange(add=add)))
+        for e, add in ((good, {"producer_byte_rate": "1"}), (bad, {"foo": "1"}), (never, {"producer_byte_rate": "1"}))
+    ]
     with pytest.raises(PartialFailure) as err:
         store.alter_many(changes)
     applied = {f"/config/{r.entity.path}" for r in err.value.applied}
     assert "clients/b" in str(err.value) and "/config/clients/a" in applied
     assert raw.paths() == applied and "/config/clients/b" not in applied
-    assert sorted(raw.notifications()) == sorted(p[len("/config/"):] for p in applied)
+    assert sorted(raw.notifications()) == sorted(p[len("/config/") :] for p in applied)
 
 
 def test_concurrent_writers_on_separate_connections_lose_no_key(open_store):
@@ -262,10 +319,17 @@ def test_concurrent_writers_on_separate_connections_lose_no_key(open_store):
     def write(index, store):
         try:
             for round_ in range(5):
-                key = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate",
-                       "producer_ids_rate", "producer_ids_rate")[index]
-                put(store, USER, {key: str(index * 100 + round_ + 1)}) if index < 5 else \
-                    put(store, QuotaEntity(user="bob"), {key: str(round_ + 1)})
+                key = (
+                    "producer_byte_rate",
+                    "consumer_byte_rate",
+                    "request_percentage",
+                    "controller_mutation_rate",
+                    "producer_ids_rate",
+                    "producer_ids_rate",
+                )[index]
+                put(store, USER, {key: str(index * 100 + round_ + 1)}) if index < 5 else put(
+                    store, QuotaEntity(user="bob"), {key: str(round_ + 1)}
+                )
         except Exception as err:  # surfaced below
             errors.append(err)
 
@@ -276,8 +340,13 @@ def test_concurrent_writers_on_separate_connections_lose_no_key(open_store):
         t.join()
     assert errors == []
     (record,) = stores[0].describe(only(EntityType.USER, Match.EXACT, "alice"))
-    assert record.configs == {"producer_byte_rate": "5", "consumer_byte_rate": "105", "request_percentage": "205",
-                              "controller_mutation_rate": "305", "producer_ids_rate": "405"}
+    assert record.configs == {
+        "producer_byte_rate": "5",
+        "consumer_byte_rate": "105",
+        "request_percentage": "205",
+        "controller_mutation_rate": "305",
+        "producer_ids_rate": "405",
+    }
 
 
 def _drain(changes, timeout_s=10.0):

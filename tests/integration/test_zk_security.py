@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import sys
 import subprocess
+import sys
 
 import pytest
 from kazoo.security import Permissions
@@ -21,19 +21,26 @@ def admin_zk(zk_client):
 
 
 def kconfigs(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kconfigs", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "kconfigs", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60
+    )
 
 
 def test_users_subtree_gets_creator_only_acl_and_clients_world_read(zk_connect, admin_zk):
     auth = ["--zookeeper", zk_connect, "--zk-auth", DIGEST]
-    assert kconfigs(*auth, "--alter", "--user", "alice", "--client", "etl",
-                    "--add-config", "producer_byte_rate=1024").returncode == 0
+    assert (
+        kconfigs(
+            *auth, "--alter", "--user", "alice", "--client", "etl", "--add-config", "producer_byte_rate=1024"
+        ).returncode
+        == 0
+    )
     assert kconfigs(*auth, "--alter", "--client", "etl", "--add-config", "consumer_byte_rate=2048").returncode == 0
 
     for path in ("/config/users", "/config/users/alice", "/config/users/alice/clients/etl"):
         acls, _ = admin_zk.get_acls(path)
-        assert [(a.id.scheme, a.id.id.split(":")[0], a.perms) for a in acls] == [("digest", "admin", Permissions.ALL)], path
+        assert [(a.id.scheme, a.id.id.split(":")[0], a.perms) for a in acls] == [
+            ("digest", "admin", Permissions.ALL)
+        ], path
     acls, _ = admin_zk.get_acls("/config/clients/etl")
     assert {(a.id.scheme, a.perms) for a in acls} == {("digest", Permissions.ALL), ("world", Permissions.READ)}
 

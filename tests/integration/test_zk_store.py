@@ -9,10 +9,10 @@ import queue
 import time
 
 import pytest
+from compat_support import run_kconfigs
 from kazoo.client import KazooClient
 from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 
-from compat_support import run_kconfigs
 from harness.processes import free_port
 from kconfigs.model import DEFAULT, QuotaEntity, QuotaRecord
 from kconfigs.service import ConfigChange, merge_update
@@ -41,7 +41,7 @@ def test_config_write_and_notification_commit_in_the_same_transaction(store, zk_
     _, stat = zk_client.get("/config/users/u/clients/c")
     name, doc, note_stat = _last_notification(zk_client)
     assert doc == {"version": 2, "entity_path": "users/u/clients/c"}
-    assert len(name) == len("config_change_") + 10 and name[len("config_change_"):].isdigit()
+    assert len(name) == len("config_change_") + 10 and name[len("config_change_") :].isdigit()
     assert note_stat.czxid == stat.czxid  # one multi-op: one zxid
     put(store, QuotaEntity(user="u", client_id="c"), {"consumer_byte_rate": "2"})
     _, stat = zk_client.get("/config/users/u/clients/c")
@@ -64,8 +64,19 @@ def test_reads_trees_in_the_forms_kafka_leaves_them(zk_client, zk_connect):
     assert (out.rc, out.stdout) == (0, ["Configs for user-principal 'u3' are consumer_byte_rate=7"])
     out = run_kconfigs(["--zookeeper", zk_connect, "--describe", "--entity-type", "clients"])
     assert out.stdout == ["Configs for client-id 'c0' are "]
-    out = run_kconfigs(["--zookeeper", zk_connect, "--describe", "--entity-type", "users", "--entity-name", "u1",
-                        "--entity-type", "clients"])
+    out = run_kconfigs(
+        [
+            "--zookeeper",
+            zk_connect,
+            "--describe",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "u1",
+            "--entity-type",
+            "clients",
+        ]
+    )
     assert out.stdout == ["Configs for user-principal 'u1', client-id 'c1' are producer_byte_rate=5"]
     out = run_kconfigs(["--zookeeper", zk_connect, "--describe", "--user", "u1"])
     assert out.stdout == ["Configs for user-principal 'u1' are "]
@@ -77,8 +88,12 @@ def test_watch_follows_legacy_v1_notifications(store, zk_client):
     try:
         assert changes.get(timeout=10).full_snapshot
         zk_client.create("/config/clients/old", b'{"version":1,"config":{"producer_byte_rate":"3"}}', makepath=True)
-        zk_client.create("/config/changes/config_change_", b'{"version":1,"entity_type":"clients","entity_name":"old"}',
-                         sequence=True, makepath=True)
+        zk_client.create(
+            "/config/changes/config_change_",
+            b'{"version":1,"entity_type":"clients","entity_name":"old"}',
+            sequence=True,
+            makepath=True,
+        )
         change = changes.get(timeout=10)
         assert change.records == (QuotaRecord(QuotaEntity(client_id="old"), {"producer_byte_rate": "3"}),)
     finally:
@@ -99,17 +114,46 @@ def test_corrupt_znode_is_one_line_naming_it(zk_client, zk_connect):
     out = run_kconfigs(["--zookeeper", zk_connect, "--describe", "--entity-type", "clients"])
     assert out.rc == 1 and len(out.stderr.strip().splitlines()) == 1
     assert "/config/clients/bad" in out.error and "Corrupt" in out.error
-    out = run_kconfigs(["--zookeeper", zk_connect, "--alter", "--client", "bad", "--add-config", "producer_byte_rate=1"])
+    out = run_kconfigs(
+        ["--zookeeper", zk_connect, "--alter", "--client", "bad", "--add-config", "producer_byte_rate=1"]
+    )
     assert out.rc == 1 and "/config/clients/bad" in out.error
     assert zk_client.get("/config/clients/bad")[0] == b"\x00garbage"
 
 
 def test_digest_auth_writes_kafkas_sensitive_acls_and_others_cannot_read_users(zk_connect):
     auth_env = {"KCONFIGS_ZK_AUTH": "kc:secret"}
-    assert run_kconfigs(["--zookeeper", zk_connect, "--alter", "--user", "alice", "--add-config",
-                         "SCRAM-SHA-256=[password=pw],producer_byte_rate=1"], env=auth_env).rc == 0
-    assert run_kconfigs(["--zk-auth", "kc:secret", "--zookeeper", zk_connect, "--alter", "--client", "app",
-                         "--add-config", "producer_byte_rate=2"]).rc == 0
+    assert (
+        run_kconfigs(
+            [
+                "--zookeeper",
+                zk_connect,
+                "--alter",
+                "--user",
+                "alice",
+                "--add-config",
+                "SCRAM-SHA-256=[password=pw],producer_byte_rate=1",
+            ],
+            env=auth_env,
+        ).rc
+        == 0
+    )
+    assert (
+        run_kconfigs(
+            [
+                "--zk-auth",
+                "kc:secret",
+                "--zookeeper",
+                zk_connect,
+                "--alter",
+                "--client",
+                "app",
+                "--add-config",
+                "producer_byte_rate=2",
+            ]
+        ).rc
+        == 0
+    )
     owner = Id("digest", make_digest_acl_credential("kc", "secret"))
     authed = KazooClient(hosts=zk_connect, timeout=10, auth_data=[("digest", "kc:secret")])
     authed.start(timeout=30)
@@ -117,7 +161,8 @@ def test_digest_auth_writes_kafkas_sensitive_acls_and_others_cannot_read_users(z
         for path in ("/config/users", "/config/users/alice"):
             assert authed.get_acls(path)[0] == [ACL(Permissions.ALL, owner)]
         assert sorted(authed.get_acls("/config/clients/app")[0]) == sorted(
-            [ACL(Permissions.ALL, owner), ACL(Permissions.READ, Id("world", "anyone"))])
+            [ACL(Permissions.ALL, owner), ACL(Permissions.READ, Id("world", "anyone"))]
+        )
         anonymous = run_kconfigs(["--zookeeper", zk_connect, "--describe", "--user", "alice"])
         assert anonymous.rc == 1 and "denied access" in anonymous.error and "Traceback" not in anonymous.stderr
         readable = run_kconfigs(["--zookeeper", zk_connect, "--describe", "--client", "app"])

@@ -13,21 +13,24 @@ from harness.java import run_kafka_class
 
 
 def kconfigs(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kconfigs", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "kconfigs", *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60
+    )
 
 
 @pytest.fixture
 def pem_tls_config(zk_tls_server, tmp_path):
     tls = zk_tls_server.tls
     path = tmp_path / "zk-tls.properties"
-    path.write_text("zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty\n"
-                    "zookeeper.ssl.client.enable=true\n"
-                    f"zookeeper.ssl.keystore.location={tls.client_keystore_pem}\n"
-                    "zookeeper.ssl.keystore.type=PEM\n"
-                    f"zookeeper.ssl.truststore.location={tls.ca_pem}\n"
-                    "zookeeper.ssl.truststore.type=PEM\n"
-                    "zookeeper.ssl.endpoint.identification.algorithm=\n")
+    path.write_text(
+        "zookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty\n"
+        "zookeeper.ssl.client.enable=true\n"
+        f"zookeeper.ssl.keystore.location={tls.client_keystore_pem}\n"
+        "zookeeper.ssl.keystore.type=PEM\n"
+        f"zookeeper.ssl.truststore.location={tls.ca_pem}\n"
+        "zookeeper.ssl.truststore.type=PEM\n"
+        "zookeeper.ssl.endpoint.identification.algorithm=\n"
+    )
     return path
 
 
@@ -42,22 +45,48 @@ def tls_chroot(zk_tls_server):
 
 def test_alter_over_mutual_tls_is_read_back_by_kafka_configs(zk_tls_server, pem_tls_config, tls_chroot):
     connect, admin, chroot = tls_chroot
-    done = kconfigs("--zookeeper", connect, "--zk-tls-config-file", str(pem_tls_config),
-                    "--alter", "--user", "tls-user", "--add-config", "producer_byte_rate=4096")
+    done = kconfigs(
+        "--zookeeper",
+        connect,
+        "--zk-tls-config-file",
+        str(pem_tls_config),
+        "--alter",
+        "--user",
+        "tls-user",
+        "--add-config",
+        "producer_byte_rate=4096",
+    )
     assert done.returncode == 0, done.stderr
     data, _ = admin.get(f"{chroot}/config/users/tls-user")
     assert data == b'{"version":1,"config":{"producer_byte_rate":"4096"}}'
 
-    theirs = run_kafka_class("2.8.2", "kafka.admin.ConfigCommand",
-                             ["--zookeeper", connect, "--zk-tls-config-file", str(zk_tls_server.kafka_tls_config_path),
-                              "--describe", "--user", "tls-user"])
+    theirs = run_kafka_class(
+        "2.8.2",
+        "kafka.admin.ConfigCommand",
+        [
+            "--zookeeper",
+            connect,
+            "--zk-tls-config-file",
+            str(zk_tls_server.kafka_tls_config_path),
+            "--describe",
+            "--user",
+            "tls-user",
+        ],
+    )
     assert "Configs for user-principal 'tls-user' are producer_byte_rate=4096" in theirs.stdout, theirs.stderr
 
 
 def test_jks_stores_get_one_line_telling_how_to_convert(zk_tls_server, tls_chroot):
     connect, _, _ = tls_chroot
-    result = kconfigs("--zookeeper", connect, "--zk-tls-config-file", str(zk_tls_server.kafka_tls_config_path),
-                      "--describe", "--user", "x")
+    result = kconfigs(
+        "--zookeeper",
+        connect,
+        "--zk-tls-config-file",
+        str(zk_tls_server.kafka_tls_config_path),
+        "--describe",
+        "--user",
+        "x",
+    )
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and "only PEM stores are supported" in result.stderr
     assert zk_tls_server.tls.password not in result.stderr
@@ -65,8 +94,13 @@ def test_jks_stores_get_one_line_telling_how_to_convert(zk_tls_server, tls_chroo
 
 def test_plaintext_client_on_the_tls_port_fails_cleanly(tls_chroot):
     connect, _, _ = tls_chroot
-    result = subprocess.run([sys.executable, "-m", "kconfigs", "--zookeeper", connect, "--describe", "--user", "x"],
-                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
-                            env={**__import__("os").environ, "KCONFIGS_ZK_CONNECT_TIMEOUT_S": "3"})
+    result = subprocess.run(
+        [sys.executable, "-m", "kconfigs", "--zookeeper", connect, "--describe", "--user", "x"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        env={**__import__("os").environ, "KCONFIGS_ZK_CONNECT_TIMEOUT_S": "3"},
+    )
     assert result.returncode == 1
     assert result.stderr.startswith("Cannot connect to ZooKeeper") and "Traceback" not in result.stderr

@@ -1,11 +1,11 @@
-//! `enforcement._native`: the enforcement hot path in Rust.
+//! `kconfigs_enforcement._native`: the enforcement hot path in Rust.
 //!
 //! Why native code: a decision (record + quota check + throttle) is ~1.8 us in CPython even with
 //! the Python rate fused and inlined, half of the 1 us budget of issue 3. PyO3 (a maintained
 //! library) does the CPython binding; the rate arithmetic itself is in ring.rs.
 //!
 //! `RateCore` carries a rate plus the sensor fields the hot path reads (bound, cap, last record
-//! time). Python subclasses it: `enforcement.native_rates` adds names/tags and the public API.
+//! time). Python subclasses it: `kconfigs_enforcement.native_rates` adds names/tags and the public API.
 
 // Java's Long.MAX_VALUE as a double is written out in full, as Kafka's code has it.
 #![allow(clippy::excessive_precision)]
@@ -39,7 +39,7 @@ fn to_value(value: &Bound<'_, PyAny>) -> PyResult<Value> {
     Ok(Value::Float(value.extract::<f64>()?))
 }
 
-#[pyclass(subclass, module = "enforcement._native")]
+#[pyclass(subclass, module = "kconfigs_enforcement._native")]
 pub struct RateCore {
     ring: Ring,
     /// the quota per second (`UNLIMITED` = no quota)
@@ -58,12 +58,24 @@ impl RateCore {
     /// Extra keyword arguments belong to Python subclasses' `__init__` (names, tags).
     #[new]
     #[pyo3(signature = (samples=11, window_ms=1000, legacy_pre_3_8=false, *, bound=UNLIMITED, cap_ms=i64::MAX, now_ms=0, **_extra))]
-    fn new(samples: i64, window_ms: i64, legacy_pre_3_8: bool, bound: f64, cap_ms: i64, now_ms: i64,
-           _extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    fn new(
+        samples: i64,
+        window_ms: i64,
+        legacy_pre_3_8: bool,
+        bound: f64,
+        cap_ms: i64,
+        now_ms: i64,
+        _extra: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
         if samples < 1 || window_ms < 1 {
             return Err(PyValueError::new_err("samples and window_ms must be >= 1"));
         }
-        Ok(RateCore { ring: Ring::new(samples, window_ms, legacy_pre_3_8), bound, cap_ms, last_record_ms: now_ms })
+        Ok(RateCore {
+            ring: Ring::new(samples, window_ms, legacy_pre_3_8),
+            bound,
+            cap_ms,
+            last_record_ms: now_ms,
+        })
     }
 
     #[getter]
@@ -97,7 +109,9 @@ impl RateCore {
     /// Record `value` at `now_ms`, then return the throttle in ms (0 = within quota).
     fn record_and_throttle(&mut self, value: &Bound<'_, PyAny>, now_ms: i64) -> PyResult<i64> {
         self.last_record_ms = now_ms;
-        Ok(self.ring.record_and_throttle(to_value(value)?, now_ms, self.bound, self.cap_ms))
+        Ok(self
+            .ring
+            .record_and_throttle(to_value(value)?, now_ms, self.bound, self.cap_ms))
     }
 
     /// `Sensor.hasExpired`: idle for strictly more than `expiry_ms`.
@@ -119,8 +133,12 @@ impl RateCore {
 
     /// The ring slots as (value, start_ms, last_event_ms) tuples, in slot order.
     fn _slots<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items: PyResult<Vec<Bound<'py, PyTuple>>> =
-            self.ring.slots().into_iter().map(|(v, s, l)| (v, s, l).into_pyobject(py)).collect();
+        let items: PyResult<Vec<Bound<'py, PyTuple>>> = self
+            .ring
+            .slots()
+            .into_iter()
+            .map(|(v, s, l)| (v, s, l).into_pyobject(py))
+            .collect();
         PyList::new(py, items?)
     }
 
@@ -141,15 +159,18 @@ fn py_java_round(x: f64) -> i64 {
 
 fn setting<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
     match d.get_item(key)? {
-        Some(v) => v.extract::<T>().map_err(Into::<PyErr>::into).map_err(|e| PyValueError::new_err(format!("data plane setting {key}: {e}"))),
+        Some(v) => v
+            .extract::<T>()
+            .map_err(Into::<PyErr>::into)
+            .map_err(|e| PyValueError::new_err(format!("data plane setting {key}: {e}"))),
         None => Err(PyValueError::new_err(format!("data plane setting {key} is missing"))),
     }
 }
 
 /// The gateway's native data plane: listeners and proxied connections on a tokio worker pool.
-/// Python (enforcement.gateway.native_plane) owns configuration, quota state, metrics and logs,
+/// Python (kconfigs_enforcement.gateway.native_plane) owns configuration, quota state, metrics and logs,
 /// reached through the `bridge` object for the rare or stateful decisions.
-#[pyclass(module = "enforcement._native")]
+#[pyclass(module = "kconfigs_enforcement._native")]
 pub struct DataPlane {
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     shared: Arc<Shared>,
@@ -200,14 +221,19 @@ impl DataPlane {
             .enable_all()
             .build()
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the data plane's threads: {e}")))?;
-        Ok(DataPlane { runtime: Mutex::new(Some(runtime)), shared: Shared::new(parsed, bridge) })
+        Ok(DataPlane {
+            runtime: Mutex::new(Some(runtime)),
+            shared: Shared::new(parsed, bridge),
+        })
     }
 
     /// Bind the bootstrap listener and start accepting; returns its port.
     fn start(&self, py: Python<'_>) -> PyResult<u16> {
         let shared = self.shared.clone();
         let guard = self.runtime.lock().unwrap();
-        let runtime = guard.as_ref().ok_or_else(|| PyRuntimeError::new_err("data plane stopped"))?;
+        let runtime = guard
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("data plane stopped"))?;
         py.detach(|| {
             runtime.block_on(async move {
                 let s = &shared.settings;
@@ -215,10 +241,18 @@ impl DataPlane {
                     .await
                     // OSError(errno, text): callers tell "address in use" apart by errno, as for asyncio
                     .map_err(|e| {
-                        PyOSError::new_err((e.raw_os_error().unwrap_or(0), format!("cannot listen on {}:{}: {e}", s.listen_host, s.listen_port)))
+                        PyOSError::new_err((
+                            e.raw_os_error().unwrap_or(0),
+                            format!("cannot listen on {}:{}: {e}", s.listen_host, s.listen_port),
+                        ))
                     })?;
                 let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
-                let task = tokio::spawn(accept_loop(shared.clone(), listener, s.upstreams.clone(), "bootstrap".to_string()));
+                let task = tokio::spawn(accept_loop(
+                    shared.clone(),
+                    listener,
+                    s.upstreams.clone(),
+                    "bootstrap".to_string(),
+                ));
                 shared.listener_tasks.lock().unwrap().push(task);
                 Ok(port)
             })
@@ -256,7 +290,9 @@ impl DataPlane {
 
     /// Stop accepting, let in-flight requests finish (at most `drain_ms`), then close everything.
     fn stop(&self, py: Python<'_>, drain_ms: u64) -> usize {
-        let Some(runtime) = self.runtime.lock().unwrap().take() else { return 0 };
+        let Some(runtime) = self.runtime.lock().unwrap().take() else {
+            return 0;
+        };
         let shared = self.shared.clone();
         py.detach(|| {
             let open = runtime.block_on(async move {

@@ -95,7 +95,11 @@ impl Ring {
 
     fn append_slot(&mut self, now_ms: i64) {
         self.slots.reserve_exact(1); // exact: memory per idle entity stays one slot
-        self.slots.push(Slot { value: 0.0, start_ms: now_ms, last_ms: now_ms });
+        self.slots.push(Slot {
+            value: 0.0,
+            start_ms: now_ms,
+            last_ms: now_ms,
+        });
         self.min_start = self.min_start.min(now_ms);
         self.min_last = self.min_last.min(now_ms);
     }
@@ -112,7 +116,11 @@ impl Ring {
         if self.exact {
             self.total -= old.value as i64;
         }
-        self.slots[cur] = Slot { value: 0.0, start_ms: now_ms, last_ms: now_ms };
+        self.slots[cur] = Slot {
+            value: 0.0,
+            start_ms: now_ms,
+            last_ms: now_ms,
+        };
         if old.start_ms == self.min_start {
             self.min_start = self.slots.iter().map(|s| s.start_ms).min().unwrap_or(NONE_MS);
         } else if now_ms < self.min_start {
@@ -159,7 +167,11 @@ impl Ring {
         let expire_age_ms = self.expire_age_ms;
         for slot in self.slots.iter_mut() {
             if now_ms - slot.last_ms >= expire_age_ms {
-                *slot = Slot { value: 0.0, start_ms: now_ms, last_ms: now_ms };
+                *slot = Slot {
+                    value: 0.0,
+                    start_ms: now_ms,
+                    last_ms: now_ms,
+                };
             }
         }
         if !self.slots.is_empty() {
@@ -232,6 +244,9 @@ impl Ring {
     /// (value, start, last event) per slot in slot order; pre-3.8 reports the start as last.
     pub fn slots(&self) -> Vec<(f64, i64, i64)> {
         let track_last = self.track_last;
-        self.slots.iter().map(|s| (s.value, s.start_ms, if track_last { s.last_ms } else { s.start_ms })).collect()
+        self.slots
+            .iter()
+            .map(|s| (s.value, s.start_ms, if track_last { s.last_ms } else { s.start_ms }))
+            .collect()
     }
 }

@@ -80,8 +80,8 @@ class KafkaRate:
 
 def java_round(x):
     """Java Math.round via exact rational arithmetic (independent of the implementation's trick)."""
-    from fractions import Fraction
     import math
+    from fractions import Fraction
 
     return math.floor(Fraction(x) + Fraction(1, 2))
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import random
 
-from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot
-from enforcement.producer_ids import new_filter
+from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot
+from kconfigs_enforcement.producer_ids import new_filter
 
 T0 = 1_700_000_000_000
 

@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, SampledRate, java_round, throttle_time_ms
-from enforcement.quota_manager import NANOS_TO_PERCENT_PER_SEC
+from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, SampledRate, java_round, throttle_time_ms
+from kconfigs_enforcement.quota_manager import NANOS_TO_PERCENT_PER_SEC
 
 T0 = 1_700_000_000_000
 
@@ -114,8 +114,10 @@ def test_controller_mutation_manager_vector():
     # 10 permits at 1 s intervals x 10: each second refills what was taken, the bucket is full (100).
     # 110 (strict: checked before recording, 100 >= 0) is accepted -> tokens -10; the next 110 is
     # rejected: round(10/10*1000) = 1000 ms; after sleeping it the bucket is back at 0 -> accepted.
-    enforcer = Enforcer(snapshot(({"user": "ANONYMOUS", "client-id": "test-client"}, {"controller_mutation_rate": 10})),
-                        EnforcementConfig(controller_samples=10, controller_window_ms=1000))
+    enforcer = Enforcer(
+        snapshot(({"user": "ANONYMOUS", "client-id": "test-client"}, {"controller_mutation_rate": 10})),
+        EnforcementConfig(controller_samples=10, controller_window_ms=1000),
+    )
     now = T0
     for _ in range(10):
         assert enforcer.record_mutations("ANONYMOUS", "test-client", 10, now, True).throttle_ms == 0
@@ -132,8 +134,9 @@ def test_exactly_20_of_40_same_instant_connections_accepted():
     # ConnectionQuotasTest (N = 2, W = 1 s), ip limit 20: at one instant the window is padded to
     # (N-1)*W = 1 s, so the 21st connection measures 21/1 s > 20 and is dropped (and unrecorded);
     # every later one too. An instant burst accepts limit * (N-1) * Wsec = 20.
-    enforcer = Enforcer(snapshot(({"ip": "10.0.0.1"}, {"connection_creation_rate": 20})),
-                        EnforcementConfig(samples=2, window_ms=1000))
+    enforcer = Enforcer(
+        snapshot(({"ip": "10.0.0.1"}, {"connection_creation_rate": 20})), EnforcementConfig(samples=2, window_ms=1000)
+    )
     decisions = [enforcer.connection_attempt("10.0.0.1", T0) for _ in range(40)]
     assert sum(d.accept for d in decisions) == 20
     assert all(d.accept for d in decisions[:20])

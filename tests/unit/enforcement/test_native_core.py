@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, SampledRate, rates
-from enforcement.native_rates import NativeRateSensor, NativeSampledRate
-from enforcement.sensors import PureRateSensor
-from enforcement.stats import PureSampledRate
+from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, SampledRate, rates
+from kconfigs_enforcement.native_rates import NativeRateSensor, NativeSampledRate
+from kconfigs_enforcement.sensors import PureRateSensor
+from kconfigs_enforcement.stats import PureSampledRate
 
 T0 = 1_700_000_000_000
 
@@ -26,15 +26,34 @@ def test_enforcement_runs_on_the_native_core():
     assert type(enforcer.produce.sensor_for("alice", "c", T0)) is NativeRateSensor
 
 
-@pytest.mark.parametrize("pair", [(NativeSampledRate, NativeRateSensor), (PureSampledRate, PureRateSensor)], ids=["native", "pure"])
+@pytest.mark.parametrize(
+    "pair", [(NativeSampledRate, NativeRateSensor), (PureSampledRate, PureRateSensor)], ids=["native", "pure"]
+)
 def test_deepcopy_is_independent_and_keeps_every_field(pair):
     _rate_cls, sensor_cls = pair
-    sensor = sensor_cls(11, 1000, False, bound=500.0, cap_ms=1000, now_ms=T0, name="Produce-a:", tags={"user": "a", "client-id": ""},
-                        user="a", client_id="c")
+    sensor = sensor_cls(
+        11,
+        1000,
+        False,
+        bound=500.0,
+        cap_ms=1000,
+        now_ms=T0,
+        name="Produce-a:",
+        tags={"user": "a", "client-id": ""},
+        user="a",
+        client_id="c",
+    )
     sensor.record_and_throttle(300, T0)
     twin = copy.deepcopy(sensor)
-    assert (twin.bound, twin.cap_ms, twin.last_record_ms, twin.name, twin.tags, twin.user, twin.client_id) == \
-        (500.0, 1000, T0, "Produce-a:", {"user": "a", "client-id": ""}, "a", "c")
+    assert (twin.bound, twin.cap_ms, twin.last_record_ms, twin.name, twin.tags, twin.user, twin.client_id) == (
+        500.0,
+        1000,
+        T0,
+        "Produce-a:",
+        {"user": "a", "client-id": ""},
+        "a",
+        "c",
+    )
     assert twin.tags is not sensor.tags
     twin.record_and_throttle(10_000, T0 + 5)
     assert sensor.total(T0 + 5) == 300.0 and twin.total(T0 + 5) == 10_300.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from enforcement import QuotaSnapshot
+from kconfigs_enforcement import QuotaSnapshot
 
 ALL_LEVELS = [
     ({"user": "alice", "client-id": "app"}, 1),
@@ -81,8 +81,9 @@ def test_user_tag_is_sanitized_client_tag_raw_and_path_sanitized():
 
 
 def test_quota_types_resolve_independently():
-    snapshot = QuotaSnapshot.from_records([({"user": "alice"}, {"producer_byte_rate": 10}),
-                                           ({"client-id": "app"}, {"consumer_byte_rate": 20})])
+    snapshot = QuotaSnapshot.from_records(
+        [({"user": "alice"}, {"producer_byte_rate": 10}), ({"client-id": "app"}, {"consumer_byte_rate": 20})]
+    )
     assert snapshot.resolve("alice", "app", "producer_byte_rate").level == 3
     assert snapshot.resolve("alice", "app", "consumer_byte_rate").level == 7
     assert snapshot.resolve("alice", "app", "request_percentage").value is None
@@ -101,16 +102,21 @@ def test_zookeeper_mode_enables_levels_for_every_quota_type():
 
 
 def test_ip_quota_beats_default_ip():
-    snapshot = QuotaSnapshot.from_records([({"ip": "10.0.0.1"}, {"connection_creation_rate": 5}),
-                                           ({"ip": None}, {"connection_creation_rate": 50})])
-    assert (snapshot.resolve_ip("10.0.0.1").value, snapshot.resolve_ip("10.0.0.1").path) == (5.0, "/config/ips/10.0.0.1")
+    snapshot = QuotaSnapshot.from_records(
+        [({"ip": "10.0.0.1"}, {"connection_creation_rate": 5}), ({"ip": None}, {"connection_creation_rate": 50})]
+    )
+    assert (snapshot.resolve_ip("10.0.0.1").value, snapshot.resolve_ip("10.0.0.1").path) == (
+        5.0,
+        "/config/ips/10.0.0.1",
+    )
     assert (snapshot.resolve_ip("10.0.0.2").value, snapshot.resolve_ip("10.0.0.2").level) == (50.0, 2)
     assert QuotaSnapshot.from_records([]).resolve_ip("10.0.0.2").value is None
 
 
 def test_producer_ids_rate_is_per_user_only():
-    snapshot = QuotaSnapshot.from_records([({"user": None}, {"producer_ids_rate": 7}),
-                                           ({"user": "alice", "client-id": "app"}, {"producer_ids_rate": 1})])
+    snapshot = QuotaSnapshot.from_records(
+        [({"user": None}, {"producer_ids_rate": 7}), ({"user": "alice", "client-id": "app"}, {"producer_ids_rate": 1})]
+    )
     resolved = snapshot.resolve("alice", "app", "producer_ids_rate")
     assert (resolved.value, resolved.path, resolved.metric_tags) == (7.0, "/config/users/<default>", {"user": "alice"})
 

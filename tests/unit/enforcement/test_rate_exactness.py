@@ -11,11 +11,11 @@ import copy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from enforcement.native_rates import NativeRateSensor, NativeSampledRate
-from enforcement.sensors import PureRateSensor
-from enforcement.stats import PureSampledRate
 from kafka_model import KafkaRate, kafka_throttle
+
+from kconfigs_enforcement.native_rates import NativeRateSensor, NativeSampledRate
+from kconfigs_enforcement.sensors import PureRateSensor
+from kconfigs_enforcement.stats import PureSampledRate
 
 rate_classes = pytest.mark.parametrize("SampledRate", [NativeSampledRate, PureSampledRate], ids=["native", "pure"])
 sensor_classes = pytest.mark.parametrize("RateSensor", [NativeRateSensor, PureRateSensor], ids=["native", "pure"])
@@ -24,8 +24,11 @@ T0 = 1_700_000_000_000
 deltas = st.one_of(st.integers(0, 1500), st.integers(0, 30_000), st.just(0), st.integers(-50, -1))
 int_values = st.integers(-5_000, 50_000)
 float_values = st.floats(-10.0, 500.0, allow_nan=False, allow_infinity=False)
-ops = st.lists(st.tuples(st.sampled_from(["record", "measure", "both"]), deltas, st.one_of(int_values, float_values)),
-               min_size=1, max_size=120)
+ops = st.lists(
+    st.tuples(st.sampled_from(["record", "measure", "both"]), deltas, st.one_of(int_values, float_values)),
+    min_size=1,
+    max_size=120,
+)
 configs = st.tuples(st.integers(1, 12), st.sampled_from([1, 7, 100, 1000]), st.booleans())
 
 
@@ -65,8 +68,10 @@ def test_fused_record_and_throttle_matches_kafka_reference(RateSensor, config, t
 
 @sensor_classes
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 40_000)), min_size=1, max_size=80),
-       st.floats(100.0, 20_000.0))
+@given(
+    st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 40_000)), min_size=1, max_size=80),
+    st.floats(100.0, 20_000.0),
+)
 def test_throttle_never_negative_and_waiting_it_restores_the_rate(RateSensor, trace, quota):
     # X = (O-T)/T*W solves O*W/(W+X) = T. When waiting X only stretches the window by X (no
     # start-up padding change, no sample purged meanwhile), the rate after waiting is the quota,

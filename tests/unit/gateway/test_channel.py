@@ -12,8 +12,8 @@ import struct
 
 import pytest
 
-from enforcement.gateway import splice
-from enforcement.gateway.channel import Channel
+from kconfigs_enforcement.gateway import splice
+from kconfigs_enforcement.gateway.channel import Channel
 
 
 async def _accepted_pair(capacity: int):
@@ -65,7 +65,7 @@ def test_frames_written_in_odd_pieces_arrive_intact_and_in_order(capacity):
         pos = 0
         while pos < len(stream):  # dribble: frame boundaries never line up with the writes
             step = rng.randint(1, 5000)
-            source_writer.write(stream[pos:pos + step])
+            source_writer.write(stream[pos : pos + step])
             await source_writer.drain()
             pos += step
             await asyncio.sleep(0)

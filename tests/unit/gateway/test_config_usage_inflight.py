@@ -7,28 +7,33 @@ import struct
 
 import pytest
 
-from enforcement.gateway import framing
-from enforcement.gateway.config import config_from_mapping, parse_address
-from enforcement.gateway.headers import MalformedFrame
-from enforcement.gateway.inflight import CorrelationMismatch, InflightRequest, InflightTable
-from enforcement.gateway.usage_log import UsageLog
 from kconfigs.errors import ValidationError
+from kconfigs_enforcement.gateway import framing
+from kconfigs_enforcement.gateway.config import config_from_mapping, parse_address
+from kconfigs_enforcement.gateway.headers import MalformedFrame
+from kconfigs_enforcement.gateway.inflight import CorrelationMismatch, InflightRequest, InflightTable
+from kconfigs_enforcement.gateway.usage_log import UsageLog
 
 
 def test_cli_values_override_file_values_and_parse_addresses():
     base = config_from_mapping({"upstreams": ["a:1"], "max_inflight_requests": 8})
-    config = config_from_mapping({"upstreams": "b:2,c:3", "listen": "0.0.0.0:19092", "advertised_host": None}, base).validate()
+    config = config_from_mapping(
+        {"upstreams": "b:2,c:3", "listen": "0.0.0.0:19092", "advertised_host": None}, base
+    ).validate()
     assert config.upstreams == (("b", 2), ("c", 3))
     assert config.listen == ("0.0.0.0", 19092) and config.max_inflight_requests == 8
 
 
-@pytest.mark.parametrize("values, message", [
-    ({}, "At least one --upstream"),
-    ({"upstreams": "a:1", "max_frame_bytes": 0}, "max_frame_bytes must be positive"),
-    ({"upstreams": "a:1", "quota_admin": "maybe"}, "quota_admin must be"),
-    ({"upstreams": "a:1", "tls_cert_file": "c.pem"}, "TLS needs both"),
-    ({"upstreams": "a:1", "zookeeper": "z:2181", "store_path": "q.db"}, "either --zookeeper or --store"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({}, "At least one --upstream"),
+        ({"upstreams": "a:1", "max_frame_bytes": 0}, "max_frame_bytes must be positive"),
+        ({"upstreams": "a:1", "quota_admin": "maybe"}, "quota_admin must be"),
+        ({"upstreams": "a:1", "tls_cert_file": "c.pem"}, "TLS needs both"),
+        ({"upstreams": "a:1", "zookeeper": "z:2181", "store_path": "q.db"}, "either --zookeeper or --store"),
+    ],
+)
 def test_invalid_settings_give_one_line(values, message):
     with pytest.raises(ValidationError, match=message):
         config_from_mapping(values).validate()
@@ -46,7 +51,9 @@ def test_unknown_key_and_bad_address_are_rejected():
 def test_usage_log_writes_one_line_per_entity_kind_and_window():
     now = [1_714_557_600_250]
     out = io.StringIO()
-    log = UsageLog(out, 1000, lambda kind, user, client, ip: 2048.0 if kind == "produce" else None, clock_ms=lambda: now[0])
+    log = UsageLog(
+        out, 1000, lambda kind, user, client, ip: 2048.0 if kind == "produce" else None, clock_ms=lambda: now[0]
+    )
     log.record("produce", "alice", "app", "10.0.0.7", 1000, 0)
     log.record("produce", "alice", "app", "10.0.0.7", 500, 30)
     log.record("connection", None, None, "10.0.0.7", 1, 0)
@@ -54,10 +61,28 @@ def test_usage_log_writes_one_line_per_entity_kind_and_window():
     log.record("fetch", "alice", "app", "10.0.0.7", 0, 0)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert lines == [
-        {"ts_ms": 1714557600000, "window_ms": 1000, "user": None, "client_id": None, "ip": "10.0.0.7", "kind": "connection",
-         "value": 1, "throttle_ms": 0, "quota": None},
-        {"ts_ms": 1714557600000, "window_ms": 1000, "user": "alice", "client_id": "app", "ip": "10.0.0.7", "kind": "produce",
-         "value": 1500, "throttle_ms": 30, "quota": 2048.0},
+        {
+            "ts_ms": 1714557600000,
+            "window_ms": 1000,
+            "user": None,
+            "client_id": None,
+            "ip": "10.0.0.7",
+            "kind": "connection",
+            "value": 1,
+            "throttle_ms": 0,
+            "quota": None,
+        },
+        {
+            "ts_ms": 1714557600000,
+            "window_ms": 1000,
+            "user": "alice",
+            "client_id": "app",
+            "ip": "10.0.0.7",
+            "kind": "produce",
+            "value": 1500,
+            "throttle_ms": 30,
+            "quota": 2048.0,
+        },
     ]
     now[0] = 1_714_557_602_000
     log.roll(now[0])

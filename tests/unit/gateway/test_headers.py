@@ -2,12 +2,17 @@
 
 import pytest
 
-from enforcement.gateway.headers import (
-    MalformedFrame, parse_request_prefix, parse_response_correlation_id, produce_acks, read_uvarint, skip_tagged_fields,
+from kconfigs_enforcement.gateway.headers import (
+    MalformedFrame,
+    parse_request_prefix,
+    parse_response_correlation_id,
+    produce_acks,
+    read_uvarint,
+    skip_tagged_fields,
 )
 
 # Metadata v1 request, header v1: api_key=3, api_version=1, correlation_id=7, client_id="app", body: topics=null
-METADATA_V1 = bytes.fromhex("0003" "0001" "00000007" "0003") + b"app" + bytes.fromhex("ffffffff")
+METADATA_V1 = bytes.fromhex("00030001000000070003") + b"app" + bytes.fromhex("ffffffff")
 
 
 def test_request_prefix_reads_key_version_correlation_and_client_id():
@@ -17,14 +22,14 @@ def test_request_prefix_reads_key_version_correlation_and_client_id():
 
 
 def test_null_client_id_is_none():
-    frame = bytes.fromhex("0012" "0003" "00000001" "ffff" "00")
+    frame = bytes.fromhex("0012000300000001ffff00")
     prefix = parse_request_prefix(frame)
     assert prefix.client_id is None and prefix.client_id_end == 10
 
 
 def test_client_id_overrunning_the_frame_is_malformed():
     with pytest.raises(MalformedFrame):
-        parse_request_prefix(bytes.fromhex("0003" "0001" "00000007" "0010") + b"ab")
+        parse_request_prefix(bytes.fromhex("00030001000000070010") + b"ab")
 
 
 def test_truncated_header_is_malformed():
@@ -33,7 +38,7 @@ def test_truncated_header_is_malformed():
 
 
 def test_response_correlation_id_is_first_four_bytes():
-    assert parse_response_correlation_id(bytes.fromhex("0000002a" "00")) == 42
+    assert parse_response_correlation_id(bytes.fromhex("0000002a00")) == 42
     with pytest.raises(MalformedFrame):
         parse_response_correlation_id(b"\x00\x01")
 
@@ -52,7 +57,13 @@ def test_skip_tagged_fields_skips_tag_size_and_bytes():
 
 
 def _produce(version: int, body: bytes, client_id: bytes = b"p") -> bytes:
-    header = bytes.fromhex("0000") + version.to_bytes(2, "big") + bytes.fromhex("00000009") + len(client_id).to_bytes(2, "big") + client_id
+    header = (
+        bytes.fromhex("0000")
+        + version.to_bytes(2, "big")
+        + bytes.fromhex("00000009")
+        + len(client_id).to_bytes(2, "big")
+        + client_id
+    )
     if version >= 9:
         header += b"\x00"  # header v2 tagged fields
     return header + body
@@ -88,7 +99,9 @@ def test_produce_acks_agrees_with_kafka_python_encoding():
     from kafka.protocol.producer import ProduceRequest
 
     for version in range(0, 10):
-        request = ProduceRequest[version](transactional_id="t" if version >= 3 else None, acks=-1, timeout_ms=5, topic_data=[])
+        request = ProduceRequest[version](
+            transactional_id="t" if version >= 3 else None, acks=-1, timeout_ms=5, topic_data=[]
+        )
         request.with_header(correlation_id=3, client_id="c")
         frame = bytes(request.encode(header=True))
         assert produce_acks(frame, parse_request_prefix(frame)) == -1, version

@@ -2,20 +2,25 @@
 
 from prometheus_client import generate_latest
 
-from enforcement import MetricSample
-from enforcement.gateway.metrics import GatewayStats, prometheus_name
+from kconfigs_enforcement import MetricSample
+from kconfigs_enforcement.gateway.metrics import GatewayStats, prometheus_name
 
 
 def test_names_follow_jmx_exporter_lowercase_default():
     assert prometheus_name("Produce", "byte-rate") == "kafka_server_produce_byte_rate"
     assert prometheus_name("Request", "request-time") == "kafka_server_request_request_time"
-    assert prometheus_name("socket-server-metrics", "connection-accept-rate") == "kafka_server_socket_server_metrics_connection_accept_rate"
+    assert (
+        prometheus_name("socket-server-metrics", "connection-accept-rate")
+        == "kafka_server_socket_server_metrics_connection_accept_rate"
+    )
 
 
 def test_enforcer_samples_are_exported_with_kafka_tags_and_a_uniform_label_set():
-    samples = [MetricSample("byte-rate", "Produce", {"user": "alice", "client-id": "app"}, 512.0),
-               MetricSample("connection-accept-rate", "socket-server-metrics", {"ip": "10.0.0.7"}, 3.0),
-               MetricSample("connection-accept-rate", "socket-server-metrics", {"listener": "bootstrap"}, 4.0)]
+    samples = [
+        MetricSample("byte-rate", "Produce", {"user": "alice", "client-id": "app"}, 512.0),
+        MetricSample("connection-accept-rate", "socket-server-metrics", {"ip": "10.0.0.7"}, 3.0),
+        MetricSample("connection-accept-rate", "socket-server-metrics", {"listener": "bootstrap"}, 4.0),
+    ]
     text = generate_latest(GatewayStats(lambda: samples).registry).decode()
     assert 'kafka_server_produce_byte_rate{client_id="app",user="alice"} 512.0' in text
     assert 'kafka_server_socket_server_metrics_connection_accept_rate{ip="10.0.0.7",listener=""} 3.0' in text

@@ -8,12 +8,16 @@ import uuid
 
 import pytest
 
-from enforcement.gateway import layout, splice
-from enforcement.gateway.fetch_stream import _walk_in_memory, relay_fetch_with_endpoints
-from enforcement.gateway.headers import MalformedFrame
-from enforcement.gateway.rewrite import PADDING_TAG, parse_tagged_fields, prepare_rewrite, prepare_tagged_section_rewrite
-from enforcement.gateway.throttling import patch_throttle_time
-
+from kconfigs_enforcement.gateway import layout, splice
+from kconfigs_enforcement.gateway.fetch_stream import _walk_in_memory, relay_fetch_with_endpoints
+from kconfigs_enforcement.gateway.headers import MalformedFrame
+from kconfigs_enforcement.gateway.rewrite import (
+    PADDING_TAG,
+    parse_tagged_fields,
+    prepare_rewrite,
+    prepare_tagged_section_rewrite,
+)
+from kconfigs_enforcement.gateway.throttling import patch_throttle_time
 from tests.unit.gateway.test_channel import _accepted_pair
 
 MAPPING = {("10.0.0.2", 9092): ("gw", 30002), ("10.0.0.3", 9093): ("gateway.example", 30003)}
@@ -28,11 +32,21 @@ def _hex(text: str) -> str:
 # offsets -1, record_errors [], error_message null, tags {0: CurrentLeader(2, epoch 5)} ], tags 0 ]
 # | throttle 0 | tags {0: NodeEndpoints [2: "10.0.0.2":9092 rack null]}
 PRODUCE_V10_BODY = (
-    "00000007" "00" "02" "02" + _hex("t") + "02" "00000000" "0006" + "ff" * 24 + "01" "00"
-    + "01" "00" "09" "00000002" "00000005" "00" + "00" + "00000000"
+    "00000007"
+    "00"
+    "02"
+    "02" + _hex("t") + "02"
+    "00000000"
+    "0006" + "ff" * 24 + "01"
+    "00" + "01"
+    "00"
+    "09"
+    "00000002"
+    "00000005"
+    "00" + "00" + "00000000"
 )
-PRODUCE_V10 = bytes.fromhex(PRODUCE_V10_BODY + "01" "00" "14" "02" "00000002" "09" + _hex("10.0.0.2") + "00002384" "00" "00")
-PRODUCE_V10_REWRITTEN = bytes.fromhex(PRODUCE_V10_BODY + "01" "00" "0e" "02" "00000002" "03" + _hex("gw") + "00007532" "00" "00")
+PRODUCE_V10 = bytes.fromhex(PRODUCE_V10_BODY + "010014020000000209" + _hex("10.0.0.2") + "000023840000")
+PRODUCE_V10_REWRITTEN = bytes.fromhex(PRODUCE_V10_BODY + "01000e020000000203" + _hex("gw") + "000075320000")
 
 # Fetch v16: corr 8 | header tags 0 | throttle 0 | error 0 | session 0 | responses [ topic id:
 #   [ p0: hw 1, lso 1, log start 0, aborted [], preferred -1, records "abc", tags 0 ]
@@ -40,14 +54,32 @@ PRODUCE_V10_REWRITTEN = bytes.fromhex(PRODUCE_V10_BODY + "01" "00" "0e" "02" "00
 #         tags {1: CurrentLeader(3, epoch 7)} ], tags 0 ]
 # | tags {0: NodeEndpoints [3: "10.0.0.3":9093 rack "r1"]}
 FETCH_V16_BODY = (
-    "00000008" "00" "00000000" "0000" "00000000" "02" + TOPIC_ID.bytes.hex() + "03"
-    + "00000000" "0000" "0000000000000001" "0000000000000001" "0000000000000000" "01" "ffffffff" "04" + _hex("abc") + "00"
-    + "00000001" "0006" + "ff" * 24 + "01" "ffffffff" "01" + "01" "01" "09" "00000003" "00000007" "00"
-    + "00"
+    "00000008"
+    "00"
+    "00000000"
+    "0000"
+    "00000000"
+    "02" + TOPIC_ID.bytes.hex() + "03" + "00000000"
+    "0000"
+    "0000000000000001"
+    "0000000000000001"
+    "0000000000000000"
+    "01"
+    "ffffffff"
+    "04" + _hex("abc") + "00" + "00000001"
+    "0006" + "ff" * 24 + "01"
+    "ffffffff"
+    "01" + "01"
+    "01"
+    "09"
+    "00000003"
+    "00000007"
+    "00" + "00"
 )
-FETCH_V16 = bytes.fromhex(FETCH_V16_BODY + "01" "00" "16" "02" "00000003" "09" + _hex("10.0.0.3") + "00002385" "03" + _hex("r1") + "00")
+FETCH_V16 = bytes.fromhex(FETCH_V16_BODY + "010016020000000309" + _hex("10.0.0.3") + "0000238503" + _hex("r1") + "00")
 FETCH_V16_REWRITTEN = bytes.fromhex(
-    FETCH_V16_BODY + "01" "00" "1d" "02" "00000003" "10" + _hex("gateway.example") + "00007533" "03" + _hex("r1") + "00")
+    FETCH_V16_BODY + "01001d020000000310" + _hex("gateway.example") + "0000753303" + _hex("r1") + "00"
+)
 
 
 def test_produce_v10_golden_bytes():
@@ -75,7 +107,7 @@ def test_golden_bytes_are_what_kafka_python_reads():
 
 
 def test_absent_node_endpoints_mean_no_rewrite():
-    without = PRODUCE_V10[:len(PRODUCE_V10_BODY) // 2] + b"\x00"
+    without = PRODUCE_V10[: len(PRODUCE_V10_BODY) // 2] + b"\x00"
     assert prepare_rewrite(0, 10, without) is None
     assert prepare_rewrite(1, 16, bytes.fromhex(FETCH_V16_BODY + "00")) is None
 
@@ -103,19 +135,35 @@ def test_unmapped_endpoint_fails_closed():
 
 # ---- every version, built and re-decoded with kafka-python ---------------------------------
 
+
 def _produce(version: int, endpoints: bool):
     from kafka.protocol.producer import ProduceResponse as P
 
     PP = P.TopicProduceResponse.PartitionProduceResponse
     partitions = [
-        PP(index=0, error_code=0, base_offset=41, log_append_time_ms=-1, log_start_offset=0,
-           record_errors=[PP.BatchIndexAndErrorMessage(batch_index=1, batch_index_error_message="bad")]),
+        PP(
+            index=0,
+            error_code=0,
+            base_offset=41,
+            log_append_time_ms=-1,
+            log_start_offset=0,
+            record_errors=[PP.BatchIndexAndErrorMessage(batch_index=1, batch_index_error_message="bad")],
+        ),
         PP(index=1, error_code=6, base_offset=-1, current_leader=PP.LeaderIdAndEpoch(leader_id=3, leader_epoch=9)),
     ]
-    topic = P.TopicProduceResponse(name="orders" if version < 13 else None, topic_id=TOPIC_ID if version >= 13 else None,
-                                   partition_responses=partitions)
-    nodes = [P.NodeEndpoint(node_id=3, host="10.0.0.3", port=9093, rack="r1"),
-             P.NodeEndpoint(node_id=2, host="10.0.0.2", port=9092, rack=None)] if endpoints else []
+    topic = P.TopicProduceResponse(
+        name="orders" if version < 13 else None,
+        topic_id=TOPIC_ID if version >= 13 else None,
+        partition_responses=partitions,
+    )
+    nodes = (
+        [
+            P.NodeEndpoint(node_id=3, host="10.0.0.3", port=9093, rack="r1"),
+            P.NodeEndpoint(node_id=2, host="10.0.0.2", port=9092, rack=None),
+        ]
+        if endpoints
+        else []
+    )
     return P[version](responses=[topic], throttle_time_ms=12, node_endpoints=nodes)
 
 
@@ -124,21 +172,38 @@ def _fetch(version: int, endpoints: bool):
 
     FP = F.FetchableTopicResponse.PartitionData
     partitions = [
-        FP(partition_index=0, error_code=0, high_watermark=10, last_stable_offset=8, log_start_offset=0,
-           aborted_transactions=[FP.AbortedTransaction(producer_id=5, first_offset=2)], preferred_read_replica=-1,
-           records=b"r" * 300),
-        FP(partition_index=1, error_code=6, high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
-           aborted_transactions=None, preferred_read_replica=-1, records=b"",
-           current_leader=FP.LeaderIdAndEpoch(leader_id=2, leader_epoch=4)),
+        FP(
+            partition_index=0,
+            error_code=0,
+            high_watermark=10,
+            last_stable_offset=8,
+            log_start_offset=0,
+            aborted_transactions=[FP.AbortedTransaction(producer_id=5, first_offset=2)],
+            preferred_read_replica=-1,
+            records=b"r" * 300,
+        ),
+        FP(
+            partition_index=1,
+            error_code=6,
+            high_watermark=-1,
+            last_stable_offset=-1,
+            log_start_offset=-1,
+            aborted_transactions=None,
+            preferred_read_replica=-1,
+            records=b"",
+            current_leader=FP.LeaderIdAndEpoch(leader_id=2, leader_epoch=4),
+        ),
     ]
-    topic = F.FetchableTopicResponse(topic="orders" if version < 13 else None, topic_id=TOPIC_ID if version >= 13 else None,
-                                     partitions=partitions)
+    topic = F.FetchableTopicResponse(
+        topic="orders" if version < 13 else None, topic_id=TOPIC_ID if version >= 13 else None, partitions=partitions
+    )
     nodes = [F.NodeEndpoint(node_id=2, host="10.0.0.2", port=9092, rack=None)] if endpoints else []
     return F[version](throttle_time_ms=3, error_code=0, session_id=77, responses=[topic], node_endpoints=nodes)
 
 
-CASES = [(0, v, _produce) for v in range(10, layout.PRODUCE_MAX_VERSION + 1)] + \
-        [(1, v, _fetch) for v in range(16, layout.FETCH_MAX_VERSION + 1)]
+CASES = [(0, v, _produce) for v in range(10, layout.PRODUCE_MAX_VERSION + 1)] + [
+    (1, v, _fetch) for v in range(16, layout.FETCH_MAX_VERSION + 1)
+]
 
 
 def _encoded(message, correlation_id: int = 21) -> bytes:
@@ -146,7 +211,9 @@ def _encoded(message, correlation_id: int = 21) -> bytes:
     return bytes(message.encode(header=True))
 
 
-@pytest.mark.parametrize("api_key,version,build", CASES, ids=[f"{'produce' if k == 0 else 'fetch'}-v{v}" for k, v, _b in CASES])
+@pytest.mark.parametrize(
+    "api_key,version,build", CASES, ids=[f"{'produce' if k == 0 else 'fetch'}-v{v}" for k, v, _b in CASES]
+)
 def test_every_version_rewrites_and_redecodes(api_key, version, build):
     frame = _encoded(build(version, endpoints=True))
     rewrite = prepare_rewrite(api_key, version, frame)
@@ -159,12 +226,16 @@ def test_every_version_rewrites_and_redecodes(api_key, version, build):
     cls = type(expected)
     rewritten = cls.decode(out, version=version, header=True).to_dict()
     original = cls.decode(frame, version=version, header=True).to_dict()
-    assert [(n["host"], n["port"]) for n in rewritten.pop("node_endpoints")] == [MAPPING[(n["host"], n["port"])] for n in original.pop("node_endpoints")]
+    assert [(n["host"], n["port"]) for n in rewritten.pop("node_endpoints")] == [
+        MAPPING[(n["host"], n["port"])] for n in original.pop("node_endpoints")
+    ]
     assert rewritten == original  # nothing else changed
     assert b"10.0.0." not in out
 
 
-@pytest.mark.parametrize("api_key,version,build", CASES, ids=[f"{'produce' if k == 0 else 'fetch'}-v{v}" for k, v, _b in CASES])
+@pytest.mark.parametrize(
+    "api_key,version,build", CASES, ids=[f"{'produce' if k == 0 else 'fetch'}-v{v}" for k, v, _b in CASES]
+)
 def test_every_version_without_endpoints_is_left_alone(api_key, version, build):
     assert prepare_rewrite(api_key, version, _encoded(build(version, endpoints=False))) is None
 
@@ -193,19 +264,32 @@ def test_streaming_and_whole_frame_walks_agree(version, endpoints):
 
 # ---- same-length rewrite (a Fetch response whose length prefix has already been sent) --------
 
+
 def _section(endpoints: bytes, extra: bytes = b"") -> bytes:
     return bytes([1 + bool(extra), 0, len(endpoints)]) + endpoints + extra
 
 
 def _endpoint(host: str, port: int) -> bytes:
-    return b"\x02" + struct.pack(">i", 9) + bytes([len(host) + 1]) + host.encode() + struct.pack(">i", port) + b"\x00\x00"
+    return (
+        b"\x02" + struct.pack(">i", 9) + bytes([len(host) + 1]) + host.encode() + struct.pack(">i", port) + b"\x00\x00"
+    )
 
 
-@pytest.mark.parametrize("upstream_host,gateway_host", [("10.0.0.2", "gw"), ("10.0.0.2", "10.9.9.9"), ("10.0.0.2", "g"),
-                                                        ("h", "gateway.example.com"), ("10.0.0.2", "10.0.0.20")])
+@pytest.mark.parametrize(
+    "upstream_host,gateway_host",
+    [
+        ("10.0.0.2", "gw"),
+        ("10.0.0.2", "10.9.9.9"),
+        ("10.0.0.2", "g"),
+        ("h", "gateway.example.com"),
+        ("10.0.0.2", "10.0.0.20"),
+    ],
+)
 def test_same_length_rewrite(upstream_host, gateway_host):
     section = _section(_endpoint(upstream_host, 9092))
-    out = prepare_tagged_section_rewrite(section, same_length=True).apply({(upstream_host, 9092): (gateway_host, 30002)})
+    out = prepare_tagged_section_rewrite(section, same_length=True).apply(
+        {(upstream_host, 9092): (gateway_host, 30002)}
+    )
     assert len(out) == len(section)
     fields = parse_tagged_fields(out)
     assert upstream_host.encode() not in out
@@ -224,6 +308,7 @@ def test_same_length_rewrite_keeps_other_tags():
 
 # ---- a large Fetch v16+ response streaming through --------------------------------------------
 
+
 class _FixedRegistry:
     """The one registry method the stream uses (the real one binds listeners: integration tests)."""
 
@@ -239,9 +324,19 @@ def test_streamed_fetch_rewrites_endpoints_and_passes_records_unchanged(version,
     message = _fetch(version, endpoints)
     big = [bytes([i]) * 200_000 for i in range(3)]
     FP = F.FetchableTopicResponse.PartitionData
-    message.responses[0].partitions += [FP(partition_index=10 + i, error_code=0, high_watermark=1, last_stable_offset=1,
-                                           log_start_offset=0, aborted_transactions=[], preferred_read_replica=-1,
-                                           records=records) for i, records in enumerate(big)]
+    message.responses[0].partitions += [
+        FP(
+            partition_index=10 + i,
+            error_code=0,
+            high_watermark=1,
+            last_stable_offset=1,
+            log_start_offset=0,
+            aborted_transactions=[],
+            preferred_read_replica=-1,
+            records=records,
+        )
+        for i, records in enumerate(big)
+    ]
     frame = _encoded(message)
 
     async def scenario():
@@ -268,7 +363,8 @@ def test_streamed_fetch_rewrites_endpoints_and_passes_records_unchanged(version,
 
 # ---- generated responses and hostile bytes ----------------------------------------------------
 
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 _HOSTS = st.sampled_from(list(MAPPING))
 
@@ -280,32 +376,78 @@ def _responses(draw):
     from kafka.protocol.producer import ProduceResponse as P
 
     api_key = draw(st.sampled_from([0, 1]))
-    version = draw(st.integers(1, layout.PRODUCE_MAX_VERSION) if api_key == 0 else st.integers(12, layout.FETCH_MAX_VERSION))
-    endpoints = [draw(_HOSTS) for _ in range(draw(st.integers(0, 3)))] if layout.has_node_endpoints(api_key, version) else []
+    version = draw(
+        st.integers(1, layout.PRODUCE_MAX_VERSION) if api_key == 0 else st.integers(12, layout.FETCH_MAX_VERSION)
+    )
+    endpoints = (
+        [draw(_HOSTS) for _ in range(draw(st.integers(0, 3)))] if layout.has_node_endpoints(api_key, version) else []
+    )
     topics = []
     for t in range(draw(st.integers(0, 3))):
         n = draw(st.integers(0, 4))
         if api_key == 0:
             PP = P.TopicProduceResponse.PartitionProduceResponse
-            parts = [PP(index=i, error_code=draw(st.sampled_from([0, 6])), base_offset=draw(st.integers(-1, 2**40)),
-                        record_errors=[PP.BatchIndexAndErrorMessage(batch_index=j, batch_index_error_message=draw(st.none() | st.text(max_size=5)))
-                                       for j in range(draw(st.integers(0, 2)))],
-                        error_message=draw(st.none() | st.text(max_size=8))) for i in range(n)]
-            topics.append(P.TopicProduceResponse(name=f"t{t}" if version < 13 else None, topic_id=TOPIC_ID if version >= 13 else None,
-                                                 partition_responses=parts))
+            parts = [
+                PP(
+                    index=i,
+                    error_code=draw(st.sampled_from([0, 6])),
+                    base_offset=draw(st.integers(-1, 2**40)),
+                    record_errors=[
+                        PP.BatchIndexAndErrorMessage(
+                            batch_index=j, batch_index_error_message=draw(st.none() | st.text(max_size=5))
+                        )
+                        for j in range(draw(st.integers(0, 2)))
+                    ],
+                    error_message=draw(st.none() | st.text(max_size=8)),
+                )
+                for i in range(n)
+            ]
+            topics.append(
+                P.TopicProduceResponse(
+                    name=f"t{t}" if version < 13 else None,
+                    topic_id=TOPIC_ID if version >= 13 else None,
+                    partition_responses=parts,
+                )
+            )
         else:
             FP = F.FetchableTopicResponse.PartitionData
-            parts = [FP(partition_index=i, error_code=0, high_watermark=1, last_stable_offset=1, log_start_offset=0,
-                        aborted_transactions=draw(st.none() | st.lists(st.builds(FP.AbortedTransaction, producer_id=st.integers(0, 9),
-                                                                                 first_offset=st.integers(0, 9)), max_size=2)),
-                        preferred_read_replica=-1, records=draw(st.binary(max_size=300))) for i in range(n)]
-            topics.append(F.FetchableTopicResponse(topic=f"t{t}" if version < 13 else None, topic_id=TOPIC_ID if version >= 13 else None,
-                                                   partitions=parts))
+            parts = [
+                FP(
+                    partition_index=i,
+                    error_code=0,
+                    high_watermark=1,
+                    last_stable_offset=1,
+                    log_start_offset=0,
+                    aborted_transactions=draw(
+                        st.none()
+                        | st.lists(
+                            st.builds(
+                                FP.AbortedTransaction, producer_id=st.integers(0, 9), first_offset=st.integers(0, 9)
+                            ),
+                            max_size=2,
+                        )
+                    ),
+                    preferred_read_replica=-1,
+                    records=draw(st.binary(max_size=300)),
+                )
+                for i in range(n)
+            ]
+            topics.append(
+                F.FetchableTopicResponse(
+                    topic=f"t{t}" if version < 13 else None,
+                    topic_id=TOPIC_ID if version >= 13 else None,
+                    partitions=parts,
+                )
+            )
     if api_key == 0:
         nodes = [P.NodeEndpoint(node_id=i, host=h, port=p, rack=None) for i, (h, p) in enumerate(endpoints)]
         return api_key, version, P[version](responses=topics, throttle_time_ms=0, node_endpoints=nodes)
     nodes = [F.NodeEndpoint(node_id=i, host=h, port=p, rack="r") for i, (h, p) in enumerate(endpoints)]
-    return api_key, version, F[version](throttle_time_ms=0, error_code=0, session_id=0, responses=topics, node_endpoints=nodes)
+    return (
+        api_key,
+        version,
+        F[version](throttle_time_ms=0, error_code=0, session_id=0, responses=topics, node_endpoints=nodes),
+    )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -322,9 +464,17 @@ def test_generated_responses_rewrite_and_redecode(case):
             node.host, node.port = MAPPING[(node.host, node.port)]
         assert out == _encoded(message) and b"10.0.0." not in out
     if api_key == 1:  # the streaming walk finds the same tagged fields
-        assert _walk_in_memory(layout.fetch_response(version), frame) == (None, layout.fetch_tags_position(frame, version))
+        assert _walk_in_memory(layout.fetch_response(version), frame) == (
+            None,
+            layout.fetch_tags_position(frame, version),
+        )
     if api_key == 0:  # throttle patched in place where kafka-python reads it
-        assert type(message).decode(patch_throttle_time(0, version, frame, 77), version=version, header=True).throttle_time_ms == 77
+        assert (
+            type(message)
+            .decode(patch_throttle_time(0, version, frame, 77), version=version, header=True)
+            .throttle_time_ms
+            == 77
+        )
 
 
 @settings(max_examples=300, deadline=None)
@@ -335,7 +485,7 @@ def test_hostile_bytes_are_malformed_never_another_error(case, data):
     frame = bytearray(_encoded(build(version, endpoints=True)))
     for _ in range(data.draw(st.integers(1, 4))):
         frame[data.draw(st.integers(0, len(frame) - 1))] = data.draw(st.integers(0, 255))
-    frame = bytes(frame[:data.draw(st.integers(1, len(frame)))])
+    frame = bytes(frame[: data.draw(st.integers(1, len(frame)))])
     try:
         rewrite = prepare_rewrite(api_key, version, frame)
         if rewrite is not None:
@@ -346,11 +496,21 @@ def test_hostile_bytes_are_malformed_never_another_error(case, data):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text("abcdefgh.", min_size=1, max_size=200), st.text("xyz.", min_size=1, max_size=200),
-       st.none() | st.binary(max_size=300))
+@given(
+    st.text("abcdefgh.", min_size=1, max_size=200),
+    st.text("xyz.", min_size=1, max_size=200),
+    st.none() | st.binary(max_size=300),
+)
 def test_same_length_rewrite_for_any_address_lengths(upstream_host, gateway_host, other_tag):
     extra = b"" if other_tag is None else b"\x05" + bytes(_varint(len(other_tag))) + other_tag
-    endpoint = b"\x02" + struct.pack(">i", 9) + _varint(len(upstream_host) + 1) + upstream_host.encode() + struct.pack(">i", 1) + b"\x00\x00"
+    endpoint = (
+        b"\x02"
+        + struct.pack(">i", 9)
+        + _varint(len(upstream_host) + 1)
+        + upstream_host.encode()
+        + struct.pack(">i", 1)
+        + b"\x00\x00"
+    )
     section = bytes([1 + bool(extra), 0]) + _varint(len(endpoint)) + endpoint + extra
     out = prepare_tagged_section_rewrite(section, same_length=True).apply({(upstream_host, 1): (gateway_host, 2)})
     assert len(out) == len(section)
@@ -359,7 +519,15 @@ def test_same_length_rewrite_for_any_address_lengths(upstream_host, gateway_host
         assert fields[5] == other_tag
     if 0 in fields:  # rewritten (and padded when shorter)
         assert set(fields) - {0, 5} <= {PADDING_TAG}
-        assert fields[0] == b"\x02" + struct.pack(">i", 9) + _varint(len(gateway_host) + 1) + gateway_host.encode() + struct.pack(">i", 2) + b"\x00\x00"
+        assert (
+            fields[0]
+            == b"\x02"
+            + struct.pack(">i", 9)
+            + _varint(len(gateway_host) + 1)
+            + gateway_host.encode()
+            + struct.pack(">i", 2)
+            + b"\x00\x00"
+        )
     else:  # blanked: only possible when the gateway's address does not fit
         assert len(gateway_host) > len(upstream_host) - 2 and set(fields[PADDING_TAG]) <= {0}
 

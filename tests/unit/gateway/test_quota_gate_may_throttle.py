@@ -1,7 +1,7 @@
 """QuotaGate.may_throttle decides which requests the gateway handles one at a time (as a broker
 does) so that a throttle applies from the very next request."""
 
-from enforcement.gateway.quotas import QuotaGate
+from kconfigs_enforcement.gateway.quotas import QuotaGate
 
 
 def _gate(records):

@@ -4,17 +4,25 @@ import struct
 
 import pytest
 
-from enforcement.gateway import codec
-from enforcement.gateway.producer_ids import batch_producer_ids, produce_request_producer_ids
-from enforcement.gateway.sasl import ANONYMOUS, SaslState, UnsupportedSasl, plain_authcid, scram_username
-from enforcement.gateway.throttling import patch_throttle_time, response_throttle_time
-from enforcement.gateway.versions import VersionRange, cap_ranges, rewrite_api_versions_response, unsupported_version_response
+from kconfigs_enforcement.gateway import codec
+from kconfigs_enforcement.gateway.producer_ids import batch_producer_ids, produce_request_producer_ids
+from kconfigs_enforcement.gateway.sasl import ANONYMOUS, SaslState, UnsupportedSasl, plain_authcid, scram_username
+from kconfigs_enforcement.gateway.throttling import patch_throttle_time, response_throttle_time
+from kconfigs_enforcement.gateway.versions import (
+    VersionRange,
+    cap_ranges,
+    rewrite_api_versions_response,
+    unsupported_version_response,
+)
 
 
 def _api_versions_frame(version, ranges, error_code=0):
     from kafka.protocol.metadata import ApiVersionsResponse as A
 
-    response = A[version](error_code=error_code, api_keys=[A.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in ranges])
+    response = A[version](
+        error_code=error_code,
+        api_keys=[A.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in ranges],
+    )
     response.with_header(correlation_id=4)
     return bytes(response.encode(header=True))
 
@@ -60,7 +68,7 @@ def test_api_removed_when_broker_minimum_exceeds_our_cap():
 
 def test_unsupported_version_answer_golden_bytes():
     # v0: correlation 9 | error 35 | [ApiVersions 18: 0..4]
-    assert unsupported_version_response(9) == bytes.fromhex("00000009" "0023" "00000001" "0012" "0000" "0004")
+    assert unsupported_version_response(9) == bytes.fromhex("00000009002300000001001200000004")
 
 
 def test_plain_and_scram_identities():
@@ -111,7 +119,9 @@ def test_producer_ids_from_concatenated_batches():
 def test_producer_ids_from_a_kafka_python_produce_request():
     from kafka.protocol.producer import ProduceRequest as P
 
-    topic = P.TopicProduceData(name="t", partition_data=[P.TopicProduceData.PartitionProduceData(index=0, records=_batch(42))])
+    topic = P.TopicProduceData(
+        name="t", partition_data=[P.TopicProduceData.PartitionProduceData(index=0, records=_batch(42))]
+    )
     request = P[9](acks=1, timeout_ms=100, topic_data=[topic])
     request.with_header(correlation_id=1, client_id="c")
     assert produce_request_producer_ids(9, bytes(request.encode(header=True))) == {42}

@@ -15,35 +15,47 @@ from kconfigs.model import DEFAULT, EntityType, FilterComponent, Match, QuotaEnt
 
 
 def test_describe_line_uses_java_double_formatting_and_fixed_entity_order():
-    record = QuotaRecord(QuotaEntity(user="user1", client_id="clientA"),
-                         {"producer_byte_rate": "1024", "consumer_byte_rate": "10485760"})
-    assert describe_line(record) == ("Quota configs for user-principal 'user1', client-id 'clientA' are "
-                                     "producer_byte_rate=1024.0, consumer_byte_rate=1.048576E7")
+    record = QuotaRecord(
+        QuotaEntity(user="user1", client_id="clientA"), {"producer_byte_rate": "1024", "consumer_byte_rate": "10485760"}
+    )
+    assert describe_line(record) == (
+        "Quota configs for user-principal 'user1', client-id 'clientA' are "
+        "producer_byte_rate=1024.0, consumer_byte_rate=1.048576E7"
+    )
 
 
 def test_describe_line_defaults_and_ip_and_empty():
-    assert describe_line(QuotaRecord(QuotaEntity(user=DEFAULT, client_id=DEFAULT), {"request_percentage": "50"})) == \
-        "Quota configs for the default user-principal, the default client-id are request_percentage=50.0"
-    assert describe_line(QuotaRecord(QuotaEntity(ip="1.2.3.4"), {"connection_creation_rate": "100"})) == \
-        "Quota configs for ip '1.2.3.4' are connection_creation_rate=100.0"
+    assert (
+        describe_line(QuotaRecord(QuotaEntity(user=DEFAULT, client_id=DEFAULT), {"request_percentage": "50"}))
+        == "Quota configs for the default user-principal, the default client-id are request_percentage=50.0"
+    )
+    assert (
+        describe_line(QuotaRecord(QuotaEntity(ip="1.2.3.4"), {"connection_creation_rate": "100"}))
+        == "Quota configs for ip '1.2.3.4' are connection_creation_rate=100.0"
+    )
     assert describe_line(QuotaRecord(QuotaEntity(user="scram-only"), {})) is None
 
 
-@pytest.mark.parametrize("types,names,line", [
-    (["users"], ["admin"], "Completed updating config for user admin."),
-    (["clients"], ["clientA"], "Completed updating config for client clientA."),
-    (["ips"], ["1.2.3.4"], "Completed updating config for ip 1.2.3.4."),
-    (["users"], [""], "Completed updating default config for users in the cluster."),
-    (["clients", "users"], ["c", "u"], "Completed updating config for client c."),
-    (["users", "clients"], ["", "c"], "Completed updating default config for users in the cluster."),
-])
+@pytest.mark.parametrize(
+    "types,names,line",
+    [
+        (["users"], ["admin"], "Completed updating config for user admin."),
+        (["clients"], ["clientA"], "Completed updating config for client clientA."),
+        (["ips"], ["1.2.3.4"], "Completed updating config for ip 1.2.3.4."),
+        (["users"], [""], "Completed updating default config for users in the cluster."),
+        (["clients", "users"], ["c", "u"], "Completed updating config for client c."),
+        (["users", "clients"], ["", "c"], "Completed updating default config for users in the cluster."),
+    ],
+)
 def test_alter_done_line_uses_first_type_and_name(types, names, line):
     assert alter_done_line(types, names) == line
 
 
 def test_describe_filter_maps_name_default_and_absent_like_get_all_client_quotas_configs():
     assert describe_filter(["users", "clients"], ["u"]).components == (
-        FilterComponent(EntityType.USER, Match.EXACT, "u"), FilterComponent(EntityType.CLIENT_ID, Match.ANY))
+        FilterComponent(EntityType.USER, Match.EXACT, "u"),
+        FilterComponent(EntityType.CLIENT_ID, Match.ANY),
+    )
     assert describe_filter(["ips"], [""]).components == (FilterComponent(EntityType.IP, Match.DEFAULT),)
     assert describe_filter(["ips"], []).strict is True
     with pytest.raises(UsageError, match="^More entity names specified than entity types$"):
@@ -60,19 +72,25 @@ def test_alter_entity_pairs_by_index():
 def test_ips_unknown_keys_joined_with_commas_case_11():
     with pytest.raises(UsageError) as err:
         check_alter_keys(["ips"], ["127.0.0.1"], {"connection_creation_rate": "1", "some_config": "10"}, ["b"])
-    assert str(err.value) == ("Only connection quota configs can be added for 'ips' using --bootstrap-server. "
-                              "Unexpected config names: some_config,b")
+    assert str(err.value) == (
+        "Only connection quota configs can be added for 'ips' using --bootstrap-server. "
+        "Unexpected config names: some_config,b"
+    )
 
 
 def test_users_unknown_add_and_delete_render_as_scala_collections_case_15():
     # Observed from Kafka 3.9.2: "...Unexpected config names: Set(some_config, b)" and "ArrayBuffer(some_config)"
     with pytest.raises(UsageError) as err:
         check_alter_keys(["users"], ["u1"], {"some_config": "1", "b": "2"}, [])
-    assert str(err.value).endswith("can be added for 'users' using --bootstrap-server. Unexpected config names: Set(some_config, b)")
+    assert str(err.value).endswith(
+        "can be added for 'users' using --bootstrap-server. Unexpected config names: Set(some_config, b)"
+    )
     with pytest.raises(UsageError) as err:
         check_alter_keys(["users"], ["u1"], {}, ["some_config", "SCRAM-SHA-256"])
-    assert str(err.value) == ("Only quota and SCRAM credential configs can be deleted for 'users' using "
-                              "--bootstrap-server. Unexpected config names: ArrayBuffer(some_config)")
+    assert str(err.value) == (
+        "Only quota and SCRAM credential configs can be deleted for 'users' using "
+        "--bootstrap-server. Unexpected config names: ArrayBuffer(some_config)"
+    )
 
 
 def test_scram_on_clients_is_rejected_case_16():

@@ -27,11 +27,24 @@ VERSIONS = (0, 1)
 
 
 # -- primitive encoders, straight from the protocol guide --------------------------------
-def int8(v): return struct.pack(">b", v)
-def int16(v): return struct.pack(">h", v)
-def int32(v): return struct.pack(">i", v)
-def float64(v): return struct.pack(">d", v)
-def boolean(v): return b"\x01" if v else b"\x00"
+def int8(v):
+    return struct.pack(">b", v)
+
+
+def int16(v):
+    return struct.pack(">h", v)
+
+
+def int32(v):
+    return struct.pack(">i", v)
+
+
+def float64(v):
+    return struct.pack(">d", v)
+
+
+def boolean(v):
+    return b"\x01" if v else b"\x00"
 
 
 def uvarint(n):
@@ -73,17 +86,23 @@ def test_supported_versions_match_the_published_schemas():
 @pytest.mark.parametrize("version", VERSIONS)
 def test_describe_request_encodes_exact_default_and_any_components(version):
     flex = version >= 1
-    flt = EntityFilter(components=(
-        FilterComponent(EntityType.USER, Match.EXACT, "alice"),
-        FilterComponent(EntityType.CLIENT_ID, Match.DEFAULT),
-        FilterComponent(EntityType.IP, Match.ANY),
-    ), strict=True)
+    flt = EntityFilter(
+        components=(
+            FilterComponent(EntityType.USER, Match.EXACT, "alice"),
+            FilterComponent(EntityType.CLIENT_ID, Match.DEFAULT),
+            FilterComponent(EntityType.IP, Match.ANY),
+        ),
+        strict=True,
+    )
 
     def component(entity_type, match_type, match):
         return string(entity_type, flex) + int8(match_type) + string(match, flex) + tags(flex)
 
-    expected = array([component("user", 0, "alice"), component("client-id", 1, None),
-                      component("ip", 2, None)], flex) + boolean(True) + tags(flex)
+    expected = (
+        array([component("user", 0, "alice"), component("client-id", 1, None), component("ip", 2, None)], flex)
+        + boolean(True)
+        + tags(flex)
+    )
     assert bytes(build_describe_request(flt, version).encode()) == expected
 
 
@@ -109,8 +128,10 @@ def test_describe_request_header_and_frame(version):
 def test_alter_request_encodes_set_remove_and_default_entity(version):
     flex = version >= 1
     changes = [
-        (QuotaEntity(user="u1", client_id=DEFAULT), [QuotaOp("producer_byte_rate", 1024.0),
-                                                      QuotaOp("request_percentage", None)]),
+        (
+            QuotaEntity(user="u1", client_id=DEFAULT),
+            [QuotaOp("producer_byte_rate", 1024.0), QuotaOp("request_percentage", None)],
+        ),
         (QuotaEntity(ip="1.2.3.4"), [QuotaOp("connection_creation_rate", 100.0)]),
     ]
 
@@ -120,10 +141,16 @@ def test_alter_request_encodes_set_remove_and_default_entity(version):
     def op(key, value, remove):
         return string(key, flex) + float64(value) + boolean(remove) + tags(flex)
 
-    entry1 = (array([entity("user", "u1"), entity("client-id", None)], flex)
-              + array([op("producer_byte_rate", 1024.0, False), op("request_percentage", 0.0, True)], flex)
-              + tags(flex))
-    entry2 = array([entity("ip", "1.2.3.4")], flex) + array([op("connection_creation_rate", 100.0, False)], flex) + tags(flex)
+    entry1 = (
+        array([entity("user", "u1"), entity("client-id", None)], flex)
+        + array([op("producer_byte_rate", 1024.0, False), op("request_percentage", 0.0, True)], flex)
+        + tags(flex)
+    )
+    entry2 = (
+        array([entity("ip", "1.2.3.4")], flex)
+        + array([op("connection_creation_rate", 100.0, False)], flex)
+        + tags(flex)
+    )
     expected = array([entry1, entry2], flex) + boolean(True) + tags(flex)
     assert bytes(build_alter_request(changes, validate_only=True, version=version).encode()) == expected
 
@@ -136,21 +163,30 @@ def describe_response_bytes(version, error_code=0, error_message=None, entries=(
         ents = [string(t, flex) + string(n, flex) + tags(flex) for t, n in entity]
         vals = [string(k, flex) + float64(v) + tags(flex) for k, v in values]
         encoded_entries.append(array(ents, flex) + array(vals, flex) + tags(flex))
-    return (int32(0) + int16(error_code) + string(error_message, flex)
-            + array(None if entries is None else encoded_entries, flex) + tags(flex))
+    return (
+        int32(0)
+        + int16(error_code)
+        + string(error_message, flex)
+        + array(None if entries is None else encoded_entries, flex)
+        + tags(flex)
+    )
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_describe_response_decodes_to_records_with_kafka_stored_formatting(version):
-    data = describe_response_bytes(version, entries=[
-        ([("user", "alice"), ("client-id", None)], [("producer_byte_rate", 1024.0), ("request_percentage", 200.0)]),
-        ([("ip", None)], [("connection_creation_rate", 10.0)]),
-        ([("client-id", "c")], [("controller_mutation_rate", 1e7)]),
-    ])
+    data = describe_response_bytes(
+        version,
+        entries=[
+            ([("user", "alice"), ("client-id", None)], [("producer_byte_rate", 1024.0), ("request_percentage", 200.0)]),
+            ([("ip", None)], [("connection_creation_rate", 10.0)]),
+            ([("client-id", "c")], [("controller_mutation_rate", 1e7)]),
+        ],
+    )
     response = DescribeClientQuotasResponse.decode(data, version=version)
     assert read_describe_response(response) == [
-        QuotaRecord(QuotaEntity(user="alice", client_id=DEFAULT),
-                    {"producer_byte_rate": "1024", "request_percentage": "200.0"}),
+        QuotaRecord(
+            QuotaEntity(user="alice", client_id=DEFAULT), {"producer_byte_rate": "1024", "request_percentage": "200.0"}
+        ),
         QuotaRecord(QuotaEntity(ip=DEFAULT), {"connection_creation_rate": "10"}),
         QuotaRecord(QuotaEntity(client_id="c"), {"controller_mutation_rate": "1.0E7"}),
     ]
@@ -178,14 +214,24 @@ def test_alter_response_maps_per_entity_errors(version):
         ents = [string(t, flex) + string(n, flex) + tags(flex) for t, n in entity]
         return int16(code) + string(message, flex) + array(ents, flex) + tags(flex)
 
-    data = int32(0) + array([
-        entry(0, None, [("user", "ok")]),
-        entry(42, "Quota producer_byte_rate must be greater than 0", [("user", None), ("client-id", "c")]),
-        entry(41, None, [("ip", "1.2.3.4")]),
-    ], flex) + tags(flex)
+    data = (
+        int32(0)
+        + array(
+            [
+                entry(0, None, [("user", "ok")]),
+                entry(42, "Quota producer_byte_rate must be greater than 0", [("user", None), ("client-id", "c")]),
+                entry(41, None, [("ip", "1.2.3.4")]),
+            ],
+            flex,
+        )
+        + tags(flex)
+    )
     outcome = read_alter_response(AlterClientQuotasResponse.decode(data, version=version))
     assert [entity for entity, _ in outcome] == [
-        QuotaEntity(user="ok"), QuotaEntity(user=DEFAULT, client_id="c"), QuotaEntity(ip="1.2.3.4")]
+        QuotaEntity(user="ok"),
+        QuotaEntity(user=DEFAULT, client_id="c"),
+        QuotaEntity(ip="1.2.3.4"),
+    ]
     assert outcome[0][1] is None
     assert isinstance(outcome[1][1], ValidationError)
     assert str(outcome[1][1]) == "Quota producer_byte_rate must be greater than 0"

@@ -23,10 +23,13 @@ def test_tricky_file_matches_jdk_properties_load():
 
 
 def test_jaas_config_continued_over_lines_joins_with_single_spaces():
-    text = ("sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
-            "    username=\"admin\" \\\n    password=\"admin-secret\";\n")
+    text = (
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
+        '    username="admin" \\\n    password="admin-secret";\n'
+    )
     assert parse_properties(text)["sasl.jaas.config"] == (
-        'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";')
+        'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";'
+    )
 
 
 def test_separators_and_escaped_separator_in_key():

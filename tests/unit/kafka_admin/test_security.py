@@ -10,8 +10,7 @@ from kconfigs.kafka_admin.properties import parse_properties
 from kconfigs.kafka_admin.security import security_from_properties
 from kconfigs.kafka_admin.tls import build_ssl_context, normalize_pem
 
-SCRAM_JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
-              'username="admin" password="s3cr=t;\\"x";')
+SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="s3cr=t;\\"x";'
 
 
 def test_default_is_plaintext():
@@ -20,10 +19,15 @@ def test_default_is_plaintext():
 
 
 def test_sasl_scram_credentials_from_jaas():
-    sec = security_from_properties({"security.protocol": "sasl_plaintext", "sasl.mechanism": "SCRAM-SHA-512",
-                                    "sasl.jaas.config": SCRAM_JAAS})
+    sec = security_from_properties(
+        {"security.protocol": "sasl_plaintext", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": SCRAM_JAAS}
+    )
     assert (sec.protocol, sec.sasl_mechanism, sec.sasl_username, sec.sasl_password) == (
-        "SASL_PLAINTEXT", "SCRAM-SHA-512", "admin", 's3cr=t;"x')
+        "SASL_PLAINTEXT",
+        "SCRAM-SHA-512",
+        "admin",
+        's3cr=t;"x',
+    )
     assert "s3cr" not in repr(sec)
 
 
@@ -42,20 +46,26 @@ def test_sasl_without_mechanism_is_gssapi_like_java_and_unsupported():
 def test_missing_password_is_named_without_values():
     jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u";'
     with pytest.raises(ValidationError, match="must set password$"):
-        security_from_properties({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
-                                  "sasl.jaas.config": jaas})
+        security_from_properties(
+            {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": jaas}
+        )
 
 
 @pytest.mark.parametrize("store_type", ["", "JKS", "PKCS12"])
 def test_non_pem_truststore_is_one_clear_error(store_type):
-    props = {"security.protocol": "SSL", "ssl.truststore.location": "/x/truststore.jks",
-             "ssl.truststore.password": "changeit"}
+    props = {
+        "security.protocol": "SSL",
+        "ssl.truststore.location": "/x/truststore.jks",
+        "ssl.truststore.password": "changeit",
+    }
     if store_type:
         props["ssl.truststore.type"] = store_type
     with pytest.raises(ValidationError) as err:
         security_from_properties(props, read_file=lambda p: "")
-    assert str(err.value) == (f"ssl.truststore.type {store_type or 'JKS'} is not supported by kconfigs "
-                              "(JKS and PKCS12 stores cannot be read); convert it to PEM and set ssl.truststore.type=PEM")
+    assert str(err.value) == (
+        f"ssl.truststore.type {store_type or 'JKS'} is not supported by kconfigs "
+        "(JKS and PKCS12 stores cannot be read); convert it to PEM and set ssl.truststore.type=PEM"
+    )
     assert "changeit" not in str(err.value)
 
 
@@ -65,17 +75,27 @@ def test_unknown_protocol():
 
 
 def test_pem_truststore_file_and_hostname_check_off():
-    sec = security_from_properties({"security.protocol": "SSL", "ssl.truststore.type": "PEM",
-                                    "ssl.truststore.location": "/ca.pem",
-                                    "ssl.endpoint.identification.algorithm": ""},
-                                   read_file=lambda path: f"PEM from {path}")
+    sec = security_from_properties(
+        {
+            "security.protocol": "SSL",
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": "/ca.pem",
+            "ssl.endpoint.identification.algorithm": "",
+        },
+        read_file=lambda path: f"PEM from {path}",
+    )
     assert sec.pem.ca_pem == "PEM from /ca.pem" and sec.check_hostname is False
 
 
 def test_inline_chain_without_key_is_rejected():
     with pytest.raises(ValidationError, match="must be set together"):
-        security_from_properties({"security.protocol": "SSL", "ssl.keystore.type": "PEM",
-                                  "ssl.keystore.certificate.chain": "-----BEGIN CERTIFICATE-----x"})
+        security_from_properties(
+            {
+                "security.protocol": "SSL",
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.certificate.chain": "-----BEGIN CERTIFICATE-----x",
+            }
+        )
 
 
 def test_jaas_parser_handles_flags_and_bare_values():
@@ -103,8 +123,10 @@ def test_bad_ca_pem_is_one_clear_error():
 
 
 def test_full_properties_file_round_trip():
-    text = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
-            "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
-            "  username=\"admin\" password=\"admin-secret\";\nclient.id=ops\nrequest.timeout.ms=5000\n")
+    text = (
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
+        '  username="admin" password="admin-secret";\nclient.id=ops\nrequest.timeout.ms=5000\n'
+    )
     sec = security_from_properties(parse_properties(text))
     assert (sec.sasl_username, sec.client_id, sec.request_timeout_ms) == ("admin", "ops", 5000)

@@ -14,20 +14,28 @@ from kconfigs.stores.admin_api import canonical_configs, exact_filter, plan_ops,
 def test_plan_ops_sends_only_changes_and_removals():
     current = {"producer_byte_rate": "1024", "request_percentage": "50.0", "consumer_byte_rate": "1"}
     new = {"producer_byte_rate": "1024.0", "request_percentage": "60", "controller_mutation_rate": "1e3"}
-    assert plan_ops(current, new) == [QuotaOp("request_percentage", 60.0), QuotaOp("controller_mutation_rate", 1000.0),
-                                      QuotaOp("consumer_byte_rate", None)]
+    assert plan_ops(current, new) == [
+        QuotaOp("request_percentage", 60.0),
+        QuotaOp("controller_mutation_rate", 1000.0),
+        QuotaOp("consumer_byte_rate", None),
+    ]
     with pytest.raises(ValidationError, match="^Cannot parse quota configuration value for k: x$"):
         plan_ops({}, {"k": "x"})
 
 
 def test_canonical_configs_match_zk_backed_storage():
     assert canonical_configs({"producer_byte_rate": "1024.0", "request_percentage": "200", "x": "1e7"}) == {
-        "producer_byte_rate": "1024", "request_percentage": "200.0", "x": "1.0E7"}
+        "producer_byte_rate": "1024",
+        "request_percentage": "200.0",
+        "x": "1.0E7",
+    }
 
 
 def test_exact_filter_uses_default_match_for_default_components():
     assert exact_filter(QuotaEntity(user="u", client_id=DEFAULT)).components == (
-        FilterComponent(EntityType.USER, Match.EXACT, "u"), FilterComponent(EntityType.CLIENT_ID, Match.DEFAULT))
+        FilterComponent(EntityType.USER, Match.EXACT, "u"),
+        FilterComponent(EntityType.CLIENT_ID, Match.DEFAULT),
+    )
 
 
 def test_snapshot_diff_reports_changed_new_and_vanished():

@@ -23,16 +23,68 @@ def pki(tmp_path_factory):
     def run(*args):
         subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
 
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=test-ca")
+    run(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test-ca",
+    )
     (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
     run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=broker")
-    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "server.pem", "-days", "2", "-extfile", "san.ext")
-    run("req", "-newkey", "rsa:2048", "-keyout", "client.key", "-passout", "pass:key-pw", "-out", "client.csr",
-        "-subj", "/CN=client")
-    run("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "client.pem", "-days", "2")
+    run(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    )
+    run(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-keyout",
+        "client.key",
+        "-passout",
+        "pass:key-pw",
+        "-out",
+        "client.csr",
+        "-subj",
+        "/CN=client",
+    )
+    run(
+        "x509",
+        "-req",
+        "-in",
+        "client.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "client.pem",
+        "-days",
+        "2",
+    )
     return d
 
 
@@ -66,9 +118,10 @@ def server_context(pki, require_client_cert=False):
 
 
 def test_pem_truststore_file_verifies_the_broker(pki):
-    sec = security_from_properties({"security.protocol": "SSL", "ssl.truststore.type": "PEM",
-                                    "ssl.truststore.location": str(pki / "ca.pem")},
-                                   read_file=lambda p: open(p).read())
+    sec = security_from_properties(
+        {"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki / "ca.pem")},
+        read_file=lambda p: open(p).read(),
+    )
     handshake(build_ssl_context(sec.pem, sec.check_hostname), server_context(pki))
 
 
@@ -83,17 +136,22 @@ def test_inline_folded_pem_and_encrypted_client_key_give_mutual_tls(pki):
     def folded(path):  # what a properties value looks like after `\` continuations are joined
         return " ".join(path.read_text().split())
 
-    text = (f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.certificates={folded(pki / 'ca.pem')}\n"
-            f"ssl.keystore.type=PEM\nssl.keystore.certificate.chain={folded(pki / 'client.pem')}\n"
-            f"ssl.keystore.key={folded(pki / 'client.key')}\nssl.key.password=key-pw\n")
+    text = (
+        f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.certificates={folded(pki / 'ca.pem')}\n"
+        f"ssl.keystore.type=PEM\nssl.keystore.certificate.chain={folded(pki / 'client.pem')}\n"
+        f"ssl.keystore.key={folded(pki / 'client.key')}\nssl.key.password=key-pw\n"
+    )
     sec = security_from_properties(parse_properties(text))
     peer = handshake(build_ssl_context(sec.pem, sec.check_hostname), server_context(pki, require_client_cert=True))
     assert dict(x[0] for x in peer["subject"])["commonName"] == "client"
 
 
 def test_wrong_key_password_is_one_clear_error_without_the_password(pki):
-    pem = PemMaterial(cert_chain_pem=(pki / "client.pem").read_text(), key_pem=(pki / "client.key").read_text(),
-                      key_password="not-the-pw")
+    pem = PemMaterial(
+        cert_chain_pem=(pki / "client.pem").read_text(),
+        key_pem=(pki / "client.key").read_text(),
+        key_password="not-the-pw",
+    )
     with pytest.raises(ValidationError) as err:
         build_ssl_context(pem, True)
     assert str(err.value).startswith("Cannot load the SSL keystore key pair")
@@ -103,9 +161,16 @@ def test_wrong_key_password_is_one_clear_error_without_the_password(pki):
 def test_pem_keystore_file_with_key_and_chain(pki, tmp_path):
     keystore = tmp_path / "keystore.pem"
     keystore.write_text((pki / "client.key").read_text() + (pki / "client.pem").read_text())
-    sec = security_from_properties({"security.protocol": "SSL", "ssl.truststore.type": "PEM",
-                                    "ssl.truststore.location": str(pki / "ca.pem"), "ssl.keystore.type": "PEM",
-                                    "ssl.keystore.location": str(keystore), "ssl.key.password": "key-pw"},
-                                   read_file=lambda p: open(p).read())
+    sec = security_from_properties(
+        {
+            "security.protocol": "SSL",
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(pki / "ca.pem"),
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": str(keystore),
+            "ssl.key.password": "key-pw",
+        },
+        read_file=lambda p: open(p).read(),
+    )
     peer = handshake(build_ssl_context(sec.pem, sec.check_hostname), server_context(pki, require_client_cert=True))
     assert dict(x[0] for x in peer["subject"])["commonName"] == "client"

@@ -17,7 +17,10 @@ GOLDEN = Path(__file__).parents[2] / "fixtures" / "golden" / "properties"
 
 JDK_PARSED = [
     ("a=b,c=[d,e ,f],g=[h,i]", {"a": "b", "c": "d,e ,f", "g": "h,i"}),
-    ("producer_byte_rate=1024, consumer_byte_rate = 2048", {"producer_byte_rate": "1024", "consumer_byte_rate": "2048"}),
+    (
+        "producer_byte_rate=1024, consumer_byte_rate = 2048",
+        {"producer_byte_rate": "1024", "consumer_byte_rate": "2048"},
+    ),
     ("k=", {"k": ""}),
     ("=v", {"": "v"}),
     ("k=[a]b]", {"k": "ab"}),
@@ -58,11 +61,14 @@ def test_malformed_add_config_fails_with_kafkas_message(text):
     assert str(err.value) == BAD_FORMAT
 
 
-@pytest.mark.parametrize("values, keys", [
-    (["a,b,c"], ["a", "b", "c"]),
-    (["missing_config1, missing_config2"], ["missing_config1", "missing_config2"]),
-    (["a", " b "], ["a", "b"]),
-])
+@pytest.mark.parametrize(
+    "values, keys",
+    [
+        (["a,b,c"], ["a", "b", "c"]),
+        (["missing_config1, missing_config2"], ["missing_config1", "missing_config2"]),
+        (["a", " b "], ["a", "b"]),
+    ],
+)
 def test_delete_config_splits_on_commas_and_trims(values, keys):
     assert parse_delete_config(values) == keys
 
@@ -82,12 +88,15 @@ def test_add_config_file_values_are_verbatim_as_in_config_command_test():
     assert load_properties(text) == {"a": "b", "c": "d", "json": '{"key": "val"}', "nested": "[[1, 2], [3, 4]]"}
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("# only a comment\n", {}),
-    ("k=v1\nk=v2\n", {"k": "v2"}),
-    ("k\\\n  v\n", {"kv": ""}),
-    ("producer_byte_rate : 10\n", {"producer_byte_rate": "10"}),
-    ("a\\:b=c\n", {"a:b": "c"}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("# only a comment\n", {}),
+        ("k=v1\nk=v2\n", {"k": "v2"}),
+        ("k\\\n  v\n", {"kv": ""}),
+        ("producer_byte_rate : 10\n", {"producer_byte_rate": "10"}),
+        ("a\\:b=c\n", {"a:b": "c"}),
+    ],
+)
 def test_properties_edge_cases(text, expected):
     assert load_properties(text) == expected

@@ -50,4 +50,3 @@ def test_a_fifo_is_written_through_not_replaced(tmp_path):
     assert received == [b"through\n"]
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
-

@@ -35,41 +35,60 @@ def describe_filter(argv):
     return describe_target(zk_pairs(types, names, alter=False))
 
 
-@pytest.mark.parametrize("argv, types, names", [
-    ("--entity-type users --entity-type clients --entity-name A --entity-default", ["users", "clients"], ["A", ""]),
-    ("--entity-default --entity-name B --entity-type users --entity-type clients", ["users", "clients"], ["", "B"]),
-    ("--client B --user A", ["clients", "users"], ["B", "A"]),
-    ("--client B --user-defaults", ["clients", "users"], ["B", ""]),
-    ("--user A --client B", ["clients", "users"], ["B", "A"]),  # shorthand order is fixed, not typed
-    ("--entity-type ips --entity-name 1.2.3.4", ["ips"], ["1.2.3.4"]),
-    ("--ip 1.2.3.4", ["ips"], ["1.2.3.4"]),
-    ("--entity-type users", ["users"], []),
-    ("--ip-defaults --client-defaults", ["clients", "ips"], ["", ""]),
-    ("--entity-type users --entity-name ", ["users"], [""]),
-])
+@pytest.mark.parametrize(
+    "argv, types, names",
+    [
+        ("--entity-type users --entity-type clients --entity-name A --entity-default", ["users", "clients"], ["A", ""]),
+        ("--entity-default --entity-name B --entity-type users --entity-type clients", ["users", "clients"], ["", "B"]),
+        ("--client B --user A", ["clients", "users"], ["B", "A"]),
+        ("--client B --user-defaults", ["clients", "users"], ["B", ""]),
+        ("--user A --client B", ["clients", "users"], ["B", "A"]),  # shorthand order is fixed, not typed
+        ("--entity-type ips --entity-name 1.2.3.4", ["ips"], ["1.2.3.4"]),
+        ("--ip 1.2.3.4", ["ips"], ["1.2.3.4"]),
+        ("--entity-type users", ["users"], []),
+        ("--ip-defaults --client-defaults", ["clients", "ips"], ["", ""]),
+        ("--entity-type users --entity-name ", ["users"], [""]),
+    ],
+)
 def test_types_and_names_are_built_in_kafkas_order(argv, types, names):
     assert types_and_names(argv.split(" ")) == (types, names)
 
 
-@pytest.mark.parametrize("argv, path", [
-    (["--entity-type", "clients", "--entity-name", "client-1"], "clients/client-1"),
-    (["--entity-type", "clients", "--entity-default"], "clients/<default>"),
-    (["--entity-type", "clients", "--entity-name", ""], "clients/<default>"),
-    (["--entity-type", "users", "--entity-name", "CN=ConfigCommandTest,O=Apache,L=<default>"],
-     "users/CN%3DConfigCommandTest%2CO%3DApache%2CL%3D%3Cdefault%3E"),
-    (["--user", "<default>"], "users/%3Cdefault%3E"),
-    (["--client", "<default>"], "clients/%3Cdefault%3E"),
-    (["--user-defaults"], "users/<default>"),
-    (["--user", "u", "--client-defaults"], "users/u/clients/<default>"),
-    (["--user-defaults", "--client", "client-1"], "users/<default>/clients/client-1"),
-    (["--user-defaults", "--client-defaults"], "users/<default>/clients/<default>"),
-    (["--entity-type", "users", "--entity-name", "CN=user1", "--entity-type", "clients", "--entity-name", "client1?@%"],
-     "users/CN%3Duser1/clients/client1%3F%40%25"),
-    (["--ip", "1.2.3.4"], "ips/1.2.3.4"),
-    (["--ip", "<default>"], "ips/<default>"),  # ips are not sanitized: the typed <default> IS the default
-    (["--entity-type", "ips", "--entity-default"], "ips/<default>"),
-    (["--ip", "::1"], "ips/::1"),
-])
+@pytest.mark.parametrize(
+    "argv, path",
+    [
+        (["--entity-type", "clients", "--entity-name", "client-1"], "clients/client-1"),
+        (["--entity-type", "clients", "--entity-default"], "clients/<default>"),
+        (["--entity-type", "clients", "--entity-name", ""], "clients/<default>"),
+        (
+            ["--entity-type", "users", "--entity-name", "CN=ConfigCommandTest,O=Apache,L=<default>"],
+            "users/CN%3DConfigCommandTest%2CO%3DApache%2CL%3D%3Cdefault%3E",
+        ),
+        (["--user", "<default>"], "users/%3Cdefault%3E"),
+        (["--client", "<default>"], "clients/%3Cdefault%3E"),
+        (["--user-defaults"], "users/<default>"),
+        (["--user", "u", "--client-defaults"], "users/u/clients/<default>"),
+        (["--user-defaults", "--client", "client-1"], "users/<default>/clients/client-1"),
+        (["--user-defaults", "--client-defaults"], "users/<default>/clients/<default>"),
+        (
+            [
+                "--entity-type",
+                "users",
+                "--entity-name",
+                "CN=user1",
+                "--entity-type",
+                "clients",
+                "--entity-name",
+                "client1?@%",
+            ],
+            "users/CN%3Duser1/clients/client1%3F%40%25",
+        ),
+        (["--ip", "1.2.3.4"], "ips/1.2.3.4"),
+        (["--ip", "<default>"], "ips/<default>"),  # ips are not sanitized: the typed <default> IS the default
+        (["--entity-type", "ips", "--entity-default"], "ips/<default>"),
+        (["--ip", "::1"], "ips/::1"),
+    ],
+)
 def test_alter_writes_the_entity_kafka_writes(argv, path):
     assert alter_path(argv) == path
 
@@ -78,9 +97,36 @@ def _interleavings():
     """Every way to spell (user CN=user1, client client1) that ConfigCommandTest checks."""
     user, client = ("users", "CN=user1"), ("clients", "client1")
     for first, second in itertools.permutations([user, client]):
-        yield ["--entity-type", first[0], "--entity-name", first[1], "--entity-type", second[0], "--entity-name", second[1]]
-        yield ["--entity-type", first[0], "--entity-type", second[0], "--entity-name", first[1], "--entity-name", second[1]]
-        yield ["--entity-name", first[1], "--entity-name", second[1], "--entity-type", first[0], "--entity-type", second[0]]
+        yield [
+            "--entity-type",
+            first[0],
+            "--entity-name",
+            first[1],
+            "--entity-type",
+            second[0],
+            "--entity-name",
+            second[1],
+        ]
+        yield [
+            "--entity-type",
+            first[0],
+            "--entity-type",
+            second[0],
+            "--entity-name",
+            first[1],
+            "--entity-name",
+            second[1],
+        ]
+        yield [
+            "--entity-name",
+            first[1],
+            "--entity-name",
+            second[1],
+            "--entity-type",
+            first[0],
+            "--entity-type",
+            second[0],
+        ]
     yield ["--user", "CN=user1", "--client", "client1"]
     yield ["--client", "client1", "--user", "CN=user1"]
 
@@ -93,14 +139,18 @@ def test_every_interleaving_of_user_and_client_names_the_same_znode(argv):
 def test_a_single_name_with_clients_first_binds_to_the_user():
     target = describe_filter(["--entity-type", "clients", "--entity-name", "CN=user1", "--entity-type", "users"])
     assert target.entity_filter.components == (
-        FilterComponent(EntityType.USER, Match.EXACT, "CN=user1"), FilterComponent(EntityType.CLIENT_ID, Match.ANY))
+        FilterComponent(EntityType.USER, Match.EXACT, "CN=user1"),
+        FilterComponent(EntityType.CLIENT_ID, Match.ANY),
+    )
     assert target.exact is None
 
 
 def test_clients_and_users_unnamed_lists_all_tuples():
     target = describe_filter(["--entity-type", "clients", "--entity-type", "users"])
     assert target.entity_filter.components == (
-        FilterComponent(EntityType.USER, Match.ANY), FilterComponent(EntityType.CLIENT_ID, Match.ANY))
+        FilterComponent(EntityType.USER, Match.ANY),
+        FilterComponent(EntityType.CLIENT_ID, Match.ANY),
+    )
 
 
 def test_unnamed_clients_describe_lists_every_client():
@@ -120,12 +170,17 @@ def test_a_fully_named_describe_targets_exactly_that_entity():
     assert target.exact == QuotaEntity(user="u", client_id=DEFAULT)
 
 
-@pytest.mark.parametrize("argv", [
-    ["--entity-type", "users", "--entity-name", "u", "--entity-type", "clients"],
-    ["--entity-type", "clients", "--entity-name", "c", "--entity-type", "users"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--entity-type", "users", "--entity-name", "u", "--entity-type", "clients"],
+        ["--entity-type", "clients", "--entity-name", "c", "--entity-type", "users"],
+    ],
+)
 def test_alter_of_a_tuple_with_one_name_fails_in_parse_entity(argv):
-    with pytest.raises(UsageError, match="^--entity-name or --entity-default must be specified with each --entity-type for --alter$"):
+    with pytest.raises(
+        UsageError, match="^--entity-name or --entity-default must be specified with each --entity-type for --alter$"
+    ):
         alter_path(argv)
 
 

@@ -19,11 +19,22 @@ from kconfigs.znode_codec import config_znode
 # Characters that matter to the grammar, plus anything else.
 GRAMMAR_TEXT = st.text(alphabet=st.sampled_from(list("=,[] \tab_1.-")) | st.characters(), max_size=40)
 NAMES = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
-KEYS = st.sampled_from(["producer_byte_rate", "consumer_byte_rate", "request_percentage",
-                        "controller_mutation_rate", "connection_creation_rate", "producer_ids_rate",
-                        "SCRAM-SHA-256", "foo", ""])
-VALUES = st.one_of(st.integers(-5, 2**64).map(str), st.floats(allow_nan=True).map(str),
-                   st.text(string.printable, max_size=8))
+KEYS = st.sampled_from(
+    [
+        "producer_byte_rate",
+        "consumer_byte_rate",
+        "request_percentage",
+        "controller_mutation_rate",
+        "connection_creation_rate",
+        "producer_ids_rate",
+        "SCRAM-SHA-256",
+        "foo",
+        "",
+    ]
+)
+VALUES = st.one_of(
+    st.integers(-5, 2**64).map(str), st.floats(allow_nan=True).map(str), st.text(string.printable, max_size=8)
+)
 
 
 @given(GRAMMAR_TEXT)
@@ -37,8 +48,13 @@ def test_add_config_parses_or_raises_a_kconfigs_error(text):
         assert key == key.strip() and "[" not in value and "]" not in value and value == value.strip()
 
 
-@given(st.dictionaries(st.text(string.ascii_letters + "_", min_size=1, max_size=10),
-                       st.text(string.ascii_letters + string.digits + " ,=", max_size=10), max_size=4))
+@given(
+    st.dictionaries(
+        st.text(string.ascii_letters + "_", min_size=1, max_size=10),
+        st.text(string.ascii_letters + string.digits + " ,=", max_size=10),
+        max_size=4,
+    )
+)
 def test_bracketed_values_round_trip_through_the_grammar(configs):
     text = ",".join(f"{k}=[{v}]" for k, v in configs.items())
     assert parse_add_config(text) == {k: v.strip() for k, v in configs.items()} if text else True
@@ -62,10 +78,36 @@ def test_entity_paths_round_trip_or_are_refused(user, client):
     assert QuotaEntity.from_path(entity.path) == entity
 
 
-ARGV_TOKENS = st.sampled_from(["--alter", "--describe", "--entity-type", "users", "clients", "ips", "topics",
-                               "--entity-name", "--entity-default", "--user", "--client", "--ip", "--user-defaults",
-                               "--client-defaults", "--ip-defaults", "--add-config", "--delete-config", "--zookeeper",
-                               "h:1", "--bootstrap-server", "1.2.3.4", "a=1", "x"]) | NAMES
+ARGV_TOKENS = (
+    st.sampled_from(
+        [
+            "--alter",
+            "--describe",
+            "--entity-type",
+            "users",
+            "clients",
+            "ips",
+            "topics",
+            "--entity-name",
+            "--entity-default",
+            "--user",
+            "--client",
+            "--ip",
+            "--user-defaults",
+            "--client-defaults",
+            "--ip-defaults",
+            "--add-config",
+            "--delete-config",
+            "--zookeeper",
+            "h:1",
+            "--bootstrap-server",
+            "1.2.3.4",
+            "a=1",
+            "x",
+        ]
+    )
+    | NAMES
+)
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])

@@ -3,27 +3,54 @@ only when a resolver is passed (kconfigs --resolve-hostnames)."""
 
 import pytest
 
-from kconfigs.ip_names import is_java_ipv4_literal, is_ipv6_literal, is_valid_ip_entity
+from kconfigs.ip_names import is_ipv6_literal, is_java_ipv4_literal, is_valid_ip_entity
 
 
-@pytest.mark.parametrize("name", [
-    "1.2.3.4", "0.0.0.0", "255.255.255.255",
-    "1",            # -> 0.0.0.1 (ConfigCommandTest: ip "1")
-    "123",          # -> 0.0.0.123
-    "1.2.3",        # -> 1.2.0.3
-    "1.65536",      # last part fills 3 bytes -> 1.1.0.0
-    "4294967295",   # one part fills 4 bytes
-    "01.2.3.4",
-    "::1", "[::1]", "2001:db8::1", "::ffff:1.2.3.4", "<default>",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "1.2.3.4",
+        "0.0.0.0",
+        "255.255.255.255",
+        "1",  # -> 0.0.0.1 (ConfigCommandTest: ip "1")
+        "123",  # -> 0.0.0.123
+        "1.2.3",  # -> 1.2.0.3
+        "1.65536",  # last part fills 3 bytes -> 1.1.0.0
+        "4294967295",  # one part fills 4 bytes
+        "01.2.3.4",
+        "::1",
+        "[::1]",
+        "2001:db8::1",
+        "::ffff:1.2.3.4",
+        "<default>",
+    ],
+)
 def test_accepted_literals(name):
     assert is_valid_ip_entity(name)
 
 
-@pytest.mark.parametrize("name", [
-    "A,B", "999.1.1.1", "admin", "RFC2606.invalid", "localhost", "1.2.3.4.5", "1.2.3.256", "1.16777216",
-    "4294967296", "", "1..2", "-1", "1.2.3.-4", "fe80::1%eth0", "[::1", "::1]", "١.٢.٣.٤",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "A,B",
+        "999.1.1.1",
+        "admin",
+        "RFC2606.invalid",
+        "localhost",
+        "1.2.3.4.5",
+        "1.2.3.256",
+        "1.16777216",
+        "4294967296",
+        "",
+        "1..2",
+        "-1",
+        "1.2.3.-4",
+        "fe80::1%eth0",
+        "[::1",
+        "::1]",
+        "١.٢.٣.٤",
+    ],
+)
 def test_rejected_names_without_resolver(name):
     assert not is_valid_ip_entity(name)
 

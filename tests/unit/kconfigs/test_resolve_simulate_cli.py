@@ -53,8 +53,10 @@ def test_resolve_prints_value_and_znode_path_per_key(quotas):
 
 def test_resolve_json_has_levels_and_metric_tags(quotas):
     result = run("resolve", "--user", "CN=bob", "--client-id", "x", "--quotas", quotas, "-o", "json")
-    assert result.stdout.startswith('{"producer_byte_rate": {"value": null, "level": 0, "path": null, '
-                                    '"metric_tags": {"user": "CN%3Dbob", "client-id": ""}}')
+    assert result.stdout.startswith(
+        '{"producer_byte_rate": {"value": null, "level": 0, "path": null, '
+        '"metric_tags": {"user": "CN%3Dbob", "client-id": ""}}'
+    )
 
 
 TRACE = """time_ms,user,client_id,ip,kind,value
@@ -84,8 +86,9 @@ def test_simulate_writes_per_event_throttle_csv_and_summary(tmp_path, quotas):
         "3000,,,10.0.0.1,connection,0,0,true\n"
         "3000,,,10.0.0.1,connection,0,1000,false\n"
     )
-    assert result.stderr == ("simulated 5 events: produce 3 (2 throttled, max 7800 ms); "
-                             "connection 2 (1 throttled, max 1000 ms, 1 dropped)\n")
+    assert result.stderr == (
+        "simulated 5 events: produce 3 (2 throttled, max 7800 ms); connection 2 (1 throttled, max 1000 ms, 1 dropped)\n"
+    )
 
 
 def test_simulate_out_file(tmp_path, quotas):
@@ -96,14 +99,21 @@ def test_simulate_out_file(tmp_path, quotas):
     assert out.read_text() == "time_ms,user,client_id,ip,kind,value,throttle_ms,accepted\n5,u,c,,fetch,10,0,true\n"
 
 
-@pytest.mark.parametrize("body,message", [
-    ("1,u,c,,produce\n", "trace.csv:1: expected 6 columns (time_ms,user,client_id,ip,kind,value), got 5"),
-    ("time_ms,user,client_id,ip,kind,value\n1,u,c,,upload,5\n",
-     "trace.csv:2: unknown kind 'upload' (expected one of produce|fetch|request|connection|producer_id)"),
-    ("1,u,c,,produce,abc\n", "trace.csv:1: value must be an integer, got 'abc'"),
-    ("10,u,c,,produce,1\n11,v,c,,produce,1\n5,u,c,,fetch,1\n",
-     "trace.csv:3: time_ms 5 is earlier than 10 for the same client (u, c)"),
-])
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        ("1,u,c,,produce\n", "trace.csv:1: expected 6 columns (time_ms,user,client_id,ip,kind,value), got 5"),
+        (
+            "time_ms,user,client_id,ip,kind,value\n1,u,c,,upload,5\n",
+            "trace.csv:2: unknown kind 'upload' (expected one of produce|fetch|request|connection|producer_id)",
+        ),
+        ("1,u,c,,produce,abc\n", "trace.csv:1: value must be an integer, got 'abc'"),
+        (
+            "10,u,c,,produce,1\n11,v,c,,produce,1\n5,u,c,,fetch,1\n",
+            "trace.csv:3: time_ms 5 is earlier than 10 for the same client (u, c)",
+        ),
+    ],
+)
 def test_simulate_bad_trace_is_one_line_error_with_line_number(tmp_path, quotas, capsys, body, message):
     trace, out = tmp_path / "trace.csv", tmp_path / "out.csv"
     trace.write_text(body)
@@ -120,7 +130,10 @@ def test_bad_quota_file_is_one_line_error(tmp_path, capsys):
     path.write_text('[[quota]]\nentity = { user = "u" }\nproducer_byte_rate = "fast"\n')
     with pytest.raises(SystemExit):
         main(["resolve", "--user", "u", "--client-id", "c", "--quotas", str(path)])
-    assert capsys.readouterr().err == f"{path}: [[quota]] #1 (user-principal 'u'): producer_byte_rate must be a number, not 'fast'\n"
+    assert (
+        capsys.readouterr().err
+        == f"{path}: [[quota]] #1 (user-principal 'u'): producer_byte_rate must be a number, not 'fast'\n"
+    )
 
 
 def test_help_of_both_commands():

@@ -11,8 +11,10 @@ import pytest
 from kconfigs.errors import ValidationError
 from kconfigs.scram import credential, random_salt
 
-FORMAT = re.compile(r"salt=(?P<salt>[A-Za-z0-9+/=]+),stored_key=(?P<stored>[A-Za-z0-9+/=]+),"
-                    r"server_key=(?P<server>[A-Za-z0-9+/=]+),iterations=(?P<iterations>[0-9]+)")
+FORMAT = re.compile(
+    r"salt=(?P<salt>[A-Za-z0-9+/=]+),stored_key=(?P<stored>[A-Za-z0-9+/=]+),"
+    r"server_key=(?P<server>[A-Za-z0-9+/=]+),iterations=(?P<iterations>[0-9]+)"
+)
 
 
 def rfc5802_keys(hash_name, password, salt, iterations):
@@ -46,9 +48,11 @@ def test_rfc7677_example_exchange_verifies_against_the_stored_credential():
     # RFC 7677 §3: user "user", password "pencil", i=4096.
     salt = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
     cred = parsed(credential("SCRAM-SHA-256", "password=pencil", salt))
-    auth_message = (b"n=user,r=rOprNGfwEbeRWgbNEkqO,"
-                    b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096,"
-                    b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0")
+    auth_message = (
+        b"n=user,r=rOprNGfwEbeRWgbNEkqO,"
+        b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096,"
+        b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
+    )
     proof = base64.b64decode("dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
     client_signature = hmac.new(cred["stored"], auth_message, "sha256").digest()
     client_key = bytes(a ^ b for a, b in zip(proof, client_signature))
@@ -62,11 +66,14 @@ def test_default_iterations_is_4096_and_the_password_is_never_stored():
     assert value.endswith(",iterations=4096") and "1234" not in value and "password" not in value
 
 
-@pytest.mark.parametrize("value, message", [
-    ("iterations=100,password=x", "Iterations 100 is less than the minimum 4096 required for SCRAM_SHA_256"),
-    ("pass=x", "Invalid credential property SCRAM_SHA_256=pass=x"),
-    ("iterations=x,password=y", "Invalid credential property SCRAM_SHA_256=iterations=x,password=y"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("iterations=100,password=x", "Iterations 100 is less than the minimum 4096 required for SCRAM_SHA_256"),
+        ("pass=x", "Invalid credential property SCRAM_SHA_256=pass=x"),
+        ("iterations=x,password=y", "Invalid credential property SCRAM_SHA_256=iterations=x,password=y"),
+    ],
+)
 def test_bad_credential_values_use_kafkas_messages(value, message):
     with pytest.raises(ValidationError) as err:
         credential("SCRAM-SHA-256", value, b"salt")

@@ -25,8 +25,9 @@ def _complete(words: str, env: dict | None = None) -> list[str]:
     parts = words.split(" ")
     run_env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
     run_env.update(env or {}, _KCONFIGS_COMPLETE="bash_complete", COMP_WORDS=words, COMP_CWORD=str(len(parts) - 1))
-    out = subprocess.run([sys.executable, "-m", "kconfigs"], env=run_env, capture_output=True, text=True,
-                         check=True, timeout=60).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "kconfigs"], env=run_env, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
     return [line.split(",", 1)[1] for line in out.splitlines() if line.startswith("plain,")]
 
 
@@ -37,21 +38,31 @@ def test_entity_types_complete_on_export():
 def test_quota_keys_follow_the_entity_typed_so_far():
     assert _complete("kconfigs alter --ip 1.2.3.4 --set ") == ["connection_creation_rate="]
     assert _complete("kconfigs alter --user-default --client-id c --delete ") == [
-        "producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"]
+        "producer_byte_rate",
+        "consumer_byte_rate",
+        "request_percentage",
+        "controller_mutation_rate",
+    ]
     assert _complete("kconfigs alter --user u --set producer_i") == ["producer_ids_rate="]
 
 
 def test_profiles_complete_from_the_config_file(tmp_path):
     (tmp_path / "kconfigs").mkdir()
-    (tmp_path / "kconfigs" / "config.toml").write_text('[profiles.prod]\nzookeeper = "z:1"\n[profiles.dev]\nstore = "x"\n')
+    (tmp_path / "kconfigs" / "config.toml").write_text(
+        '[profiles.prod]\nzookeeper = "z:1"\n[profiles.dev]\nstore = "x"\n'
+    )
     assert _complete("kconfigs describe --profile ", {"XDG_CONFIG_HOME": str(tmp_path)}) == ["dev", "prod"]
 
 
 def test_entity_names_come_from_a_reachable_store(tmp_path):
     db = tmp_path / "q.db"
     for args in (["--user", "alice"], ["--user", "albert", "--client-id", "app"], ["--user-default"]):
-        subprocess.run([sys.executable, "-m", "kconfigs", "alter", *args, "--set", "producer_byte_rate=5",
-                        "--store", str(db)], check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [sys.executable, "-m", "kconfigs", "alter", *args, "--set", "producer_byte_rate=5", "--store", str(db)],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
     assert _complete(f"kconfigs describe --store {db} --user al") == ["albert", "alice"]
     assert _complete("kconfigs describe --client-id ", {"KCONFIGS_STORE": str(db)}) == ["app"]
 

@@ -41,23 +41,32 @@ def test_unknown_profile_and_unknown_key_are_usage_errors():
 
 def test_flags_or_env_win_over_the_profile_per_option():
     given = {"zookeeper": None, "zk_auth": "flag:pw", "store_path": None}
-    assert merge_profile(given, {"zookeeper": "zk1", "zk_auth": "u:p"}) == \
-        {"zookeeper": "zk1", "zk_auth": "flag:pw", "store_path": None}
+    assert merge_profile(given, {"zookeeper": "zk1", "zk_auth": "u:p"}) == {
+        "zookeeper": "zk1",
+        "zk_auth": "flag:pw",
+        "store_path": None,
+    }
 
 
 def test_an_explicit_store_replaces_the_profiles_store_instead_of_mixing():
     given = {"bootstrap_server": "other:9092", "zookeeper": None}
-    assert merge_profile(given, {"zookeeper": "zk1", "zk_auth": "u:p"}) == \
-        {"bootstrap_server": "other:9092", "zookeeper": None, "zk_auth": "u:p"}
+    assert merge_profile(given, {"zookeeper": "zk1", "zk_auth": "u:p"}) == {
+        "bootstrap_server": "other:9092",
+        "zookeeper": None,
+        "zk_auth": "u:p",
+    }
 
 
-@pytest.mark.parametrize("spec, expected", [
-    ("zk://h1:2181,h2:2181/kafka", {"zookeeper": "h1:2181,h2:2181/kafka"}),
-    ("kafka://b:9092", {"bootstrap_server": "b:9092", "command_config": "admin.properties"}),
-    ("kafka-controller://c:9093", {"bootstrap_controller": "c:9093", "command_config": "admin.properties"}),
-    ("sqlite:///var/lib/q.db", {"store_path": "/var/lib/q.db"}),
-    ("prod", {"zookeeper": "zk1:2181/kafka", "zk_auth": "u:p"}),
-])
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("zk://h1:2181,h2:2181/kafka", {"zookeeper": "h1:2181,h2:2181/kafka"}),
+        ("kafka://b:9092", {"bootstrap_server": "b:9092", "command_config": "admin.properties"}),
+        ("kafka-controller://c:9093", {"bootstrap_controller": "c:9093", "command_config": "admin.properties"}),
+        ("sqlite:///var/lib/q.db", {"store_path": "/var/lib/q.db"}),
+        ("prod", {"zookeeper": "zk1:2181/kafka", "zk_auth": "u:p"}),
+    ],
+)
 def test_store_specs(spec, expected):
     assert parse_store_spec(spec, "admin.properties", CONFIG, "c.toml") == expected
 

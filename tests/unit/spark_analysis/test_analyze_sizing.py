@@ -1,13 +1,23 @@
 """Recommendations (percentile × headroom, censored demand) and idle quotas (spec §D)."""
 
-from spark_analysis import sizing
-from spark_analysis.kinds import KIND_QUOTA_KEY
+from kconfigs_analysis import sizing
+from kconfigs_analysis.kinds import KIND_QUOTA_KEY
 
 
 def _row(**overrides):
-    row = {"kind": "produce", "user": "alice", "client_id": "app", "ip": None, "samples": 100,
-           "p50": 1_000_000.0, "p95": 1_500_000.0, "p99": 1_600_000.0, "max": 1_700_000.0,
-           "quota": 4_000_000.0, "throttled_fraction": 0.0}
+    row = {
+        "kind": "produce",
+        "user": "alice",
+        "client_id": "app",
+        "ip": None,
+        "samples": 100,
+        "p50": 1_000_000.0,
+        "p95": 1_500_000.0,
+        "p99": 1_600_000.0,
+        "max": 1_700_000.0,
+        "quota": 4_000_000.0,
+        "throttled_fraction": 0.0,
+    }
     return {**row, **overrides}
 
 
@@ -27,7 +37,9 @@ def test_unthrottled_entity_gets_p99_times_one_plus_headroom():
 def test_throttled_entity_is_censored_and_stepped_up_from_its_quota():
     # observed p99 sits at the quota (1.5 MB/s) because of throttling: 5 % throttled > 1 %,
     # so max(1.6 MB/s × 1.25 = 2.0, 1.5 MB/s × 1.5 = 2.25) = 2.25 -> 2.3 MB/s
-    rec = sizing.recommend_one(_row(quota=1_500_000.0, throttled_fraction=0.05), "producer_byte_rate", sizing.SizingPolicy())
+    rec = sizing.recommend_one(
+        _row(quota=1_500_000.0, throttled_fraction=0.05), "producer_byte_rate", sizing.SizingPolicy()
+    )
     assert rec.recommended == 2_300_000 and "censored" in rec.reason
 
 
@@ -45,15 +57,21 @@ def test_request_percentage_keeps_a_fraction_and_client_only_series_recommend_a_
 def test_recommendations_group_into_quota_file_records():
     rows = [_row(), _row(kind="fetch", p99=800_000.0)]
     records = sizing.as_quota_records(sizing.recommend(rows, KIND_QUOTA_KEY))
-    assert records == [({"client-id": "app", "user": "alice"}, {"consumer_byte_rate": 1_048_576.0, "producer_byte_rate": 2_000_000.0})]
+    assert records == [
+        ({"client-id": "app", "user": "alice"}, {"consumer_byte_rate": 1_048_576.0, "producer_byte_rate": 2_000_000.0})
+    ]
 
 
 def test_named_quota_without_usage_is_idle_but_defaults_never_are():
-    records = [({"user": "alice", "client-id": "app"}, {"producer_byte_rate": 1.0}),
-               ({"user": "ghost"}, {"producer_byte_rate": 1.0, "consumer_byte_rate": 2.0}),
-               ({"user": "alice", "client-id": "app"}, {"consumer_byte_rate": 1.0}),
-               ({"user": None}, {"producer_byte_rate": 1.0})]
+    records = [
+        ({"user": "alice", "client-id": "app"}, {"producer_byte_rate": 1.0}),
+        ({"user": "ghost"}, {"producer_byte_rate": 1.0, "consumer_byte_rate": 2.0}),
+        ({"user": "alice", "client-id": "app"}, {"consumer_byte_rate": 1.0}),
+        ({"user": None}, {"producer_byte_rate": 1.0}),
+    ]
     idle = sizing.idle_quotas(records, [_row()], KIND_QUOTA_KEY)
-    assert idle == [{"entity": {"user": "ghost"}, "key": "producer_byte_rate", "quota": 1.0},
-                    {"entity": {"user": "ghost"}, "key": "consumer_byte_rate", "quota": 2.0},
-                    {"entity": {"user": "alice", "client-id": "app"}, "key": "consumer_byte_rate", "quota": 1.0}]
+    assert idle == [
+        {"entity": {"user": "ghost"}, "key": "producer_byte_rate", "quota": 1.0},
+        {"entity": {"user": "ghost"}, "key": "consumer_byte_rate", "quota": 2.0},
+        {"entity": {"user": "alice", "client-id": "app"}, "key": "consumer_byte_rate", "quota": 1.0},
+    ]

@@ -15,18 +15,14 @@ use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tokio::io::{
-    AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
-};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Mutex as AsyncMutex, Notify};
 
 use super::rewrite::{self, AddressRewrite};
 use super::sasl::SaslState;
-use super::wire::{
-    self, Malformed, RequestPrefix, API_VERSIONS, FETCH, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE,
-};
+use super::wire::{self, Malformed, RequestPrefix, API_VERSIONS, FETCH, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE};
 
 const EXEMPT_APIS: [i16; 3] = [API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE];
 /// APIs that may wait in broker purgatory (long polls, group rendezvous): their upstream round
@@ -221,8 +217,8 @@ impl Shared {
             if self.mapping.lock().unwrap().contains_key(&address) {
                 continue;
             }
-            let port = u16::try_from(address.1)
-                .map_err(|_| Malformed(format!("broker port {} out of range", address.1)))?;
+            let port =
+                u16::try_from(address.1).map_err(|_| Malformed(format!("broker port {} out of range", address.1)))?;
             let listener = TcpListener::bind((self.settings.listen_host.as_str(), *next_port))
                 .await
                 .map_err(|e| {
@@ -250,20 +246,16 @@ impl Shared {
                 name,
             ));
             self.listener_tasks.lock().unwrap().push(task);
-            self.mapping.lock().unwrap().insert(
-                address,
-                (self.settings.advertised_host.clone(), i32::from(bound)),
-            );
+            self.mapping
+                .lock()
+                .unwrap()
+                .insert(address, (self.settings.advertised_host.clone(), i32::from(bound)));
         }
         Ok(())
     }
 
     fn mapped(&self, host: &str, port: i32) -> Option<(String, i32)> {
-        self.mapping
-            .lock()
-            .unwrap()
-            .get(&(host.to_string(), port))
-            .cloned()
+        self.mapping.lock().unwrap().get(&(host.to_string(), port)).cloned()
     }
 
     fn over_connection_limit(&self, ip: &str) -> Option<&'static str> {
@@ -272,14 +264,7 @@ impl Shared {
             return Some("max_connections");
         }
         if s.max_connections_per_ip > 0
-            && self
-                .open_per_ip
-                .lock()
-                .unwrap()
-                .get(ip)
-                .copied()
-                .unwrap_or(0)
-                >= s.max_connections_per_ip
+            && self.open_per_ip.lock().unwrap().get(ip).copied().unwrap_or(0) >= s.max_connections_per_ip
         {
             return Some("max_connections_per_ip");
         }
@@ -297,12 +282,7 @@ pub fn accept_loop(
     Box::pin(accept_connections(shared, listener, upstreams, name))
 }
 
-async fn accept_connections(
-    shared: Arc<Shared>,
-    listener: TcpListener,
-    upstreams: Vec<(String, u16)>,
-    name: String,
-) {
+async fn accept_connections(shared: Arc<Shared>, listener: TcpListener, upstreams: Vec<(String, u16)>, name: String) {
     loop {
         let Ok((socket, peer)) = listener.accept().await else {
             continue;
@@ -317,25 +297,12 @@ async fn accept_connections(
             });
             continue;
         }
-        *shared
-            .open_per_ip
-            .lock()
-            .unwrap()
-            .entry(ip.clone())
-            .or_insert(0) += 1;
+        *shared.open_per_ip.lock().unwrap().entry(ip.clone()).or_insert(0) += 1;
         shared.open_total.fetch_add(1, Ordering::SeqCst);
         shared.connections.fetch_add(1, Ordering::SeqCst);
         let (shared2, upstreams2, name2) = (shared.clone(), upstreams.clone(), name.clone());
         tokio::spawn(async move {
-            serve_client(
-                shared2.clone(),
-                socket,
-                ip.clone(),
-                peer.port(),
-                upstreams2,
-                name2,
-            )
-            .await;
+            serve_client(shared2.clone(), socket, ip.clone(), peer.port(), upstreams2, name2).await;
             shared2.open_total.fetch_sub(1, Ordering::SeqCst);
             {
                 let mut per_ip = shared2.open_per_ip.lock().unwrap();
@@ -380,21 +347,9 @@ async fn serve_client(
     }
     // counted open from admission to close, whatever happens in between (as the asyncio path)
     shared.event("opened", &listener);
-    serve_admitted(
-        shared.clone(),
-        client,
-        ip.clone(),
-        port,
-        upstreams,
-        listener.clone(),
-    )
-    .await;
+    serve_admitted(shared.clone(), client, ip.clone(), port, upstreams, listener.clone()).await;
     shared.event("closed", &listener);
-    let _ = Python::attach(|py| {
-        shared
-            .bridge
-            .call_method1(py, "connection_closed", (ip.as_str(),))
-    });
+    let _ = Python::attach(|py| shared.bridge.call_method1(py, "connection_closed", (ip.as_str(),)));
 }
 
 async fn serve_admitted(
@@ -406,46 +361,34 @@ async fn serve_admitted(
     listener: String,
 ) {
     let _ = client.set_nodelay(true);
-    let (client_r, client_w, tls_principal): (ClientRead, ClientWrite, Option<String>) =
-        match &shared.settings.tls {
-            None => {
-                let (r, w) = client.into_split();
-                (Box::new(r), Box::new(w), None)
-            }
-            Some(acceptor) => {
-                match tokio::time::timeout(
-                    shared.settings.request_read_timeout,
-                    acceptor.accept(client),
-                )
-                .await
-                {
-                    Ok(Ok(stream)) => {
-                        let principal = stream
-                            .get_ref()
-                            .1
-                            .peer_certificates()
-                            .and_then(|certs| certs.first())
-                            .and_then(|cert| super::tls::subject_dn(cert));
-                        let (r, w) = tokio::io::split(stream);
-                        (Box::new(r), Box::new(w), principal)
-                    }
-                    Ok(Err(e)) => {
-                        shared.log(
-                            "info",
-                            format!("TLS handshake with client {ip}:{port} failed: {e}"),
-                        );
-                        return;
-                    }
-                    Err(_) => {
-                        shared.log(
-                            "info",
-                            format!("TLS handshake with client {ip}:{port} timed out"),
-                        );
-                        return;
-                    }
+    let (client_r, client_w, tls_principal): (ClientRead, ClientWrite, Option<String>) = match &shared.settings.tls {
+        None => {
+            let (r, w) = client.into_split();
+            (Box::new(r), Box::new(w), None)
+        }
+        Some(acceptor) => {
+            match tokio::time::timeout(shared.settings.request_read_timeout, acceptor.accept(client)).await {
+                Ok(Ok(stream)) => {
+                    let principal = stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .and_then(|certs| certs.first())
+                        .and_then(|cert| super::tls::subject_dn(cert));
+                    let (r, w) = tokio::io::split(stream);
+                    (Box::new(r), Box::new(w), principal)
+                }
+                Ok(Err(e)) => {
+                    shared.log("info", format!("TLS handshake with client {ip}:{port} failed: {e}"));
+                    return;
+                }
+                Err(_) => {
+                    shared.log("info", format!("TLS handshake with client {ip}:{port} timed out"));
+                    return;
                 }
             }
-        };
+        }
+    };
     // The first frame's length is checked before an upstream connection is opened: a flood of
     // hostile prefixes costs no upstream connections, and a client that never speaks none either.
     let mut client_r = BufReader::with_capacity(IO_BUFFER_BYTES, client_r);
@@ -473,14 +416,12 @@ async fn serve_admitted(
         Ok(Ok(buf)) if buf.len() >= 4 => {
             let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
             let s = &shared.settings;
-            let limit = if s.require_authentication
-                && tls_principal.is_none()
-                && i64::from(size) > s.max_preauth_frame_bytes
-            {
-                s.max_preauth_frame_bytes
-            } else {
-                s.max_frame_bytes
-            };
+            let limit =
+                if s.require_authentication && tls_principal.is_none() && i64::from(size) > s.max_preauth_frame_bytes {
+                    s.max_preauth_frame_bytes
+                } else {
+                    s.max_frame_bytes
+                };
             if let Err(bad) = wire::check_frame_size(size, wire::MIN_REQUEST_FRAME_BYTES, limit) {
                 let principal = tls_principal.as_deref().unwrap_or(super::sasl::ANONYMOUS);
                 shared.log(
@@ -534,11 +475,7 @@ async fn serve_admitted(
         st.established = true;
     }
     let id = shared.next_conn_id.fetch_add(1, Ordering::Relaxed);
-    shared
-        .conns
-        .lock()
-        .unwrap()
-        .insert(id, Arc::downgrade(&conn));
+    shared.conns.lock().unwrap().insert(id, Arc::downgrade(&conn));
     conn.run(client_r, upstream).await;
     shared.conns.lock().unwrap().remove(&id);
 }
@@ -627,12 +564,8 @@ impl Conn {
             let conn = self.clone();
             let stop_rx = stop_rx.clone();
             tokio::spawn(async move {
-                conn.client_to_upstream(
-                    client_r,
-                    BufWriter::with_capacity(IO_BUFFER_BYTES, up_w),
-                    stop_rx,
-                )
-                .await
+                conn.client_to_upstream(client_r, BufWriter::with_capacity(IO_BUFFER_BYTES, up_w), stop_rx)
+                    .await
             })
         };
         let responses = {
@@ -784,38 +717,24 @@ impl Conn {
             };
             match tokio::time::timeout_at(deadline, client.read_exact(&mut size_bytes)).await {
                 Err(_) => return Err(slow()),
-                Ok(Err(e)) => {
-                    return Err(Close::Bad(
-                        format!("connection ended inside a frame: {e}"),
-                        "client",
-                    ))
-                }
+                Ok(Err(e)) => return Err(Close::Bad(format!("connection ended inside a frame: {e}"), "client")),
                 Ok(Ok(_)) => {}
             }
             let size = i32::from_be_bytes(size_bytes);
-            wire::check_frame_size(
-                size,
-                wire::MIN_REQUEST_FRAME_BYTES,
-                self.request_limit(size),
-            )?;
+            wire::check_frame_size(size, wire::MIN_REQUEST_FRAME_BYTES, self.request_limit(size))?;
             let mut frame = vec![0u8; 4 + size as usize];
             frame[..4].copy_from_slice(&size_bytes);
             match tokio::time::timeout_at(deadline, client.read_exact(&mut frame[4..])).await {
                 Err(_) => {
                     return Err(Close::Bad(
                         format!(
-                        "request of {size} bytes not complete within request_read_timeout_ms={}",
-                        s.request_read_timeout.as_millis()
-                    ),
+                            "request of {size} bytes not complete within request_read_timeout_ms={}",
+                            s.request_read_timeout.as_millis()
+                        ),
                         "client",
                     ))
                 }
-                Ok(Err(e)) => {
-                    return Err(Close::Bad(
-                        format!("connection ended inside a frame: {e}"),
-                        "client",
-                    ))
-                }
+                Ok(Err(e)) => return Err(Close::Bad(format!("connection ended inside a frame: {e}"), "client")),
                 Ok(Ok(_)) => {}
             }
             self.state.lock().unwrap().last_active = now();
@@ -837,11 +756,7 @@ impl Conn {
         }
     }
 
-    async fn handle_request(
-        self: &Arc<Self>,
-        frame: Vec<u8>,
-        up: &mut BufWriter<OwnedWriteHalf>,
-    ) -> Result<(), Close> {
+    async fn handle_request(self: &Arc<Self>, frame: Vec<u8>, up: &mut BufWriter<OwnedWriteHalf>) -> Result<(), Close> {
         let started = now();
         let body = &frame[4..];
         let prefix = wire::parse_request_prefix(body)?;
@@ -864,9 +779,7 @@ impl Conn {
             if !st.established {
                 if self.shared.settings.require_authentication && !st.sasl.authenticated {
                     return Err(Close::Bad(
-                        format!(
-                            "api key {key} before authentication on a listener that requires it"
-                        ),
+                        format!("api key {key} before authentication on a listener that requires it"),
                         "client",
                     ));
                 }
@@ -914,10 +827,9 @@ impl Conn {
                     .chain((!EXEMPT_APIS.contains(&key)).then_some("request"))
                     .collect();
                 if !kinds.is_empty()
-                    && self.shared.bridge_bool(
-                        "may_throttle",
-                        (principal.as_str(), prefix.client_id.clone(), kinds),
-                    )
+                    && self
+                        .shared
+                        .bridge_bool("may_throttle", (principal.as_str(), prefix.client_id.clone(), kinds))
                 {
                     entry.quota_bound = true;
                 }
@@ -944,10 +856,7 @@ impl Conn {
         if key == API_VERSIONS {
             let max = self.shared.ceiling(API_VERSIONS).unwrap_or(4);
             if prefix.api_version > max {
-                return Ok(Some(rewrite::unsupported_api_versions(
-                    prefix.correlation_id,
-                    max,
-                )));
+                return Ok(Some(rewrite::unsupported_api_versions(prefix.correlation_id, max)));
             }
             return Ok(None);
         }
@@ -994,10 +903,7 @@ impl Conn {
                 ),
                 "client",
             )),
-            Err(e) => Err(Close::Bad(
-                format!("cannot answer api key {key}: {e}"),
-                "client",
-            )),
+            Err(e) => Err(Close::Bad(format!("cannot answer api key {key}: {e}"), "client")),
         }
     }
 
@@ -1020,10 +926,7 @@ impl Conn {
                 let ids = produce_request_producer_ids(prefix.api_version, body)?;
                 let new: Vec<i64> = {
                     let mut st = self.state.lock().unwrap();
-                    let new: Vec<i64> = ids
-                        .into_iter()
-                        .filter(|i| !st.seen_producer_ids.contains(i))
-                        .collect();
+                    let new: Vec<i64> = ids.into_iter().filter(|i| !st.seen_producer_ids.contains(i)).collect();
                     if st.seen_producer_ids.len() + new.len() > MAX_REMEMBERED_PRODUCER_IDS {
                         st.seen_producer_ids.clear();
                     }
@@ -1039,12 +942,7 @@ impl Conn {
             }
             throttle_ms = self.shared.bridge_i64(
                 "on_produce",
-                (
-                    principal,
-                    prefix.client_id.clone(),
-                    self.ip.as_str(),
-                    request_bytes,
-                ),
+                (principal, prefix.client_id.clone(), self.ip.as_str(), request_bytes),
             );
             throttle_ms = throttle_ms.max(pid_throttle);
             self.mute(throttle_ms);
@@ -1060,10 +958,7 @@ impl Conn {
         Ok(acks != 0)
     }
 
-    async fn upstream_to_client(
-        self: Arc<Self>,
-        mut up: BufReader<OwnedReadHalf>,
-    ) -> Result<(), Close> {
+    async fn upstream_to_client(self: Arc<Self>, mut up: BufReader<OwnedReadHalf>) -> Result<(), Close> {
         let max_frame = self.shared.settings.max_frame_bytes;
         let upstream_bad = |m: Malformed| Close::Bad(m.0, "upstream");
         loop {
@@ -1071,9 +966,7 @@ impl Conn {
                 self.client_out.lock().await.flush().await?;
                 let mut stop_rx = self.shared.stop_tx.subscribe();
                 loop {
-                    if *stop_rx.borrow_and_update()
-                        && self.state.lock().unwrap().inflight.is_empty()
-                    {
+                    if *stop_rx.borrow_and_update() && self.state.lock().unwrap().inflight.is_empty() {
                         return Ok(()); // drained
                     }
                     tokio::select! {
@@ -1099,8 +992,7 @@ impl Conn {
                 .await
                 .map_err(|e| Close::Bad(format!("response truncated: {e}"), "upstream"))?;
             let size = i32::from_be_bytes(size_bytes);
-            wire::check_frame_size(size, wire::MIN_RESPONSE_FRAME_BYTES, max_frame)
-                .map_err(upstream_bad)?;
+            wire::check_frame_size(size, wire::MIN_RESPONSE_FRAME_BYTES, max_frame).map_err(upstream_bad)?;
             let mut frame = vec![0u8; 4 + size as usize];
             frame[..4].copy_from_slice(&size_bytes);
             up.read_exact(&mut frame[4..])
@@ -1108,17 +1000,7 @@ impl Conn {
                 .map_err(|e| Close::Bad(format!("response truncated: {e}"), "upstream"))?;
             let received = now();
             let corr = wire::i32_at(&frame, 4).map_err(upstream_bad)?;
-            let (
-                key,
-                version,
-                client_id,
-                principal,
-                sent,
-                handling,
-                produce_throttle,
-                quota_bound,
-                service,
-            ) = {
+            let (key, version, client_id, principal, sent, handling, produce_throttle, quota_bound, service) = {
                 let mut guard = self.state.lock().unwrap();
                 let st = &mut *guard;
                 let Some(e) = st.inflight.front() else {
@@ -1156,10 +1038,7 @@ impl Conn {
             };
             let _ = sent;
             let started = now();
-            let mut frame = self
-                .rewrite_response(key, version, frame)
-                .await
-                .map_err(upstream_bad)?;
+            let mut frame = self.rewrite_response(key, version, frame).await.map_err(upstream_bad)?;
             let mut throttle_ms = self.account(
                 key,
                 &principal,
@@ -1179,8 +1058,7 @@ impl Conn {
             }
             if throttle_ms > 0 && key == FETCH {
                 if let Some(empty) =
-                    rewrite::throttled_fetch_response(version, &frame[4..], throttle_ms)
-                        .map_err(upstream_bad)?
+                    rewrite::throttled_fetch_response(version, &frame[4..], throttle_ms).map_err(upstream_bad)?
                 {
                     frame = with_prefix(empty);
                 }
@@ -1206,26 +1084,16 @@ impl Conn {
         }
     }
 
-    async fn rewrite_response(
-        &self,
-        key: i16,
-        version: i16,
-        frame: Vec<u8>,
-    ) -> Result<Vec<u8>, Malformed> {
+    async fn rewrite_response(&self, key: i16, version: i16, frame: Vec<u8>) -> Result<Vec<u8>, Malformed> {
         let body = &frame[4..];
         if wire::has_node_endpoints(key, version) {
-            if let Some(count) =
-                self.shared.node_endpoint_checks[key as usize].get(version as usize)
-            {
+            if let Some(count) = self.shared.node_endpoint_checks[key as usize].get(version as usize) {
                 count.fetch_add(1, Ordering::Relaxed);
             }
             if !wire::node_endpoints_present(key, version, body)? {
                 return Ok(frame); // the usual case: NodeEndpoints come only with NOT_LEADER_OR_FOLLOWER
             }
-        } else if !matches!(
-            key,
-            3 | 10 | 60 | API_VERSIONS | SASL_HANDSHAKE | SASL_AUTHENTICATE
-        ) {
+        } else if !matches!(key, 3 | 10 | 60 | API_VERSIONS | SASL_HANDSHAKE | SASL_AUTHENTICATE) {
             return Ok(frame);
         }
         match key {
@@ -1259,12 +1127,7 @@ impl Conn {
                     if done {
                         st.established = true;
                     }
-                    done.then(|| {
-                        (
-                            st.sasl.principal.clone(),
-                            st.sasl.mechanism.clone().unwrap_or_default(),
-                        )
-                    })
+                    done.then(|| (st.sasl.principal.clone(), st.sasl.mechanism.clone().unwrap_or_default()))
                 };
                 if let Some((principal, mechanism)) = done {
                     self.shared.log(
@@ -1289,11 +1152,9 @@ impl Conn {
                     .map_err(|e| Malformed(e.to_string()))?;
                 self.shared.map_addresses(&rewrite.addresses).await?;
                 let _ = Python::attach(|py| {
-                    self.shared.bridge.call_method1(
-                        py,
-                        "rewritten",
-                        (key, version, rewrite.addresses.clone()),
-                    )
+                    self.shared
+                        .bridge
+                        .call_method1(py, "rewritten", (key, version, rewrite.addresses.clone()))
                 });
                 let shared = self.shared.clone();
                 Ok(with_prefix(rewrite.apply(&|h, p| shared.mapped(h, p))?))
@@ -1338,10 +1199,9 @@ impl Conn {
                 service
             };
             let request_ns = (handling + upstream).as_nanos() as i64;
-            request_ms = self.shared.bridge_i64(
-                "on_request_time",
-                (principal, client_id.clone(), ip, request_ns),
-            );
+            request_ms = self
+                .shared
+                .bridge_i64("on_request_time", (principal, client_id.clone(), ip, request_ns));
         }
         let (bandwidth_ms, bandwidth_type) = match key {
             PRODUCE => (produce_throttle, "Produce"),
@@ -1349,13 +1209,7 @@ impl Conn {
             FETCH => (
                 self.shared.bridge_i64(
                     "on_fetch_replaced",
-                    (
-                        principal,
-                        client_id.clone(),
-                        ip,
-                        i64::from(response_bytes),
-                        request_ms,
-                    ),
+                    (principal, client_id.clone(), ip, i64::from(response_bytes), request_ms),
                 ),
                 "Fetch",
             ),
@@ -1363,10 +1217,9 @@ impl Conn {
         };
         // only the manager with the larger throttle records it; a tie goes to Request (Kafka)
         if request_ms > 0 && request_ms >= bandwidth_ms {
-            let _ = self.shared.bridge_i64(
-                "record_throttle",
-                ("Request", principal, client_id.clone(), request_ms),
-            );
+            let _ = self
+                .shared
+                .bridge_i64("record_throttle", ("Request", principal, client_id.clone(), request_ms));
         } else if bandwidth_ms > 0 {
             let _ = self.shared.bridge_i64(
                 "record_throttle",
@@ -1381,18 +1234,10 @@ impl Conn {
 
     fn patch_throttle(&self, key: i16, version: i16, frame: &mut [u8], throttle_ms: i64) {
         let body = &frame[4..];
-        let offset = if self
-            .shared
-            .settings
-            .throttle_first
-            .contains(&(key, version))
-        {
-            rewrite::response_header_version(key, version)
-                .and_then(|hv| wire::response_body_offset(body, hv == 1).ok())
+        let offset = if self.shared.settings.throttle_first.contains(&(key, version)) {
+            rewrite::response_header_version(key, version).and_then(|hv| wire::response_body_offset(body, hv == 1).ok())
         } else if key == PRODUCE && version >= 1 {
-            wire::produce_positions(body, version)
-                .ok()
-                .and_then(|p| p.0)
+            wire::produce_positions(body, version).ok().and_then(|p| p.0)
         } else {
             None
         };
@@ -1434,8 +1279,7 @@ fn produce_request_producer_ids(version: i16, body: &[u8]) -> Result<Vec<i64>, M
     use kafka_protocol::protocol::Decodable;
     let mut buf = bytes::Bytes::copy_from_slice(body);
     let err = |e: String| Malformed(format!("produce request v{version} cannot be decoded: {e}"));
-    RequestHeader::decode(&mut buf, ApiKey::Produce.request_header_version(version))
-        .map_err(|e| err(e.to_string()))?;
+    RequestHeader::decode(&mut buf, ApiKey::Produce.request_header_version(version)).map_err(|e| err(e.to_string()))?;
     let request = ProduceRequest::decode(&mut buf, version).map_err(|e| err(e.to_string()))?;
     let mut ids = Vec::new();
     for topic in &request.topic_data {

@@ -9,21 +9,17 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, DescribeClusterResponse, FetchResponse, FindCoordinatorResponse,
-    MetadataResponse, ProduceResponse, ResponseHeader,
+    ApiKey, ApiVersionsResponse, DescribeClusterResponse, FetchResponse, FindCoordinatorResponse, MetadataResponse,
+    ProduceResponse, ResponseHeader,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
-use super::wire::{
-    self, Malformed, API_VERSIONS, DESCRIBE_CLUSTER, FETCH, FIND_COORDINATOR, METADATA, PRODUCE,
-};
+use super::wire::{self, Malformed, API_VERSIONS, DESCRIBE_CLUSTER, FETCH, FIND_COORDINATOR, METADATA, PRODUCE};
 
 pub type Address = (String, i32);
 
 fn malformed(api_key: i16, version: i16, err: impl std::fmt::Display) -> Malformed {
-    Malformed(format!(
-        "cannot decode api {api_key} v{version} response: {err}"
-    ))
+    Malformed(format!("cannot decode api {api_key} v{version} response: {err}"))
 }
 
 pub fn response_header_version(api_key: i16, version: i16) -> Option<i16> {
@@ -37,9 +33,7 @@ pub fn response_header_version(api_key: i16, version: i16) -> Option<i16> {
 
 /// The highest version `kafka-protocol` decodes for `api_key` (None: unknown to the crate).
 pub fn crate_max_version(api_key: i16) -> Option<i16> {
-    ApiKey::try_from(api_key)
-        .ok()
-        .map(|k| k.valid_versions().max)
+    ApiKey::try_from(api_key).ok().map(|k| k.valid_versions().max)
 }
 
 enum Message {
@@ -79,23 +73,17 @@ fn decode<T: Decodable>(buf: &mut Bytes, api_key: i16, version: i16) -> Result<T
 impl AddressRewrite {
     /// Whether responses of this API and version may name brokers.
     pub fn applies(api_key: i16, version: i16) -> bool {
-        matches!(api_key, METADATA | FIND_COORDINATOR | DESCRIBE_CLUSTER)
-            || wire::has_node_endpoints(api_key, version)
+        matches!(api_key, METADATA | FIND_COORDINATOR | DESCRIBE_CLUSTER) || wire::has_node_endpoints(api_key, version)
     }
 
     /// Decode `frame` (header + body). None for APIs that carry no addresses.
-    pub fn decode(
-        api_key: i16,
-        version: i16,
-        frame: &[u8],
-    ) -> Result<Option<AddressRewrite>, Malformed> {
+    pub fn decode(api_key: i16, version: i16, frame: &[u8]) -> Result<Option<AddressRewrite>, Malformed> {
         if !Self::applies(api_key, version) {
             return Ok(None);
         }
         let header_version = response_header_version(api_key, version).unwrap_or(0);
         let mut buf = Bytes::copy_from_slice(frame);
-        let header = ResponseHeader::decode(&mut buf, header_version)
-            .map_err(|e| malformed(api_key, version, e))?;
+        let header = ResponseHeader::decode(&mut buf, header_version).map_err(|e| malformed(api_key, version, e))?;
         let mut addresses = Vec::new();
         let message = match api_key {
             METADATA => {
@@ -124,20 +112,12 @@ impl AddressRewrite {
             }
             PRODUCE => {
                 let m: ProduceResponse = decode(&mut buf, api_key, version)?;
-                addresses.extend(
-                    m.node_endpoints
-                        .iter()
-                        .map(|b| (b.host.to_string(), b.port)),
-                );
+                addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
                 Message::Produce(m)
             }
             FETCH => {
                 let m: FetchResponse = decode(&mut buf, api_key, version)?;
-                addresses.extend(
-                    m.node_endpoints
-                        .iter()
-                        .map(|b| (b.host.to_string(), b.port)),
-                );
+                addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
                 Message::Fetch(m)
             }
             _ => return Ok(None),
@@ -152,10 +132,7 @@ impl AddressRewrite {
     }
 
     /// Re-encode with every address replaced by `map(address)`; fails closed on an unmapped one.
-    pub fn apply(
-        mut self,
-        map: &dyn Fn(&str, i32) -> Option<Address>,
-    ) -> Result<Vec<u8>, Malformed> {
+    pub fn apply(mut self, map: &dyn Fn(&str, i32) -> Option<Address>) -> Result<Vec<u8>, Malformed> {
         fn swap(
             host: &mut StrBytes,
             port: &mut i32,
@@ -202,11 +179,7 @@ impl AddressRewrite {
         let (api_key, version) = (self.api_key, self.version);
         let mut out = BytesMut::new();
         let header_version = response_header_version(api_key, version).unwrap_or(0);
-        let enc = |e: String| {
-            Malformed(format!(
-                "cannot encode api {api_key} v{version} response: {e}"
-            ))
-        };
+        let enc = |e: String| Malformed(format!("cannot encode api {api_key} v{version} response: {e}"));
         self.header
             .encode(&mut out, header_version)
             .map_err(|e| enc(e.to_string()))?;
@@ -231,8 +204,7 @@ pub fn decode_api_versions(
     version: i16,
 ) -> Result<(ResponseHeader, ApiVersionsResponse, i16), Malformed> {
     let mut buf = Bytes::copy_from_slice(frame);
-    let header =
-        ResponseHeader::decode(&mut buf, 0).map_err(|e| malformed(API_VERSIONS, version, e))?;
+    let header = ResponseHeader::decode(&mut buf, 0).map_err(|e| malformed(API_VERSIONS, version, e))?;
     let error_code = wire::i16_at(&buf, 0)?;
     let used = if error_code != 0 { 0 } else { version };
     let message: ApiVersionsResponse = decode(&mut buf, API_VERSIONS, used)?;
@@ -256,9 +228,7 @@ pub fn encode_api_versions(
         })
         .collect();
     let mut out = BytesMut::new();
-    header
-        .encode(&mut out, 0)
-        .map_err(|e| Malformed(e.to_string()))?;
+    header.encode(&mut out, 0).map_err(|e| Malformed(e.to_string()))?;
     message
         .encode(&mut out, version)
         .map_err(|e| Malformed(e.to_string()))?;
@@ -268,8 +238,7 @@ pub fn encode_api_versions(
 /// Intersect every broker range with the gateway's ceiling (`ceiling(key)`: None = none, -1 =
 /// remove the API); then add or replace the APIs the gateway answers itself, sorted by key.
 pub fn cap_ranges(broker: &Ranges, ceiling: &dyn Fn(i16) -> Option<i16>, owned: &Ranges) -> Ranges {
-    let mut out: std::collections::BTreeMap<i16, (i16, i16, i16)> =
-        std::collections::BTreeMap::new();
+    let mut out: std::collections::BTreeMap<i16, (i16, i16, i16)> = std::collections::BTreeMap::new();
     for &(key, lo, hi) in broker {
         let capped = match ceiling(key) {
             None => hi,
@@ -306,15 +275,10 @@ pub fn unsupported_api_versions(correlation_id: i32, max_version: i16) -> Vec<u8
 /// `throttle_time_ms`, and the session of the response it replaces, so an incremental fetch session
 /// goes on (the consumer fetches the same offsets again). None when the response carries a
 /// top-level error: the broker would have sent that, unthrottled.
-pub fn throttled_fetch_response(
-    version: i16,
-    frame: &[u8],
-    throttle_ms: i64,
-) -> Result<Option<Vec<u8>>, Malformed> {
+pub fn throttled_fetch_response(version: i16, frame: &[u8], throttle_ms: i64) -> Result<Option<Vec<u8>>, Malformed> {
     let header_version = response_header_version(FETCH, version).unwrap_or(0);
     let mut buf = Bytes::copy_from_slice(frame);
-    let header = ResponseHeader::decode(&mut buf, header_version)
-        .map_err(|e| malformed(FETCH, version, e))?;
+    let header = ResponseHeader::decode(&mut buf, header_version).map_err(|e| malformed(FETCH, version, e))?;
     let (error_code, session_id) = if version >= 7 {
         (wire::i16_at(&buf, 4)?, wire::i32_at(&buf, 6)?)
     } else {
@@ -338,8 +302,7 @@ pub fn throttled_fetch_response(
 
 /// The error code of a SaslHandshake / SaslAuthenticate response.
 pub fn sasl_response_error(api_key: i16, version: i16, frame: &[u8]) -> Result<i16, Malformed> {
-    let offset =
-        wire::response_body_offset(frame, response_header_version(api_key, version) == Some(1))?;
+    let offset = wire::response_body_offset(frame, response_header_version(api_key, version) == Some(1))?;
     wire::i16_at(frame, offset)
 }
 
@@ -380,19 +343,11 @@ mod tests {
                 5,
                 &MetadataResponse::default().with_brokers(vec![broker]),
             );
-            let rewrite = AddressRewrite::decode(METADATA, version, &frame)
-                .unwrap()
-                .unwrap();
+            let rewrite = AddressRewrite::decode(METADATA, version, &frame).unwrap().unwrap();
             assert_eq!(rewrite.addresses, vec![("broker-1".to_string(), 9092)]);
             let out = rewrite.apply(&gateway).unwrap();
-            let again = AddressRewrite::decode(METADATA, version, &out)
-                .unwrap()
-                .unwrap();
-            assert_eq!(
-                again.addresses,
-                vec![("127.0.0.1".to_string(), 19092)],
-                "v{version}"
-            );
+            let again = AddressRewrite::decode(METADATA, version, &out).unwrap().unwrap();
+            assert_eq!(again.addresses, vec![("127.0.0.1".to_string(), 19092)], "v{version}");
             assert_eq!(wire::i32_at(&out, 0).unwrap(), 5);
         }
     }
@@ -402,12 +357,7 @@ mod tests {
         let broker = MetadataResponseBroker::default()
             .with_host(StrBytes::from_static_str("elsewhere"))
             .with_port(1);
-        let frame = encode(
-            METADATA,
-            12,
-            1,
-            &MetadataResponse::default().with_brokers(vec![broker]),
-        );
+        let frame = encode(METADATA, 12, 1, &MetadataResponse::default().with_brokers(vec![broker]));
         assert!(AddressRewrite::decode(METADATA, 12, &frame)
             .unwrap()
             .unwrap()
@@ -449,9 +399,7 @@ mod tests {
             1,
             &FindCoordinatorResponse::default().with_coordinators(coordinators),
         );
-        let rewrite = AddressRewrite::decode(FIND_COORDINATOR, 6, &frame)
-            .unwrap()
-            .unwrap();
+        let rewrite = AddressRewrite::decode(FIND_COORDINATOR, 6, &frame).unwrap().unwrap();
         assert_eq!(rewrite.addresses.len(), 1);
         assert!(rewrite.apply(&gateway).is_ok());
     }
@@ -473,10 +421,7 @@ mod tests {
             .apply(&gateway)
             .unwrap();
         assert_eq!(
-            AddressRewrite::decode(PRODUCE, 13, &out)
-                .unwrap()
-                .unwrap()
-                .addresses,
+            AddressRewrite::decode(PRODUCE, 13, &out).unwrap().unwrap().addresses,
             vec![("127.0.0.1".into(), 19093)]
         );
         assert_eq!(
@@ -487,13 +432,10 @@ mod tests {
             Some(7)
         );
 
-        let mut fetch =
-            FetchResponse::default().with_node_endpoints(vec![FetchNodeEndpoint::default()
-                .with_host(StrBytes::from_static_str("broker-1"))
-                .with_port(9094)]);
-        fetch
-            .unknown_tagged_fields
-            .insert(99, Bytes::from_static(b"xyz"));
+        let mut fetch = FetchResponse::default().with_node_endpoints(vec![FetchNodeEndpoint::default()
+            .with_host(StrBytes::from_static_str("broker-1"))
+            .with_port(9094)]);
+        fetch.unknown_tagged_fields.insert(99, Bytes::from_static(b"xyz"));
         let frame = encode(FETCH, 18, 3, &fetch);
         assert!(wire::node_endpoints_present(FETCH, 18, &frame).unwrap());
         let out = AddressRewrite::decode(FETCH, 18, &frame)
@@ -522,13 +464,9 @@ mod tests {
             _ => None,
         };
         let capped = cap_ranges(&broker, &ceiling, &vec![(49, 0, 1)]);
-        assert_eq!(
-            capped,
-            vec![(0, 3, 12), (1, 4, 18), (48, 0, 1), (49, 0, 1), (55, 0, 1)]
-        );
-        let message = ApiVersionsResponse::default().with_api_keys(vec![ApiVersion::default()
-            .with_api_key(0)
-            .with_max_version(13)]);
+        assert_eq!(capped, vec![(0, 3, 12), (1, 4, 18), (48, 0, 1), (49, 0, 1), (55, 0, 1)]);
+        let message = ApiVersionsResponse::default()
+            .with_api_keys(vec![ApiVersion::default().with_api_key(0).with_max_version(13)]);
         let frame = encode(API_VERSIONS, 3, 4, &message);
         let (header, message, used) = decode_api_versions(&frame, 3).unwrap();
         let out = encode_api_versions(&header, message, used, &capped).unwrap();
@@ -536,10 +474,7 @@ mod tests {
         assert_eq!(again.api_keys.len(), 5);
         let unsupported = unsupported_api_versions(8, 4);
         let (header, message, used) = decode_api_versions(&unsupported, 9).unwrap();
-        assert_eq!(
-            (header.correlation_id, message.error_code, used),
-            (8, 35, 0)
-        );
+        assert_eq!((header.correlation_id, message.error_code, used), (8, 35, 0));
     }
 
     #[test]
@@ -547,9 +482,9 @@ mod tests {
         use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
         let data = FetchResponse::default()
             .with_session_id(77)
-            .with_responses(vec![FetchableTopicResponse::default().with_partitions(
-                vec![PartitionData::default().with_records(Some(Bytes::from_static(&[1; 300])))],
-            )]);
+            .with_responses(vec![FetchableTopicResponse::default().with_partitions(vec![
+                PartitionData::default().with_records(Some(Bytes::from_static(&[1; 300]))),
+            ])]);
         for version in [4i16, 7, 12, 16, 18] {
             let data = if version >= 7 {
                 data.clone()
@@ -557,14 +492,10 @@ mod tests {
                 data.clone().with_session_id(0)
             };
             let frame = encode(FETCH, version, 3, &data);
-            let out = throttled_fetch_response(version, &frame, 1500)
-                .unwrap()
-                .unwrap();
+            let out = throttled_fetch_response(version, &frame, 1500).unwrap().unwrap();
             assert!(out.len() < 64, "v{version}: {} bytes", out.len());
             let mut buf = Bytes::from(out);
-            let header =
-                ResponseHeader::decode(&mut buf, response_header_version(FETCH, version).unwrap())
-                    .unwrap();
+            let header = ResponseHeader::decode(&mut buf, response_header_version(FETCH, version).unwrap()).unwrap();
             let decoded = FetchResponse::decode(&mut buf, version).unwrap();
             assert_eq!((header.correlation_id, decoded.throttle_time_ms), (3, 1500));
             assert!(decoded.responses.is_empty());
@@ -579,12 +510,7 @@ mod tests {
         let broker = MetadataResponseBroker::default()
             .with_host(StrBytes::from_static_str("broker-1"))
             .with_port(9092);
-        let frame = encode(
-            METADATA,
-            12,
-            1,
-            &MetadataResponse::default().with_brokers(vec![broker]),
-        );
+        let frame = encode(METADATA, 12, 1, &MetadataResponse::default().with_brokers(vec![broker]));
         for cut in 0..frame.len() {
             assert!(
                 AddressRewrite::decode(METADATA, 12, &frame[..cut]).is_err(),

@@ -31,9 +31,7 @@ pub fn scram_username(client_first: &[u8]) -> Result<String, Malformed> {
             return Ok(name.replace("=2C", ",").replace("=3D", "="));
         }
     }
-    Err(Malformed(
-        "SCRAM client-first message has no user name".into(),
-    ))
+    Err(Malformed("SCRAM client-first message has no user name".into()))
 }
 
 fn round_trips(mechanism: &str) -> u32 {
@@ -65,31 +63,21 @@ impl Default for SaslState {
 }
 
 fn decode_request<T: Decodable>(api_key: i16, version: i16, frame: &[u8]) -> Result<T, Malformed> {
-    let key =
-        ApiKey::try_from(api_key).map_err(|_| Malformed(format!("unknown api key {api_key}")))?;
+    let key = ApiKey::try_from(api_key).map_err(|_| Malformed(format!("unknown api key {api_key}")))?;
     let mut buf = Bytes::copy_from_slice(frame);
-    let err = |e: String| {
-        Malformed(format!(
-            "cannot decode api {api_key} request v{version}: {e}"
-        ))
-    };
-    RequestHeader::decode(&mut buf, key.request_header_version(version))
-        .map_err(|e| err(e.to_string()))?;
+    let err = |e: String| Malformed(format!("cannot decode api {api_key} request v{version}: {e}"));
+    RequestHeader::decode(&mut buf, key.request_header_version(version)).map_err(|e| err(e.to_string()))?;
     T::decode(&mut buf, version).map_err(|e| err(e.to_string()))
 }
 
 impl SaslState {
     /// Observe a SaslHandshake (17) or SaslAuthenticate (36) request (header + body).
-    pub fn on_request(
-        &mut self,
-        api_key: i16,
-        version: i16,
-        frame: &[u8],
-    ) -> Result<(), Malformed> {
+    pub fn on_request(&mut self, api_key: i16, version: i16, frame: &[u8]) -> Result<(), Malformed> {
         if api_key == SASL_HANDSHAKE {
             if version == 0 {
                 return Err(Malformed(
-                    "SaslHandshake v0 (raw SASL tokens) is not supported; use a client that sends SaslAuthenticate".into(),
+                    "SaslHandshake v0 (raw SASL tokens) is not supported; use a client that sends SaslAuthenticate"
+                        .into(),
                 ));
             }
             let request: SaslHandshakeRequest = decode_request(api_key, version, frame)?;
@@ -145,10 +133,7 @@ mod tests {
         assert_eq!(plain_authcid(b"alice\0alice\0pw").unwrap(), "alice");
         assert!(plain_authcid(b"\0\0pw").is_err());
         assert!(plain_authcid(b"nonulls").is_err());
-        assert_eq!(
-            scram_username(b"n,,n=bob=2Cjr=3D,r=nonce").unwrap(),
-            "bob,jr="
-        );
+        assert_eq!(scram_username(b"n,,n=bob=2Cjr=3D,r=nonce").unwrap(), "bob,jr=");
         assert!(scram_username(b"n,,r=nonce").is_err());
     }
 

@@ -16,11 +16,7 @@ fn open(path: &str) -> Result<BufReader<File>, String> {
 }
 
 /// A TLS acceptor; with `client_ca` every client must present a certificate it signed.
-pub fn acceptor(
-    cert_file: &str,
-    key_file: &str,
-    client_ca: Option<&str>,
-) -> Result<TlsAcceptor, String> {
+pub fn acceptor(cert_file: &str, key_file: &str, client_ca: Option<&str>) -> Result<TlsAcceptor, String> {
     let certs: Vec<_> = rustls_pemfile::certs(&mut open(cert_file)?)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("bad certificate in {cert_file}: {e}"))?;

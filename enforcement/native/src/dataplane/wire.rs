@@ -37,9 +37,7 @@ fn bad<T>(msg: impl Into<String>) -> Result<T, Malformed> {
 /// Validate a length prefix before anything is allocated for the body.
 pub fn check_frame_size(size: i32, min: i32, max: i64) -> Result<(), Malformed> {
     if size < min {
-        return bad(format!(
-            "frame length {size} is below the minimum of {min} bytes"
-        ));
+        return bad(format!("frame length {size} is below the minimum of {min} bytes"));
     }
     if i64::from(size) > max {
         let hint = if (size as u32) >> 24 == 0x16 {
@@ -47,9 +45,7 @@ pub fn check_frame_size(size: i32, min: i32, max: i64) -> Result<(), Malformed> 
         } else {
             ""
         };
-        return bad(format!(
-            "frame length {size} exceeds the limit of {max} bytes{hint}"
-        ));
+        return bad(format!("frame length {size} exceeds the limit of {max} bytes{hint}"));
     }
     Ok(())
 }
@@ -219,10 +215,7 @@ fn uvarint_len(frame: &[u8], pos: usize, flexible: bool) -> Result<(usize, usize
         }
         let count = n.max(0) as usize;
         if count > frame.len().saturating_sub(pos + 4) {
-            return bad(format!(
-                "array of {count} elements in {} bytes",
-                frame.len() - pos - 4
-            ));
+            return bad(format!("array of {count} elements in {} bytes", frame.len() - pos - 4));
         }
         Ok((count, pos + 4))
     }
@@ -249,11 +242,7 @@ fn skip_tags_if(frame: &[u8], pos: usize, flexible: bool) -> Result<usize, Malfo
 /// frame end) of a whole ProduceResponse (header + body).
 pub fn produce_positions(frame: &[u8], version: i16) -> Result<(Option<usize>, usize), Malformed> {
     let flexible = version >= 9;
-    let mut pos = if flexible {
-        skip_tagged_fields(frame, 4)?
-    } else {
-        4
-    };
+    let mut pos = if flexible { skip_tagged_fields(frame, 4)? } else { 4 };
     let (topics, p) = uvarint_len(frame, pos, flexible)?;
     pos = p;
     for _ in 0..topics {
@@ -407,10 +396,7 @@ mod tests {
     fn request_prefix_with_and_without_client_id() {
         let frame = request(3, 12, 7, Some("app"));
         let prefix = parse_request_prefix(&frame).unwrap();
-        assert_eq!(
-            (prefix.api_key, prefix.api_version, prefix.correlation_id),
-            (3, 12, 7)
-        );
+        assert_eq!((prefix.api_key, prefix.api_version, prefix.correlation_id), (3, 12, 7));
         assert_eq!(prefix.client_id.as_deref(), Some("app"));
         assert_eq!(prefix.client_id_end, 13);
         let null = parse_request_prefix(&request(18, 3, 1, None)).unwrap();
@@ -436,27 +422,18 @@ mod tests {
     fn produce_acks_in_each_layout() {
         let mut v2 = request(0, 2, 1, Some("c"));
         v2.extend((-1i16).to_be_bytes());
-        assert_eq!(
-            produce_acks(&v2, &parse_request_prefix(&v2).unwrap()).unwrap(),
-            -1
-        );
+        assert_eq!(produce_acks(&v2, &parse_request_prefix(&v2).unwrap()).unwrap(), -1);
         let mut v3 = request(0, 3, 1, Some("c"));
         v3.extend(2i16.to_be_bytes());
         v3.extend(b"tx");
         v3.extend(0i16.to_be_bytes());
-        assert_eq!(
-            produce_acks(&v3, &parse_request_prefix(&v3).unwrap()).unwrap(),
-            0
-        );
+        assert_eq!(produce_acks(&v3, &parse_request_prefix(&v3).unwrap()).unwrap(), 0);
         let mut v9 = request(0, 9, 1, Some("c"));
         v9.push(0); // header tags
         v9.push(3);
         v9.extend(b"tx");
         v9.extend(1i16.to_be_bytes());
-        assert_eq!(
-            produce_acks(&v9, &parse_request_prefix(&v9).unwrap()).unwrap(),
-            1
-        );
+        assert_eq!(produce_acks(&v9, &parse_request_prefix(&v9).unwrap()).unwrap(), 1);
         let short = request(0, 9, 1, Some("c"));
         assert!(produce_acks(&short, &parse_request_prefix(&short).unwrap()).is_err());
     }

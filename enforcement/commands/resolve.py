@@ -19,8 +19,13 @@ import click
 from kconfigs.commands.options import store_options
 from kconfigs.errors import UsageError, ValidationError
 
-CLIENT_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage",
-                     "controller_mutation_rate", "producer_ids_rate")
+CLIENT_QUOTA_KEYS = (
+    "producer_byte_rate",
+    "consumer_byte_rate",
+    "request_percentage",
+    "controller_mutation_rate",
+    "producer_ids_rate",
+)
 IP_QUOTA_KEY = "connection_creation_rate"
 
 
@@ -39,13 +44,15 @@ def load_quota_file(path: str) -> list[tuple[dict, dict]]:
         raise UsageError(f"Cannot read quota file {path}: {err.strerror}") from None
     except UnicodeDecodeError:
         raise ValidationError(f"{path}: not UTF-8 text") from None
-    return [(d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
-            for d in parse_quota_text(text, format_for_path(path), path)]
+    return [
+        (d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
+        for d in parse_quota_text(text, format_for_path(path), path)
+    ]
 
 
 def load_snapshot(quotas_path: str | None, store_kwargs: dict):
     """A ``QuotaSnapshot`` from ``--quotas FILE`` or else from the store named by the options."""
-    from enforcement import QuotaSnapshot
+    from kconfigs_enforcement import QuotaSnapshot
 
     if quotas_path is not None:
         records: Iterable = load_quota_file(quotas_path)
@@ -86,13 +93,16 @@ def render_text(rows) -> str:
     width = max(len(key) for key, _ in rows)
     values = [_format_value(r.value) for _, r in rows]
     value_width = max(len(v) for v in values)
-    return "\n".join(f"{key:<{width}}  {value:<{value_width}}  {r.path or '-'}".rstrip()
-                     for (key, r), value in zip(rows, values))
+    return "\n".join(
+        f"{key:<{width}}  {value:<{value_width}}  {r.path or '-'}".rstrip() for (key, r), value in zip(rows, values)
+    )
 
 
 def render_json(rows) -> str:
-    return json.dumps({key: {"value": r.value, "level": r.level, "path": r.path, "metric_tags": r.metric_tags}
-                       for key, r in rows}, sort_keys=False)
+    return json.dumps(
+        {key: {"value": r.value, "level": r.level, "path": r.path, "metric_tags": r.metric_tags} for key, r in rows},
+        sort_keys=False,
+    )
 
 
 @click.command()

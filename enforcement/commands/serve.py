@@ -11,15 +11,20 @@ import click
 @click.option("--advertised-host", help="Host name clients use to reach this gateway.")
 @click.option("--zookeeper", help="Read quotas from ZooKeeper (host:port[/chroot]).")
 @click.option("--store", "store_path", help="Read quotas from the embedded store at PATH.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="TOML file with further gateway settings.")
+@click.option(
+    "--config", "config_file", type=click.Path(dir_okay=False), help="TOML file with further gateway settings."
+)
 @click.option("--metrics-listen", help="Prometheus endpoint host:port (default 127.0.0.1:9404; '' to disable).")
 @click.option("--usage-log", "usage_log_path", help="Append a JSON-lines usage log here (docs/usage-log.md).")
-@click.option("--quota-admin", type=click.Choice(["auto", "gateway", "passthrough"]),
-              help="Who answers DescribeClientQuotas/AlterClientQuotas (default auto).")
+@click.option(
+    "--quota-admin",
+    type=click.Choice(["auto", "gateway", "passthrough"]),
+    help="Who answers DescribeClientQuotas/AlterClientQuotas (default auto).",
+)
 def serve(config_file: str | None, **options) -> None:
     """Run a Kafka-protocol gateway in front of brokers that enforces client quotas."""
-    from enforcement.gateway.config import config_from_mapping, load_toml
-    from enforcement.gateway.runner import run
+    from kconfigs_enforcement.gateway.config import config_from_mapping, load_toml
+    from kconfigs_enforcement.gateway.runner import run
 
     base = config_from_mapping(load_toml(config_file)) if config_file else None
     run(config_from_mapping(options, base).validate())

@@ -51,7 +51,7 @@ def _rows(reader, path: str):
 
 def parse_trace(text: str, path: str) -> list:
     """Rows of a trace -> ``UsageEvent`` list. :raises ValidationError: naming the line."""
-    from enforcement.replay import UsageEvent
+    from kconfigs_enforcement.replay import UsageEvent
 
     events, last_time = [], {}
     reader = csv.reader(io.StringIO(text))
@@ -74,8 +74,10 @@ def parse_trace(text: str, path: str) -> list:
         entity = _entity_of(kind, user, client_id, ip)
         previous = last_time.get(entity)
         if previous is not None and time_ms < previous:
-            raise ValidationError(f"{where}: time_ms {time_ms} is earlier than {previous} for the same "
-                                  f"{entity[0]} ({', '.join(entity[1:])})")
+            raise ValidationError(
+                f"{where}: time_ms {time_ms} is earlier than {previous} for the same "
+                f"{entity[0]} ({', '.join(entity[1:])})"
+            )
         last_time[entity] = time_ms
         events.append(UsageEvent(time_ms, user, client_id, ip, kind, value))
     return events
@@ -89,7 +91,12 @@ class Summary:
 
     def add(self, kind: str, throttle_ms: int, accepted: bool) -> None:
         events, throttled, worst, dropped = self.counts.get(kind, (0, 0, 0, 0))
-        self.counts[kind] = (events + 1, throttled + (throttle_ms > 0), max(worst, throttle_ms), dropped + (not accepted))
+        self.counts[kind] = (
+            events + 1,
+            throttled + (throttle_ms > 0),
+            max(worst, throttle_ms),
+            dropped + (not accepted),
+        )
 
     def render(self) -> str:
         total = sum(c[0] for c in self.counts.values())
@@ -103,15 +110,25 @@ class Summary:
 
 
 def simulate_to_csv(events: list, snapshot, config) -> tuple[str, Summary]:
-    from enforcement import replay
+    from kconfigs_enforcement import replay
 
     out, summary = io.StringIO(), Summary()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(HEADER + ["throttle_ms", "accepted"])
     for result in replay.replay(events, snapshot, config):
         event = result.event
-        writer.writerow([event.time_ms, event.user, event.client_id, event.ip, event.kind, event.value,
-                         result.throttle_ms, "true" if result.accepted else "false"])
+        writer.writerow(
+            [
+                event.time_ms,
+                event.user,
+                event.client_id,
+                event.ip,
+                event.kind,
+                event.value,
+                result.throttle_ms,
+                "true" if result.accepted else "false",
+            ]
+        )
         summary.add(event.kind, result.throttle_ms, result.accepted)
     return out.getvalue(), summary
 
@@ -145,8 +162,8 @@ def _write_atomically(path: str, text: str) -> None:
 @store_options
 def simulate(trace_path, quotas_path, out_path, samples, window_ms, legacy_pre_3_8, **store_kwargs) -> None:
     """Replay a traffic trace and print each event's throttle_ms, as a Kafka broker computes it."""
-    from enforcement import EnforcementConfig
-    from kconfigs.commands.resolve import load_snapshot
+    from kconfigs_enforcement import EnforcementConfig
+    from kconfigs_enforcement.commands.resolve import load_snapshot
 
     events = parse_trace(_read_text(trace_path), trace_path)
     if samples < 1 or window_ms < 1:
