@@ -172,7 +172,10 @@ def start_gateway(
         s.alter(QuotaEntity(client_id=DEFAULT), lambda _c: dict(QUOTA_SETS[quotas]))
         s.close()
     toml = workdir / f"gateway-{zero_copy}.toml"
-    toml.write_text(f'log_format = "text"\nzero_copy = {str(zero_copy).lower()}\n')
+    toml.write_text(
+        f'log_format = "text"\nzero_copy = {str(zero_copy).lower()}\n'
+        f'data_plane = "{DATA_PLANE["plane"]}"\nworker_threads = {DATA_PLANE["workers"]}\n'
+    )
     log = open(workdir / f"gateway-{quotas}-{zero_copy}.log", "wb")  # kept for a post-mortem
     proc = subprocess.Popen(
         [
@@ -324,6 +327,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 RELAY = "tcp relay"
+#: which data plane the gateways run (--data-plane, --workers)
+DATA_PLANE = {"plane": "asyncio", "workers": 0}
 #: gateway paths: (name, QUOTA_SETS key, zero_copy)
 GATEWAYS = (
     ("gateway", "none", True),
@@ -431,11 +436,16 @@ def spread(values: list[float], fmt: str = ".1f") -> str:
 def render(args, results, latencies, idle, pinning, load_start) -> str:
     direct = results["direct"]
     lines = [
-        "## Gateway overhead (issue 4)",
+        "## Gateway overhead (issue 4)"
+        + (
+            f", native data plane, {args.workers or os.cpu_count()} worker thread(s)"
+            if args.data_plane == "native"
+            else ""
+        ),
         "",
         f"Command: `python benchmarks/bench_gateway.py --megabytes {args.megabytes} --rounds {args.rounds} --idle {args.idle} "
         f"--latency-rounds {args.latency_rounds} --latency-seconds {args.latency_seconds:g} --low-latency-rate {args.low_latency_rate:g}"
-        f"{' --pin' if args.pin else ''}"
+        f"{' --pin' if args.pin else ''}{' --data-plane native --workers %d' % args.workers if args.data_plane == 'native' else ''}"
         f"{' --latency-rate %g' % args.latency_rate if args.latency_rate else ''}{' --upstream ' + args.upstream if args.upstream else ''}` "
         f"on {platform.machine()}, {os.cpu_count()} cores shared with other jobs (1-min load average {load_start:.1f} at the start, "
         f"{spread(results['load'])} over the rounds), Python {platform.python_version()}; {pinning}.",
@@ -549,11 +559,16 @@ def main() -> None:
         help="pin the load generator to the last CPU and the gateways/relay to the others (default: the scheduler places everything)",
     )
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--data-plane", choices=("asyncio", "native"), default="asyncio")
+    parser.add_argument("--workers", type=int, default=0, help="native data plane worker threads (0 = one per core)")
     args = parser.parse_args()
+    DATA_PLANE.update(plane=args.data_plane, workers=args.workers)
     body = run(args)
     print(body)
     if not args.no_write:
-        write_section("gateway", body)
+        write_section(
+            "gateway" if args.data_plane == "asyncio" else f"gateway-native-{args.workers or os.cpu_count()}", body
+        )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ in the file are the field names below. Every limit and timeout is named with its
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -70,6 +71,12 @@ class GatewayConfig:
     quota_window_size_seconds: int = 1
     enforce_producer_ids: bool = True
     log_format: str = "json"
+    #: "asyncio" (the Python data path, the default) or "native" (experimental: Rust, tokio, all
+    #: cores; see native_plane.py and docs/gateway.md for what it lacks). The environment variable
+    #: KCONFIGS_GATEWAY_DATA_PLANE sets the default (so one gateway suite can run against either)
+    data_plane: str = field(default_factory=lambda: os.environ.get("KCONFIGS_GATEWAY_DATA_PLANE", "asyncio"))
+    #: native data plane worker threads (0 = one per core)
+    worker_threads: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def validate(self) -> "GatewayConfig":
@@ -108,6 +115,15 @@ class GatewayConfig:
             raise ValidationError("TLS needs both tls_cert_file and tls_key_file")
         if self.tls_client_ca_file and not self.tls_cert_file:
             raise ValidationError("tls_client_ca_file (mTLS) needs tls_cert_file and tls_key_file")
+        if self.data_plane not in ("asyncio", "native"):
+            raise ValidationError(f"data_plane must be asyncio or native, got '{self.data_plane}'")
+        if self.worker_threads < 0:
+            raise ValidationError(f"Gateway setting worker_threads must be >= 0, got {self.worker_threads}")
+        if self.data_plane == "native":
+            from kconfigs_enforcement.gateway.native_plane import UNAVAILABLE
+
+            if UNAVAILABLE:
+                raise ValidationError(UNAVAILABLE)
         if not 0 <= self.broker_port_start <= 65535:
             raise ValidationError(f"broker_port_start must be a port number, got {self.broker_port_start}")
         return self

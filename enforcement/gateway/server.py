@@ -27,7 +27,16 @@ log = logging.getLogger("kconfigs.gateway")
 
 
 class Gateway:
-    """The running gateway: ``await start()``, then ``await stop()`` (drains in-flight requests)."""
+    """The running gateway: ``await start()``, then ``await stop()`` (drains in-flight requests).
+
+    ``data_plane = "native"`` gives a :class:`~kconfigs_enforcement.gateway.native_plane.NativeGateway`."""
+
+    def __new__(cls, config: GatewayConfig, quotas: QuotaGate | None = None, admin: Any = None):
+        if cls is Gateway and config.data_plane == "native":
+            from kconfigs_enforcement.gateway.native_plane import NativeGateway
+
+            return NativeGateway(config, quotas, admin)
+        return super().__new__(cls)
 
     def __init__(self, config: GatewayConfig, quotas: QuotaGate | None = None, admin: Any = None):
         self.config = config

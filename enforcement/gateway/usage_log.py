@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import time
 from collections import defaultdict
 from typing import Callable, TextIO
@@ -31,6 +32,8 @@ class UsageLog:
         self._clock_ms = clock_ms or (lambda: time.time_ns() // 1_000_000)
         self._window_start_ms = self._align(self._clock_ms())
         self._totals: dict[UsageKey, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        #: the native data plane records from its worker threads while the loop flushes
+        self._lock = threading.RLock()
 
     def _align(self, now_ms: int) -> int:
         return now_ms - now_ms % self.window_ms
@@ -38,21 +41,27 @@ class UsageLog:
     def record(
         self, kind: str, user: str | None, client_id: str | None, ip: str | None, value: float, throttle_ms: int
     ) -> None:
-        """A usage sink for :class:`QuotaGate` (called on the event loop)."""
-        self.roll(self._clock_ms())
-        totals = self._totals[(user, client_id, ip, kind)]
-        totals[0] += value
-        totals[1] += throttle_ms
+        """A usage sink for :class:`QuotaGate`."""
+        with self._lock:
+            self.roll(self._clock_ms())
+            totals = self._totals[(user, client_id, ip, kind)]
+            totals[0] += value
+            totals[1] += throttle_ms
 
     def roll(self, now_ms: int) -> None:
         """Write the finished window if ``now_ms`` is past it."""
         start = self._align(now_ms)
-        if start == self._window_start_ms:
-            return
-        self.flush()
-        self._window_start_ms = start
+        with self._lock:
+            if start == self._window_start_ms:
+                return
+            self.flush()
+            self._window_start_ms = start
 
     def flush(self) -> None:
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
         for (user, client_id, ip, kind), (value, throttle_ms) in sorted(self._totals.items(), key=_sort_key):
             if value == 0 and throttle_ms == 0:
                 continue

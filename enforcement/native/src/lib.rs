@@ -7,6 +7,10 @@
 //! `RateCore` carries a rate plus the sensor fields the hot path reads (bound, cap, last record
 //! time). Python subclasses it: `kconfigs_enforcement.native_rates` adds names/tags and the public API.
 
+// Java's Long.MAX_VALUE as a double is written out in full, as Kafka's code has it.
+#![allow(clippy::excessive_precision)]
+
+mod dataplane;
 mod ring;
 #[cfg(test)]
 mod ring_tests;
@@ -16,6 +20,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyTuple};
 
 use ring::{java_round, Ring, Value};
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dataplane::plane::{accept_loop, Settings, Shared};
+use pyo3::exceptions::{PyOSError, PyRuntimeError};
 
 const UNLIMITED: f64 = i64::MAX as f64; // Long.MAX_VALUE as a double (2^63): "no quota"
 
@@ -147,9 +159,172 @@ fn py_java_round(x: f64) -> i64 {
     java_round(x)
 }
 
+fn setting<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    match d.get_item(key)? {
+        Some(v) => v
+            .extract::<T>()
+            .map_err(Into::<PyErr>::into)
+            .map_err(|e| PyValueError::new_err(format!("data plane setting {key}: {e}"))),
+        None => Err(PyValueError::new_err(format!("data plane setting {key} is missing"))),
+    }
+}
+
+/// The gateway's native data plane: listeners and proxied connections on a tokio worker pool.
+/// Python (kconfigs_enforcement.gateway.native_plane) owns configuration, quota state, metrics and logs,
+/// reached through the `bridge` object for the rare or stateful decisions.
+#[pyclass(module = "kconfigs_enforcement._native")]
+pub struct DataPlane {
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    shared: Arc<Shared>,
+}
+
+#[pymethods]
+impl DataPlane {
+    #[new]
+    #[pyo3(signature = (settings, bridge, workers=0))]
+    fn new(settings: &Bound<'_, PyDict>, bridge: Py<PyAny>, workers: usize) -> PyResult<Self> {
+        let ms = |v: u64| Duration::from_millis(v);
+        let ceilings: HashMap<i16, i16> = setting(settings, "ceilings")?;
+        let throttle_first: Vec<(i16, i16)> = setting(settings, "throttle_first")?;
+        let tls_cert: Option<String> = setting(settings, "tls_cert_file")?;
+        let tls = match tls_cert {
+            None => None,
+            Some(cert) => {
+                let key: String = setting(settings, "tls_key_file")?;
+                let ca: Option<String> = setting(settings, "tls_client_ca_file")?;
+                Some(dataplane::tls::acceptor(&cert, &key, ca.as_deref()).map_err(PyValueError::new_err)?)
+            }
+        };
+        let parsed = Settings {
+            tls,
+            upstreams: setting(settings, "upstreams")?,
+            listen_host: setting(settings, "listen_host")?,
+            listen_port: setting(settings, "listen_port")?,
+            advertised_host: setting(settings, "advertised_host")?,
+            broker_port_start: setting(settings, "broker_port_start")?,
+            max_frame_bytes: setting(settings, "max_frame_bytes")?,
+            max_preauth_frame_bytes: setting(settings, "max_preauth_frame_bytes")?,
+            max_inflight: setting(settings, "max_inflight_requests")?,
+            upstream_connect_timeout: ms(setting(settings, "upstream_connect_timeout_ms")?),
+            connections_max_idle: ms(setting(settings, "connections_max_idle_ms")?),
+            request_read_timeout: ms(setting(settings, "request_read_timeout_ms")?),
+            max_connections: setting(settings, "max_connections")?,
+            max_connections_per_ip: setting(settings, "max_connections_per_ip")?,
+            require_authentication: setting(settings, "require_authentication")?,
+            ceilings,
+            throttle_first: throttle_first.into_iter().collect::<HashSet<_>>(),
+        };
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        if workers > 0 {
+            builder.worker_threads(workers);
+        }
+        let runtime = builder
+            .thread_name("kconfigs-dataplane")
+            .enable_all()
+            .build()
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the data plane's threads: {e}")))?;
+        Ok(DataPlane {
+            runtime: Mutex::new(Some(runtime)),
+            shared: Shared::new(parsed, bridge),
+        })
+    }
+
+    /// Bind the bootstrap listener and start accepting; returns its port.
+    fn start(&self, py: Python<'_>) -> PyResult<u16> {
+        let shared = self.shared.clone();
+        let guard = self.runtime.lock().unwrap();
+        let runtime = guard
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("data plane stopped"))?;
+        py.detach(|| {
+            runtime.block_on(async move {
+                let s = &shared.settings;
+                let listener = tokio::net::TcpListener::bind((s.listen_host.as_str(), s.listen_port))
+                    .await
+                    // OSError(errno, text): callers tell "address in use" apart by errno, as for asyncio
+                    .map_err(|e| {
+                        PyOSError::new_err((
+                            e.raw_os_error().unwrap_or(0),
+                            format!("cannot listen on {}:{}: {e}", s.listen_host, s.listen_port),
+                        ))
+                    })?;
+                let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+                let task = tokio::spawn(accept_loop(
+                    shared.clone(),
+                    listener,
+                    s.upstreams.clone(),
+                    "bootstrap".to_string(),
+                ));
+                shared.listener_tasks.lock().unwrap().push(task);
+                Ok(port)
+            })
+        })
+    }
+
+    /// Whether a quota snapshot is installed (no quota: nothing is charged, nothing called).
+    fn set_quota_active(&self, active: bool) {
+        self.shared.quota_active.store(active, Ordering::SeqCst);
+    }
+
+    /// The quota admin API keys the gateway answers itself.
+    fn set_admin_owned(&self, keys: Vec<i16>) {
+        *self.shared.admin_owned.lock().unwrap() = keys;
+    }
+
+    /// Upstream broker address -> advertised gateway address, for every listener bound so far.
+    fn mapping(&self) -> Vec<((String, i32), (String, i32))> {
+        self.shared.mapping()
+    }
+
+    /// (client ip, port, listener, principal) of every proxied connection.
+    fn connections(&self) -> Vec<(String, u16, String, String)> {
+        self.shared.connections_info()
+    }
+
+    /// (api key, version, count) of the Produce / Fetch responses checked for NodeEndpoints.
+    fn node_endpoint_checks(&self) -> Vec<(i16, i16, u64)> {
+        self.shared.node_endpoint_checks()
+    }
+
+    fn open_connections(&self) -> usize {
+        self.shared.connections.load(Ordering::SeqCst)
+    }
+
+    /// Stop accepting, let in-flight requests finish (at most `drain_ms`), then close everything.
+    fn stop(&self, py: Python<'_>, drain_ms: u64) -> usize {
+        let Some(runtime) = self.runtime.lock().unwrap().take() else {
+            return 0;
+        };
+        let shared = self.shared.clone();
+        py.detach(|| {
+            let open = runtime.block_on(async move {
+                for task in shared.listener_tasks.lock().unwrap().drain(..) {
+                    task.abort();
+                }
+                let open = shared.connections.load(Ordering::SeqCst);
+                let _ = shared.stop_tx.send(true);
+                let _ = tokio::time::timeout(Duration::from_millis(drain_ms), async {
+                    loop {
+                        let notified = shared.all_closed.notified();
+                        if shared.connections.load(Ordering::SeqCst) == 0 {
+                            return;
+                        }
+                        notified.await;
+                    }
+                })
+                .await;
+                open
+            });
+            runtime.shutdown_timeout(Duration::from_secs(1));
+            open
+        })
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RateCore>()?;
+    m.add_class::<DataPlane>()?;
     m.add_function(wrap_pyfunction!(py_java_round, m)?)?;
     Ok(())
 }
