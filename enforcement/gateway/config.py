@@ -120,7 +120,7 @@ class GatewayConfig:
         if self.worker_threads < 0:
             raise ValidationError(f"Gateway setting worker_threads must be >= 0, got {self.worker_threads}")
         if self.data_plane == "native":
-            from kconfigs_enforcement.gateway.native_plane import UNAVAILABLE
+            from kconfigs_enforcement.gateway.native_ext import UNAVAILABLE
 
             if UNAVAILABLE:
                 raise ValidationError(UNAVAILABLE)

@@ -28,25 +28,12 @@ from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
 from kconfigs_enforcement.gateway.config import Address, GatewayConfig
 from kconfigs_enforcement.gateway.headers import parse_request_prefix
 from kconfigs_enforcement.gateway.metrics import GatewayStats
+from kconfigs_enforcement.gateway.native_ext import UNAVAILABLE, DataPlane
 from kconfigs_enforcement.gateway.quotas import QuotaGate
 
 log = logging.getLogger("kconfigs.gateway")
 _API_KEYS = range(0, 128)
 _VERSIONS = range(0, 32)
-
-try:
-    from kconfigs_enforcement._native import DataPlane
-except ImportError:  # built without cargo
-    DataPlane = None
-
-#: why ``kconfigs serve`` cannot run here (None: it can)
-UNAVAILABLE = (
-    None
-    if DataPlane is not None
-    else (
-        "kconfigs serve needs the native data plane, which was not built: reinstall kconfigs with cargo (Rust) on PATH"
-    )
-)
 
 
 def version_ceilings() -> dict[int, int]:

@@ -6,17 +6,13 @@ import threading
 import pytest
 
 from kconfigs.errors import ValidationError
-from kconfigs_enforcement.gateway import native_plane
+from kconfigs_enforcement.gateway import native_ext, native_plane
 from kconfigs_enforcement.gateway.config import GatewayConfig
 from kconfigs_enforcement.gateway.quotas import QuotaGate
 
 
 def test_without_the_extension_serve_says_so_in_one_line(monkeypatch):
-    monkeypatch.setattr(
-        native_plane,
-        "UNAVAILABLE",
-        "kconfigs serve needs the native data plane, which was not built: reinstall kconfigs with cargo (Rust) on PATH",
-    )
+    monkeypatch.setattr(native_ext, "UNAVAILABLE", "the native extension was not built: reinstall kconfigs with cargo")
     with pytest.raises(ValidationError) as err:
         GatewayConfig(upstreams=(("b", 1),), data_plane="native").validate()
     assert "\n" not in str(err.value) and "cargo" in str(err.value)
