@@ -143,7 +143,8 @@ def _lines(raw: IO[bytes]):
         yield buffer
 
 
-def _scratch_dir() -> str:
+def scratch_dir() -> str:
+    """A private temporary directory of this process, removed when it exits."""
     if not _scratch:
         _scratch.append(tempfile.mkdtemp(prefix="kconfigs-analyze-"))
         atexit.register(shutil.rmtree, _scratch[0], True)
@@ -167,7 +168,7 @@ def plain_copy(path: str) -> str:
     copy (decompressed, named without the codec suffix, so Spark applies no codec of its own)."""
     if compression_of(path) is None and _plain_name(path) == os.path.basename(path):
         return path
-    directory = tempfile.mkdtemp(dir=_scratch_dir())
+    directory = tempfile.mkdtemp(dir=scratch_dir())
     target = os.path.join(directory, _plain_name(path))
     try:
         with open_binary(path) as source, open(target, "wb") as sink:

@@ -21,6 +21,7 @@ from kconfigs.errors import UsageError
 from kconfigs_analysis import dumpfiles
 from kconfigs_analysis import metric_names as names
 from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
+from kconfigs_analysis.local_frames import local_frame
 
 SNIFF_LINES = 50
 #: letters of a date pattern that print a zone or an offset (the time is then absolute)
@@ -168,9 +169,7 @@ def canonical(spark: SparkSession, jmx: JmxFile, options: ReadOptions, output_co
     would not compile to JVM code for hundreds of columns.
     """
     schema = "_index int, kind string, user string, client_id string, ip string, _is_rate boolean"
-    columns = spark.createDataFrame(
-        [(c.index, c.kind, c.user, c.client_id, c.ip, c.is_rate) for c in jmx.columns], schema
-    )
+    columns = local_frame(spark, [(c.index, c.kind, c.user, c.client_id, c.ip, c.is_rate) for c in jmx.columns], schema)
     cells = _exploded(parsed_rows(spark, jmx, options)).join(F.broadcast(columns), on="_index", how="left")
     cells = cells.filter(F.col("_bad") | F.col("kind").isNotNull())
     rate, throttle_ms = _rate_and_throttle(F.col("_value"), F.col("_is_rate"))
@@ -212,8 +211,22 @@ def cells(
     else:
         rows = parsed_rows(spark, jmx, options, [index for index, _, _ in picks], check_cells).filter(~F.col("_bad"))
         picks = [(position, series, is_rate) for position, (_, series, is_rate) in enumerate(picks)]
-    schema = "_index int, series int, _is_rate boolean"
-    columns = spark.createDataFrame(picks + [(-1, bad_series, None)], schema)
-    joined = _exploded(rows).join(F.broadcast(columns), on="_index", how="inner")
+    width = len(picks) if only is not None else max(jmx.width, 1)
+    series_at, is_rate_at = [None] * width, [None] * width
+    for position, series, is_rate in picks:
+        series_at[position], is_rate_at[position] = series, is_rate
+    # look the column up in two literal arrays (folded to constants): no join, so no broadcast job
+    index = F.col("_index")
+    # F.get: 0-based, null outside the array (a bad line's -1), never an error
+    series = F.when(index == -1, F.lit(bad_series)).otherwise(F.get(_literal_array(series_at, "int"), index))
+    is_rate = F.get(_literal_array(is_rate_at, "boolean"), index)
+    exploded = _exploded(rows).select("*", series.alias("series"), is_rate.alias("_is_rate"))
+    kept = exploded.filter(F.col("series").isNotNull())
     rate, throttle_ms = _rate_and_throttle(F.col("_value"), F.col("_is_rate"))
-    return joined.select("series", "ts_ms", rate.alias("rate"), throttle_ms.alias("throttle_ms"), "_bad", "_line")
+    return kept.select("series", "ts_ms", rate.alias("rate"), throttle_ms.alias("throttle_ms"), "_bad", "_line")
+
+
+def _literal_array(values: list, sql_type: str) -> Column:
+    """``values`` (ints, bools or None) as one array literal of ``sql_type`` elements."""
+    text = ", ".join("NULL" if v is None else str(v).lower() if isinstance(v, bool) else str(int(v)) for v in values)
+    return F.expr(f"CAST(array({text}) AS array<{sql_type}>)")

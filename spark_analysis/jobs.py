@@ -8,6 +8,7 @@ per chart bucket) to the driver for rendering.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,8 +20,10 @@ from kconfigs_analysis import quotas as quota_io
 from kconfigs_analysis import readers, report_scan, sizing, transforms
 from kconfigs_analysis.dumpfiles import ReadOptions
 from kconfigs_analysis.kinds import KIND_QUOTA_KEY
+from kconfigs_analysis.local_frames import local_frame
 from kconfigs_analysis.report import ReportData
 from kconfigs_analysis.schemas import ENTITY_COLUMNS
+from kconfigs_analysis.session import sized_for
 
 CHART_BUCKETS = 120
 NO_QUOTA_METRICS = (
@@ -35,6 +38,31 @@ class InputArgs:
     input_format: str | None = None
     strict: bool = False
     read: ReadOptions = field(default_factory=ReadOptions)
+    prometheus: object | None = None  # prometheus_api.PrometheusQuery: series read from a server
+
+
+def input_files(args: InputArgs, step: Step) -> list:
+    """The dump files named, plus the range read from Prometheus (as one more dump file)."""
+    files = readers.classify_inputs(args.paths, args.input_format) if args.paths else []
+    if args.prometheus is not None:
+        from kconfigs_analysis import prometheus_api
+
+        files.append(prometheus_api.dump_file_of(args.prometheus, step))
+    return files
+
+
+def is_small(args: InputArgs) -> bool:
+    """Whether the named dumps are small (session.SMALL_INPUT_BYTES), known before Spark starts."""
+    from kconfigs_analysis.session import SMALL_INPUT_BYTES
+
+    if args.prometheus is not None:
+        return False
+    return sum(os.path.getsize(p) for p in readers.expand_inputs(args.paths)) <= SMALL_INPUT_BYTES
+
+
+def input_bytes(files: list) -> int:
+    """Size of the text Spark reads (decompressed)."""
+    return sum(os.path.getsize(f.read_path) for f in files)
 
 
 @dataclass(frozen=True)
@@ -73,13 +101,15 @@ def _check_inputs(args: InputArgs, summary: dict, examples: list[str]) -> None:
         raise ValidationError(NO_QUOTA_METRICS)
 
 
-def load_samples(spark: SparkSession, args: InputArgs, step: Step) -> tuple[DataFrame, dict, list[str], list[str]]:
+def load_samples(
+    spark: SparkSession, args: InputArgs, step: Step, files: list | None = None
+) -> tuple[DataFrame, dict, list[str], list[str]]:
     """Read (persisted, canonical rows), count malformed lines, check them (what-if's input).
 
     :raises UsageError: bad paths/format; :raises ValidationError: strict + malformed, or no metrics.
     """
-    files = readers.classify_inputs(args.paths, args.input_format)
-    step(f"reading {len(files)} file(s)")
+    files = input_files(args, step) if files is None else files
+    step(f"reading {len(files)} input(s)")
     dump = readers.load_dumps(spark, files, args.read).persist(StorageLevel.MEMORY_AND_DISK)
     summary = transforms.input_summary(dump)
     examples = transforms.malformed_examples(dump) if summary["malformed_lines"] else []
@@ -93,9 +123,9 @@ def _sort_key(row: dict) -> tuple:
 
 def entity_rows(spark: SparkSession, per_source: list[tuple], quota_records: list | None) -> list[dict]:
     """Stats per entity (from per-source rows) joined with its effective quota, most pressing first."""
-    source_frame = spark.createDataFrame(per_source, transforms.source_stats_schema())
+    source_frame = local_frame(spark, per_source, transforms.source_stats_schema())
     stats = transforms.entity_stats(source_frame).collect()
-    stats_frame = spark.createDataFrame(stats, transforms.stats_schema())
+    stats_frame = local_frame(spark, stats, transforms.stats_schema())
     entities = [tuple(r[c] for c in ENTITY_COLUMNS) for r in stats]
     resolved = quota_io.resolve_entities(quota_records, entities, KIND_QUOTA_KEY) if quota_records is not None else []
     rows = [r.asDict() for r in transforms.with_quotas(spark, stats_frame, resolved).collect()]
@@ -141,8 +171,13 @@ def run_report(spark: SparkSession, args: ReportArgs, step: Step = lambda _: Non
     The inputs are read twice: once for every statistic and the summary (one Spark job), then
     for the chart series of the few entities shown (report_scan).
     """
-    files = readers.classify_inputs(args.inputs.paths, args.inputs.input_format)
-    step(f"reading {len(files)} file(s)")
+    files = input_files(args.inputs, step)
+    with sized_for(spark, input_bytes(files)):
+        return _report(spark, args, files, step)
+
+
+def _report(spark: SparkSession, args: ReportArgs, files: list, step: Step) -> ReportOutcome:
+    step(f"reading {len(files)} input(s)")
     inputs = report_scan.open_inputs(spark, files, args.inputs.read)
     groups = report_scan.scan_stats(inputs)
     summary = {**transforms.summary_of(groups), "ignored_columns": sum(h.ignored_columns for h, _, _ in inputs.jmx)}
@@ -173,18 +208,17 @@ class WhatIfArgs:
     current: list | None = None  # quotas in force: replayed too, for the comparison
 
 
-def _whatif_events(spark: SparkSession, inputs: InputArgs, step: Step) -> DataFrame:
+def _whatif_events(spark: SparkSession, inputs: InputArgs, files: list, step: Step) -> DataFrame:
     """Events from ``simulate`` traces, or derived from metric dumps / usage logs."""
     from kconfigs_analysis import whatif
 
-    files = readers.classify_inputs(inputs.paths, inputs.input_format)
     traces = [f.path for f in files if f.format == "trace"]
     if traces and len(traces) != len(files):
         raise ValidationError("Give either simulate traces or metric dumps to whatif, not both")
     if traces:
         step(f"reading {len(traces)} trace(s)")
         return whatif.load_trace(spark, [f.read_path for f in files])
-    samples, _, _, _ = load_samples(spark, inputs, step)
+    samples, _, _, _ = load_samples(spark, inputs, step, files)
     return whatif.events_from_samples(samples)
 
 
@@ -216,9 +250,11 @@ def run_whatif(spark: SparkSession, args: WhatIfArgs, step: Step = lambda _: Non
     """Who would be throttled under ``proposed`` (and under ``current``), and by how much."""
     from kconfigs_analysis import whatif
 
-    events = _whatif_events(spark, args.inputs, step).persist(StorageLevel.MEMORY_AND_DISK)
-    step("replaying proposed quotas")
-    after = whatif.replay_events(spark, events, args.proposed)
-    before = whatif.replay_events(spark, events, args.current) if args.current is not None else None
-    rows = [r.asDict() for r in whatif.compare(before, after).collect()]
+    files = input_files(args.inputs, step)
+    with sized_for(spark, input_bytes(files)):
+        events = _whatif_events(spark, args.inputs, files, step).persist(StorageLevel.MEMORY_AND_DISK)
+        step("replaying proposed quotas")
+        after = whatif.replay_events(spark, events, args.proposed)
+        before = whatif.replay_events(spark, events, args.current) if args.current is not None else None
+        rows = [r.asDict() for r in whatif.compare(before, after).collect()]
     return _rollup_whatif(rows, args.proposed)

@@ -106,8 +106,9 @@ def chart_points(inputs: Inputs, entities: list[tuple], bucket_ms: int, inputs_c
     frames = []
     narrow = _narrow(inputs, set(chart_of), check_cells=not inputs_clean) if chart_of else None
     if narrow is not None:
-        ids = inputs.spark.createDataFrame(list(chart_of.items()), "series int, chart_id int")
-        frames.append(narrow.join(F.broadcast(ids), on="series").select("chart_id", "ts_ms", "rate", "throttle_ms"))
+        # a literal map, not a join: a broadcast of even a tiny table is one more Spark job
+        chart_id = F.expr("map(" + ", ".join(f"{s}, {c}" for s, c in chart_of.items()) + ")")[F.col("series")]
+        frames.append(narrow.select(chart_id.alias("chart_id"), "ts_ms", "rate", "throttle_ms"))
     canonical = _canonical(inputs)
     if canonical is not None:
         frames.append(transforms.chart_cells(transforms.valid_samples(canonical), inputs.spark, entities))

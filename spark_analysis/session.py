@@ -36,6 +36,17 @@ logger.parquet.level = {level}
 OBJECT_AGG_GROUPS = 10_000
 
 
+#: inputs up to this size are small: compiling whole-stage code, adaptive re-planning (one more
+#: job per shuffle) and several shuffle partitions cost more there than they save (a few thousand
+#: samples: about 4 s of a cold JVM's time; benchmarks/RESULTS.md, small runs)
+SMALL_INPUT_BYTES = 32 << 20
+_SMALL_INPUT_SETTINGS = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "1",
+}
+
+
 class JavaNotFound(KconfigsError):
     """Spark needs a Java runtime and none was found."""
 
@@ -49,6 +60,12 @@ class SessionOptions:
     shuffle_partitions: int = 8
     driver_memory: str = "2g"
     app_name: str = "kconfigs-analyze"
+    small_input: bool = False  # a short run: the driver JVM's JIT is sized for it (SHORT_RUN_JAVA_OPTS)
+
+
+#: a run over a small input lasts seconds: C2's optimizing compiles cost more CPU than they win
+#: back in that time (on 2 cores, they compete with the job itself)
+SHORT_RUN_JAVA_OPTS = "-XX:TieredStopAtLevel=1"
 
 
 def find_java() -> str:
@@ -95,10 +112,11 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
         jvm_log = os.path.join(tempfile.gettempdir(), f"kconfigs-spark-{os.getpid()}.log")
         log4j = _write_log4j2(scratch, options.verbose)
         java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
+        driver_opts = f"{java_opts} {SHORT_RUN_JAVA_OPTS}" if options.small_input else java_opts
         builder = (
             SparkSession.builder.master(options.master)
             .appName(options.app_name)
-            .config("spark.driver.extraJavaOptions", java_opts)
+            .config("spark.driver.extraJavaOptions", driver_opts)
             .config("spark.executor.extraJavaOptions", java_opts)
             .config("spark.driver.memory", options.driver_memory)
             .config("spark.ui.enabled", "false")
@@ -121,6 +139,9 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
         except Exception as err:  # the JVM gateway raises bare Exceptions (py4j / RuntimeError)
             raise KconfigsError(f"Spark did not start on master {options.master}: {_first_line(err)}") from None
         spark.sparkContext.setLogLevel("INFO" if options.verbose else "ERROR")
+        from kconfigs_analysis.shipping import ship_code
+
+        ship_code(spark, scratch)  # a cluster's executors may not have kconfigs installed
         try:
             with _spark_errors_mapped(jvm_log if not options.verbose else None):
                 yield spark
@@ -129,6 +150,25 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
                 spark.stop()
         with contextlib.suppress(OSError):
             os.remove(jvm_log)  # kept only when something failed
+
+
+@contextlib.contextmanager
+def sized_for(spark, input_bytes: int) -> Iterator[None]:
+    """Settings for the size of this job's input, restored afterwards (a borrowed session is shared)."""
+    if input_bytes > SMALL_INPUT_BYTES:
+        yield
+        return
+    saved = {key: spark.conf.get(key, None) for key in _SMALL_INPUT_SETTINGS}
+    for key, value in _SMALL_INPUT_SETTINGS.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 @contextlib.contextmanager
@@ -179,27 +219,46 @@ def _first_line(err: BaseException) -> str:
     return text[0] if text else type(err).__name__
 
 
-class SparkProgress:
-    """Show what Spark is doing (stage, finished/total tasks) on stderr while a job runs.
+class Progress:
+    """What the command is doing, on stderr, from its first moment (quiet: nothing).
 
-    Polls ``statusTracker`` from a daemon thread, because PySpark offers no listener callbacks
-    on the Python side; the display is rich's transient status line, so stdout stays clean.
+    Not a terminal (a log, a pipe): one plain line per step. A terminal: rich's transient status
+    line, which once :meth:`watch` is given the session also shows Spark's stage and task counts,
+    polled from ``statusTracker`` by a daemon thread (PySpark has no listener callbacks).
     """
 
-    def __init__(self, spark, enabled: bool = True, poll_interval_s: float = 0.25):
-        self._spark = spark
+    def __init__(self, enabled: bool = True, poll_interval_s: float = 0.25, stream=None):
+        import sys
+
         self._enabled = enabled
+        self._stream = stream or sys.stderr
         self._poll_interval_s = poll_interval_s
         self._stop = threading.Event()
         self._label = ""
+        self._spark = None
         self._status = None
+        self._live = enabled and self._stream.isatty()
 
     def step(self, label: str) -> None:
-        """Name the current step (e.g. "reading dumps"); shown before the task counts."""
+        """Name the current step (e.g. "reading dumps"); on a terminal shown before the task counts."""
         self._label = label
-        self._refresh()
+        if not self._enabled:
+            return
+        if self._live:
+            self._refresh()
+        else:
+            self._stream.write(f"kconfigs analyze: {label}\n")
+            self._stream.flush()
+
+    def watch(self, spark) -> None:
+        """Show the stages of this session's jobs (terminal only)."""
+        self._spark = spark
+        if self._status is not None:
+            threading.Thread(target=self._poll, daemon=True).start()
 
     def _describe_stages(self) -> str:
+        if self._spark is None:
+            return ""
         tracker = self._spark.sparkContext.statusTracker()
         parts = []
         for stage_id in tracker.getActiveStageIds():
@@ -210,21 +269,19 @@ class SparkProgress:
 
     def _refresh(self) -> None:
         if self._status is not None:
-            stages = self._describe_stages()
-            self._status.update(f"[bold]{self._label}[/bold] {stages}")
+            self._status.update(f"[bold]{self._label}[/bold] {self._describe_stages()}")
 
     def _poll(self) -> None:
         while not self._stop.wait(self._poll_interval_s):
             with contextlib.suppress(Exception):  # the context may be stopping under us
                 self._refresh()
 
-    def __enter__(self) -> "SparkProgress":
-        if self._enabled:
+    def __enter__(self) -> "Progress":
+        if self._live:
             from rich.console import Console
 
-            self._status = Console(stderr=True).status("starting")
+            self._status = Console(file=self._stream).status(self._label or "starting")
             self._status.__enter__()
-            threading.Thread(target=self._poll, daemon=True).start()
         return self
 
     def __exit__(self, *exc) -> None:

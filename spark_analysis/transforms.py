@@ -9,6 +9,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from kconfigs_analysis.local_frames import local_frame
 from kconfigs_analysis.schemas import CANONICAL_COLUMNS, ENTITY_COLUMNS, ENTITY_STATS_SCHEMA
 
 PERCENTILES = (0.5, 0.95, 0.99)
@@ -132,7 +133,7 @@ def with_quotas(spark: SparkSession, stats: DataFrame, resolved: list) -> DataFr
     """Join the effective quota and compute utilisation (KIP-1373: rate / quota × 100, uncapped)."""
     schema = "kind string, user string, client_id string, ip string, quota double, quota_level string"
     rows = [(q.kind, q.user, q.client_id, q.ip, q.quota, q.level) for q in resolved]
-    quotas = spark.createDataFrame(rows, schema)
+    quotas = local_frame(spark, rows, schema)
     same_entity = [stats[c].eqNullSafe(quotas[c]) for c in ENTITY_COLUMNS]
     joined = stats.join(F.broadcast(quotas), on=same_entity, how="left")
     has_quota = F.col("quota").isNotNull()
@@ -150,7 +151,7 @@ def with_quotas(spark: SparkSession, stats: DataFrame, resolved: list) -> DataFr
 def chart_cells(samples: DataFrame, spark: SparkSession, entities: list[tuple]) -> DataFrame:
     """Canonical samples of the chosen entities as ``(chart_id, ts_ms, rate, throttle_ms)``."""
     schema = "kind string, user string, client_id string, ip string, chart_id int"
-    chosen = spark.createDataFrame([(*e, i) for i, e in enumerate(entities)], schema)
+    chosen = local_frame(spark, [(*e, i) for i, e in enumerate(entities)], schema)
     same_entity = [samples[c].eqNullSafe(chosen[c]) for c in ENTITY_COLUMNS]
     joined = samples.join(F.broadcast(chosen), on=same_entity, how="inner")
     return joined.select("chart_id", "ts_ms", "rate", "throttle_ms")

@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kconfigs_analysis.kinds import KIND_QUOTA_KEY
+from kconfigs_analysis.local_frames import local_frame
 
 TRACE_SCHEMA = "time_ms long, user string, client_id string, ip string, kind string, value long"
 RESULT_SCHEMA = (
@@ -102,7 +103,7 @@ def sensor_groups(spark: SparkSession, events: DataFrame, records: list) -> Data
     snapshot = build_snapshot(records)
     entities = events.select("kind", "user", "client_id", "ip").distinct().collect()
     rows = [(*e, _sensor_key(snapshot, *e)) for e in entities]
-    return spark.createDataFrame(rows, "kind string, user string, client_id string, ip string, sensor string")
+    return local_frame(spark, rows, "kind string, user string, client_id string, ip string, sensor string")
 
 
 def _replay_function(records: list, origin_ms: int, config_kwargs: dict):
@@ -111,6 +112,9 @@ def _replay_function(records: list, origin_ms: int, config_kwargs: dict):
     def replay_group(frame):
         import pandas as pd
 
+        from kconfigs_analysis.shipping import executor_imports
+
+        executor_imports()  # an executor without kconfigs installed runs the shipped code
         from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot
         from kconfigs_enforcement.replay import EXPIRE_INTERVAL_MS, UsageEvent, decide
 
@@ -145,7 +149,7 @@ def replay_events(
     replayable = events.filter(F.col("kind").isin(*REPLAY_KINDS))
     origin_ms = replayable.agg(F.min_by("time_ms", "seq")).first()[0]  # replay.replay: first event
     if origin_ms is None:
-        return spark.createDataFrame([], RESULT_SCHEMA)
+        return local_frame(spark, [], RESULT_SCHEMA)
     groups = sensor_groups(spark, replayable, records)
     same_entity = ["kind", "user", "client_id", "ip"]
     keyed = replayable.join(F.broadcast(groups), on=same_entity, how="inner")

@@ -29,7 +29,8 @@ def _check_timezone(ctx, param, value: str | None) -> str | None:
 
 
 def _input_args(kwargs: dict):
-    """InputArgs from the shared input options (popped from ``kwargs``)."""
+    """InputArgs from the shared input options (popped from ``kwargs``). :raises UsageError:"""
+    from kconfigs.errors import UsageError
     from kconfigs_analysis.dumpfiles import ReadOptions
     from kconfigs_analysis.jobs import InputArgs
 
@@ -37,12 +38,124 @@ def _input_args(kwargs: dict):
     read = ReadOptions(
         kwargs.pop("jmx_date_format"), kwargs.pop("timezone"), None if interval_s is None else round(interval_s * 1000)
     )
-    return InputArgs(list(kwargs.pop("inputs")), kwargs.pop("input_format"), kwargs.pop("strict"), read)
+    prometheus = _prometheus_query(kwargs)
+    paths = list(kwargs.pop("inputs"))
+    if not paths and prometheus is None:
+        raise UsageError("Give metric dumps (DUMP...) or --prometheus-url URL")
+    return InputArgs(paths, kwargs.pop("input_format"), kwargs.pop("strict"), read, prometheus)
+
+
+def _prometheus_query(kwargs: dict):
+    """PrometheusQuery from the --prometheus-* / --since / --until / --step options, or None."""
+    import time
+
+    from kconfigs.errors import UsageError
+    from kconfigs_analysis.prometheus_api import PrometheusQuery
+    from kconfigs_analysis.prometheus_time import parse_duration_s, query_range_of
+
+    given = {k: kwargs.pop(k) for k in _PROMETHEUS_KEYS}
+    url = given.pop("prometheus_url")
+    if url is None:
+        named = [k for k in ("since", "until", "step") if given[k] is not None]
+        if named:
+            raise UsageError(f"--{named[0]} reads from Prometheus: give --prometheus-url too")
+        return None
+    start_s, end_s = query_range_of(given["since"] or "24h", given["until"], time.time())
+    return PrometheusQuery(
+        url,
+        start_s,
+        end_s,
+        parse_duration_s(given["step"] or "15s"),
+        given["prometheus_user"],
+        given["prometheus_password"],
+        given["prometheus_token"],
+        given["prometheus_ca_file"],
+        given["prometheus_insecure"],
+        given["prometheus_timeout_s"],
+        given["prometheus_match"],
+    )
+
+
+_PROMETHEUS_KEYS = (
+    "prometheus_url",
+    "since",
+    "until",
+    "step",
+    "prometheus_user",
+    "prometheus_password",
+    "prometheus_token",
+    "prometheus_ca_file",
+    "prometheus_insecure",
+    "prometheus_timeout_s",
+    "prometheus_match",
+)
+
+
+def _prometheus_options(func: Callable) -> Callable:
+    options = [
+        click.option(
+            "--prometheus-url",
+            envvar="KCONFIGS_PROMETHEUS_URL",
+            metavar="URL",
+            help="Read the quota series from this Prometheus server (query_range) instead of, or as well as, dumps.",
+        ),
+        click.option(
+            "--since",
+            metavar="WHEN",
+            help="Start of the range: a duration before --until (24h), epoch seconds or an ISO time [default: 24h].",
+        ),
+        click.option(
+            "--until",
+            metavar="WHEN",
+            help="End of the range: a duration ago, epoch seconds or an ISO time [default: now].",
+        ),
+        click.option(
+            "--step",
+            metavar="DURATION",
+            help="Query resolution; use the scrape interval (a larger step skips samples) [default: 15s].",
+        ),
+        click.option("--prometheus-user", envvar="KCONFIGS_PROMETHEUS_USER", metavar="USER", help="Basic auth user."),
+        click.option(
+            "--prometheus-password",
+            envvar="KCONFIGS_PROMETHEUS_PASSWORD",
+            metavar="PASSWORD",
+            help="Basic auth password (better: $KCONFIGS_PROMETHEUS_PASSWORD).",
+        ),
+        click.option(
+            "--prometheus-token",
+            envvar="KCONFIGS_PROMETHEUS_TOKEN",
+            metavar="TOKEN",
+            help="Bearer token (better: $KCONFIGS_PROMETHEUS_TOKEN).",
+        ),
+        click.option(
+            "--prometheus-ca-file",
+            type=click.Path(dir_okay=False, exists=True),
+            help="CA certificates (PEM) to verify an https:// server.",
+        ),
+        click.option("--prometheus-insecure", is_flag=True, help="Do not verify the server's TLS certificate."),
+        click.option(
+            "--prometheus-timeout",
+            "prometheus_timeout_s",
+            type=click.FloatRange(min=0, min_open=True),
+            default=30.0,
+            show_default=True,
+            metavar="SECONDS",
+            help="Per request.",
+        ),
+        click.option(
+            "--prometheus-match",
+            metavar="MATCHERS",
+            help='More label matchers for the quota series, e.g. \'job="kafka",env="prod"\'.',
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
 
 
 def _input_options(func: Callable) -> Callable:
     options = [
-        click.argument("inputs", nargs=-1, required=True, metavar="DUMP..."),
+        click.argument("inputs", nargs=-1, metavar="[DUMP]..."),
         click.option(
             "--input-format",
             type=click.Choice(["jmxtool", "prometheus", "usage-log", "trace"]),
@@ -78,11 +191,12 @@ def _input_options(func: Callable) -> Callable:
         click.option("--master", default="local[*]", show_default=True, help="Spark master URL."),
         click.option("--driver-memory", default="2g", show_default=True, help="Spark driver memory."),
         click.option("--verbose", is_flag=True, help="Show Spark's own logging."),
-        click.option("--no-progress", is_flag=True, help="Do not draw the progress line on stderr."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (errors only)."),
+        click.option("--no-progress", is_flag=True, hidden=True, help="Same as --quiet."),
     ]
     for option in reversed(options):
         func = option(func)
-    return store_options(func)
+    return store_options(_prometheus_options(func))
 
 
 def _output_options(func: Callable) -> Callable:
@@ -133,16 +247,32 @@ def _quota_records(kwargs: dict) -> list | None:
 
 
 @contextlib.contextmanager
-def _spark(kwargs: dict) -> Iterator[tuple]:
-    """One SparkSession for the command, with its progress line."""
-    from kconfigs_analysis.session import SessionOptions, SparkProgress, spark_session
+def _progress(kwargs: dict, first: str) -> Iterator:
+    """The command's progress on stderr, started before anything slow (quiet: none)."""
+    from kconfigs_analysis.session import Progress
+
+    quiet = kwargs.pop("quiet") | kwargs.pop("no_progress")
+    with Progress(enabled=not quiet) as progress:
+        progress.step(first)
+        yield progress
+
+
+@contextlib.contextmanager
+def _spark(kwargs: dict, progress, inputs) -> Iterator:
+    """One SparkSession for the command (sized for ``inputs``); its stages shown by ``progress``."""
+    from kconfigs_analysis.jobs import is_small
+    from kconfigs_analysis.session import SessionOptions, spark_session
 
     options = SessionOptions(
-        master=kwargs.pop("master"), verbose=kwargs.pop("verbose"), driver_memory=kwargs.pop("driver_memory")
+        master=kwargs.pop("master"),
+        verbose=kwargs.pop("verbose"),
+        driver_memory=kwargs.pop("driver_memory"),
+        small_input=is_small(inputs),
     )
-    show = not kwargs.pop("no_progress")
-    with spark_session(options) as spark, SparkProgress(spark, enabled=show) as progress:
-        yield spark, progress
+    progress.step(f"starting Spark ({options.master})")
+    with spark_session(options) as spark:
+        progress.watch(spark)
+        yield spark
 
 
 def _report_args(kwargs: dict, top_n: int):
@@ -172,12 +302,14 @@ def analyze() -> None:
 @_output_options
 def report_command(fmt, output_path, html_path, top_n, **kwargs) -> None:
     """Per-entity percentiles, utilisation vs the effective quota, throttling, idle quotas."""
-    from kconfigs_analysis.jobs import run_report
+    with _progress(kwargs, "report: starting") as progress:
+        from kconfigs_analysis.jobs import run_report  # pyspark: after the first progress line
 
-    args = _report_args(kwargs, top_n)
-    with _spark(kwargs) as (spark, progress):
-        outcome = run_report(spark, args, progress.step)
-    _emit(outcome.data, fmt, output_path, html_path)
+        args = _report_args(kwargs, top_n)
+        with _spark(kwargs, progress, args.inputs) as spark:
+            outcome = run_report(spark, args, progress.step)
+        progress.step("writing the report")
+        _emit(outcome.data, fmt, output_path, html_path)
 
 
 @analyze.command("recommend")
@@ -209,12 +341,14 @@ def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile
 
     from kconfigs_analysis import quotas as quota_io
     from kconfigs_analysis import sizing
-    from kconfigs_analysis.jobs import run_recommend
 
-    args = _report_args(kwargs, top_n)
     policy = sizing.SizingPolicy(percentile=percentile, headroom=headroom)
-    with _spark(kwargs) as (spark, progress):
-        outcome, recs = run_recommend(spark, args, policy, progress.step)
+    with _progress(kwargs, "recommend: starting") as progress:
+        from kconfigs_analysis.jobs import run_recommend  # pyspark: after the first progress line
+
+        args = _report_args(kwargs, top_n)
+        with _spark(kwargs, progress, args.inputs) as spark:
+            outcome, recs = run_recommend(spark, args, policy, progress.step)
     quota_io.write_quota_file(write_path, sizing.as_quota_records(recs), sizing.policy_header(policy))
     data = outcome.data.__class__(**{**outcome.data.__dict__, "recommendations": recs})
     _emit(data, fmt, output_path, html_path, {"recommendations": [asdict(r) for r in recs]})
@@ -248,11 +382,13 @@ def whatif_command(proposed_file, fmt, output_path, top_n, **kwargs) -> None:
     """
     from kconfigs_analysis import outputs
     from kconfigs_analysis import quotas as quota_io
-    from kconfigs_analysis.jobs import WhatIfArgs, run_whatif
 
-    args = WhatIfArgs(_input_args(kwargs), quota_io.load_quota_file(proposed_file), _quota_records(kwargs))
-    with _spark(kwargs) as (spark, progress):
-        rows = run_whatif(spark, args, progress.step)
+    with _progress(kwargs, "whatif: starting") as progress:
+        from kconfigs_analysis.jobs import WhatIfArgs, run_whatif  # pyspark: after the first progress line
+
+        args = WhatIfArgs(_input_args(kwargs), quota_io.load_quota_file(proposed_file), _quota_records(kwargs))
+        with _spark(kwargs, progress, args.inputs) as spark:
+            rows = run_whatif(spark, args, progress.step)
     if fmt == "table":
         outputs.print_whatif(rows, top_n)
     else:

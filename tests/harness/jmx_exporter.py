@@ -11,6 +11,27 @@ from .versions import REPO_ROOT, SETUP_HINT, MissingTestDependency, harness_cach
 LIST_FILE = REPO_ROOT / ".ci" / "kafka-jars" / "jmx-exporter"
 
 
+#: the quota rules of prometheus/jmx_exporter example_configs/kafka-2_0_0.yml (the file's order:
+#: client-id-only first, so user+client beans land in it with a greedy "resource")
+EXAMPLE_KAFKA_QUOTA_RULES = """\
+lowercaseOutputName: true
+rules:
+- pattern: kafka.server<type=(.+), client-id=(.+)><>([a-z-]+)
+  name: kafka_server_quota_$3
+  type: GAUGE
+  labels:
+    resource: "$1"
+    clientId: "$2"
+- pattern: kafka.server<type=(.+), user=(.+), client-id=(.+)><>([a-z-]+)
+  name: kafka_server_quota_$4
+  type: GAUGE
+  labels:
+    resource: "$1"
+    user: "$2"
+    clientId: "$3"
+"""
+
+
 def _versions() -> dict[str, str]:
     pairs = (line.split() for line in LIST_FILE.read_text().splitlines() if line.strip() and not line.startswith("#"))
     return {artifact: version for artifact, version in pairs}

@@ -22,7 +22,7 @@ import pytest
 from harness.brokers import KraftBroker
 from harness.cli import run_main
 from harness.java import java_binary, java_command
-from harness.jmx_exporter import javaagent_flag, jmx_exporter_jar, jmx_url, remote_jmx_flags
+from harness.jmx_exporter import EXAMPLE_KAFKA_QUOTA_RULES, javaagent_flag, jmx_exporter_jar, jmx_url, remote_jmx_flags
 from harness.processes import free_ports
 from harness.versions import KAFKA_3_VERSION
 from kconfigs_analysis.session import SessionOptions, spark_session
@@ -35,25 +35,7 @@ THROTTLED_QUOTA = 100_000  # producer_byte_rate of THROTTLED; it offers about 1 
 DEFAULT_QUOTA = 20_000_000  # <default> client produce and fetch quotas: far above any client here
 STEADY, READER = "app-1", "reader-1"  # inherit the defaults, never throttled
 
-#: the quota rules of prometheus/jmx_exporter example_configs/kafka-2_0_0.yml (the file's order:
-#: client-id-only first, so user+client beans land in it with a greedy "resource")
-KAFKA_RULES = """\
-lowercaseOutputName: true
-rules:
-- pattern: kafka.server<type=(.+), client-id=(.+)><>([a-z-]+)
-  name: kafka_server_quota_$3
-  type: GAUGE
-  labels:
-    resource: "$1"
-    clientId: "$2"
-- pattern: kafka.server<type=(.+), user=(.+), client-id=(.+)><>([a-z-]+)
-  name: kafka_server_quota_$4
-  type: GAUGE
-  labels:
-    resource: "$1"
-    user: "$2"
-    clientId: "$3"
-"""
+KAFKA_RULES = EXAMPLE_KAFKA_QUOTA_RULES
 
 
 class Capture:

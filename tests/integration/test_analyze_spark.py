@@ -263,7 +263,7 @@ def test_strict_fails_on_malformed_lines_and_a_dump_without_quota_metrics_is_one
 
 
 def test_bad_input_path_is_one_line_before_spark_starts():
-    code, out, err = run_main("analyze", "report", "/nonexistent/dump.csv")
+    code, out, err = run_main("analyze", "report", "/nonexistent/dump.csv", "--quiet")
     assert (code, out, err) == (1, "", "Input path not found: /nonexistent/dump.csv\n")
 
 
@@ -271,7 +271,7 @@ def test_missing_java_is_one_line():
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     env["PATH"] = os.path.dirname(sys.executable)
     result = subprocess.run(
-        [sys.executable, "-m", "kconfigs", "analyze", "report", str(FIXTURES / "confluent.prom")],
+        [sys.executable, "-m", "kconfigs", "analyze", "report", str(FIXTURES / "confluent.prom"), "-q"],
         env=env,
         capture_output=True,
         text=True,

@@ -1,0 +1,54 @@
+"""Small DataFrames from driver-side rows, built in the JVM (an inline ``VALUES`` table).
+
+``spark.createDataFrame(list)`` ships pickled rows through Python worker processes (PySpark
+re-serializes a parallelized list with a Python ``map``): on a small run, starting those workers
+cost about 4 s, more than the whole analysis. An inline table is a ``LocalRelation``: no Python
+worker, no job to broadcast it, and one py4j call however many rows. Strings go in as hex
+(``CAST(X'..' AS STRING)``), so no text can break the SQL.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType, _parse_datatype_string
+
+
+def _literal(value) -> str:
+    """A foldable SQL literal for one Python value."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return f"{value}L" if abs(value) < 2**63 else f"{value}BD"
+    if isinstance(value, float):  # Java's Double.parseDouble reads repr() back to the same double
+        text = (
+            "NaN"
+            if math.isnan(value)
+            else ("Infinity" if value > 0 else "-Infinity")
+            if math.isinf(value)
+            else repr(value)
+        )
+        return f"CAST('{text}' AS DOUBLE)"
+    return f"CAST(X'{str(value).encode('utf-8').hex()}' AS STRING)"
+
+
+def _struct(schema: StructType | str) -> StructType:
+    struct = _parse_datatype_string(schema) if isinstance(schema, str) else schema
+    assert isinstance(struct, StructType)
+    return struct
+
+
+def local_frame(spark: SparkSession, rows: Iterable[tuple], schema: StructType | str) -> DataFrame:
+    """``rows`` (tuples in ``schema`` order) as a DataFrame of exactly ``schema``'s columns and types."""
+    struct = _struct(schema)
+    names = [f"c{i}" for i in range(len(struct.fields))]
+    casts = ", ".join(f"CAST({n} AS {f.dataType.simpleString()}) AS `{f.name}`" for n, f in zip(names, struct.fields))
+    values = ", ".join("(" + ", ".join(_literal(v) for v in row) + ")" for row in rows)
+    if not values:  # an empty table still needs typed columns
+        nulls = ", ".join(f"CAST(NULL AS {f.dataType.simpleString()}) AS `{f.name}`" for f in struct.fields)
+        return spark.sql(f"SELECT {nulls} WHERE FALSE")
+    return spark.sql(f"SELECT {casts} FROM VALUES {values} AS t({', '.join(names)})")

@@ -1,0 +1,52 @@
+"""local_frames.local_frame: driver rows as an inline table, value for value (any text, NaN,
+infinities, nulls, big and negative numbers), without a Python worker or a job to plan."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kconfigs_analysis.local_frames import local_frame
+from kconfigs_analysis.session import SessionOptions, spark_session
+
+pytestmark = pytest.mark.integration
+SCHEMA = "name string, n bigint, x double, flag boolean"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    with spark_session(SessionOptions(master="local[1]", shuffle_partitions=1)) as session:
+        yield session
+
+
+def _same(a, b) -> bool:
+    return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.text()),
+            st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)),
+            st.one_of(st.none(), st.floats()),
+            st.one_of(st.none(), st.booleans()),
+        ),
+        max_size=6,
+    )
+)
+def test_rows_come_back_exactly(spark, rows):
+    frame = local_frame(spark, rows, SCHEMA)
+    assert frame.schema.simpleString() == "struct<name:string,n:bigint,x:double,flag:boolean>"
+    got = [tuple(r) for r in frame.collect()]
+    assert len(got) == len(rows)
+    assert all(_same(a, b) for row, back in zip(rows, got) for a, b in zip(row, back)), (rows, got)
+
+
+def test_no_python_worker_starts_for_a_local_frame(spark):
+    before = spark.sparkContext.statusTracker().getJobIdsForGroup()
+    local_frame(spark, [("a", 1, 1.0, True)], SCHEMA).collect()
+    assert spark.sparkContext.statusTracker().getJobIdsForGroup() == before  # collected on the driver: no job
