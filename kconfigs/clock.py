@@ -19,6 +19,10 @@ class Clock(Protocol):
         """Wait ``duration_ms`` (>= 0)."""
         ...
 
+    def wall_ms(self) -> int:
+        """Milliseconds since the epoch (wall time: for timestamps others read, never for intervals)."""
+        ...
+
 
 class MonotonicClock:
     """Milliseconds from ``time.monotonic_ns`` (never goes backwards, unlike wall time)."""
@@ -32,6 +36,11 @@ class MonotonicClock:
         import time
 
         time.sleep(max(0.0, duration_ms) / 1000)
+
+    def wall_ms(self) -> int:
+        import time
+
+        return time.time_ns() // 1_000_000
 
 
 MONOTONIC = MonotonicClock()
@@ -51,6 +60,10 @@ class ManualClock:
         if duration_ms < 0:
             raise ValueError("cannot sleep a negative duration")
         self._now_ms += int(duration_ms)
+
+    def wall_ms(self) -> int:
+        """The manual time doubles as wall time (epoch milliseconds when started from one)."""
+        return self._now_ms
 
     def set(self, now_ms: int) -> None:
         self._now_ms = int(now_ms)

@@ -20,13 +20,13 @@ import os
 import socket
 import ssl
 import tempfile
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from kconfigs.clock import MONOTONIC
 from kconfigs.errors import KconfigsError, ValidationError
 from kconfigs_analysis import dumpfiles
 from kconfigs_analysis import metric_names as names
@@ -218,4 +218,4 @@ def dump_file_of(query: PrometheusQuery, progress: Callable[[str], None] = lambd
     """The range as a DumpFile (format ``prometheus``) in a private temporary directory that is
     removed when the process exits; its ``path`` (shown in reports) is :meth:`PrometheusQuery.describe`."""
     fetched = fetch_to_file(query, tempfile.mkdtemp(dir=dumpfiles.scratch_dir()), progress)
-    return dumpfiles.DumpFile(query.describe(), "prometheus", fetched.path, int(time.time() * 1000))
+    return dumpfiles.DumpFile(query.describe(), "prometheus", fetched.path, MONOTONIC.wall_ms())

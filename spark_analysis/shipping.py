@@ -17,7 +17,8 @@ import sys
 import types
 import zipfile
 
-PACKAGES = ("kconfigs", "enforcement", "spark_analysis")
+# installed names (the folders enforcement/ and spark_analysis/ install under the project's own)
+PACKAGES = ("kconfigs", "kconfigs_enforcement", "kconfigs_analysis")
 _built: dict[str, str] = {}
 
 

@@ -12,8 +12,8 @@ request is refused. The verdict is cached per upstream address for ``PROBE_TTL_S
 from __future__ import annotations
 
 import asyncio
-import time
 
+from kconfigs.clock import MONOTONIC
 from kconfigs_enforcement.gateway import codec, framing
 from kconfigs_enforcement.gateway.headers import MalformedFrame
 
@@ -28,10 +28,10 @@ class AnonymousProbe:
 
     async def upstream_serves_anonymous(self, address: tuple[str, int]) -> bool:
         cached = self._verdicts.get(address)
-        if cached is not None and time.monotonic() - cached[0] < PROBE_TTL_S:
+        if cached is not None and MONOTONIC.now_ms() / 1000 - cached[0] < PROBE_TTL_S:
             return cached[1]
         verdict = await self._probe(address)
-        self._verdicts[address] = (time.monotonic(), verdict)
+        self._verdicts[address] = (MONOTONIC.now_ms() / 1000, verdict)
         return verdict
 
     async def _probe(self, address: tuple[str, int]) -> bool:

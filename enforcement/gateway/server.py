@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-import time
 from typing import Any
 
+from kconfigs.clock import MONOTONIC
 from kconfigs_enforcement import rates
 from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
 from kconfigs_enforcement.gateway.channel import Channel
@@ -132,7 +132,7 @@ class Gateway:
         else:
             return False
         self.stats.connection_over_limit(listener, reason)
-        now_s = time.monotonic()
+        now_s = MONOTONIC.now_ms() / 1000
         if now_s - self._last_limit_log_s >= 10:  # a flood must not flood the log too
             self._last_limit_log_s = now_s
             log.warning(

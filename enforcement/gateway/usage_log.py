@@ -11,9 +11,10 @@ import asyncio
 import json
 import logging
 import threading
-import time
 from collections import defaultdict
 from typing import Callable, TextIO
+
+from kconfigs.clock import MONOTONIC
 
 log = logging.getLogger("kconfigs.gateway")
 UsageKey = tuple[str | None, str | None, str | None, str]  # user, client_id, ip, kind
@@ -29,7 +30,7 @@ class UsageLog:
         self._out = out
         self.window_ms = window_ms
         self._quota_lookup = quota_lookup
-        self._clock_ms = clock_ms or (lambda: time.time_ns() // 1_000_000)
+        self._clock_ms = clock_ms or MONOTONIC.wall_ms  # windows are epoch-aligned: wall time
         self._window_start_ms = self._align(self._clock_ms())
         self._totals: dict[UsageKey, list[float]] = defaultdict(lambda: [0.0, 0.0])
         #: the native data plane records from its worker threads while the loop flushes

@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import time
 import urllib.parse
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from kconfigs.clock import MONOTONIC as WALL_CLOCK
 from kconfigs.errors import CorruptData, KconfigsError, StoreUnavailable, UsageError
 from kconfigs.model import MATCH_ALL, EntityFilter, QuotaEntity, QuotaRecord
 from kconfigs.stores.base import AlterManyFailed, ConfigUpdate, StoreChange
@@ -156,7 +156,7 @@ class SqliteStore:
             db.execute("DELETE FROM znode WHERE path = ?", (path,))
         db.execute(
             "INSERT INTO config_change(data, ctime_ms) VALUES (?, ?)",
-            (encode_notification(entity.path), int(time.time() * 1000)),
+            (encode_notification(entity.path), WALL_CLOCK.wall_ms()),
         )
         return QuotaRecord(entity, new_configs)
 
@@ -165,7 +165,7 @@ class SqliteStore:
         """Drop notifications older than the retention (once per transaction: it scans the log)."""
         db.execute(
             "DELETE FROM config_change WHERE ctime_ms < ? AND seq < (SELECT MAX(seq) FROM config_change)",
-            (int(time.time() * 1000) - CHANGE_RETENTION_MS,),
+            (WALL_CLOCK.wall_ms() - CHANGE_RETENTION_MS,),
         )
 
     @contextlib.contextmanager

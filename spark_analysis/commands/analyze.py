@@ -47,8 +47,7 @@ def _input_args(kwargs: dict):
 
 def _prometheus_query(kwargs: dict):
     """PrometheusQuery from the --prometheus-* / --since / --until / --step options, or None."""
-    import time
-
+    from kconfigs.clock import MONOTONIC
     from kconfigs.errors import UsageError
     from kconfigs_analysis.prometheus_api import PrometheusQuery
     from kconfigs_analysis.prometheus_time import parse_duration_s, query_range_of
@@ -60,7 +59,7 @@ def _prometheus_query(kwargs: dict):
         if named:
             raise UsageError(f"--{named[0]} reads from Prometheus: give --prometheus-url too")
         return None
-    start_s, end_s = query_range_of(given["since"] or "24h", given["until"], time.time())
+    start_s, end_s = query_range_of(given["since"] or "24h", given["until"], MONOTONIC.wall_ms() / 1000)
     return PrometheusQuery(
         url,
         start_s,

@@ -35,8 +35,11 @@ def _in_pty(argv: list[str], answer: str | None, env: dict, cwd: Path) -> tuple[
     )
     os.close(slave)
     shown, answered, deadline = b"", answer is None, time.monotonic() + PROMPT_TIMEOUT_S
+    # poll, not select: late in a long session the terminal's descriptor can be above select's 1024
+    poller = select.poll()
+    poller.register(master, select.POLLIN)
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
+        ready = poller.poll(200)
         if ready:
             try:
                 chunk = os.read(master, 4096)

@@ -30,6 +30,7 @@ NOT_RUN = (  # (prefix, why)
     ("pipx install", "sets up the machine"),
     ("bash .ci/test", "the test suite itself"),
     ("kconfigs serve", "runs until stopped (test_gateway_serve.py runs it)"),
+    ("PYSPARK_PYTHON=", "needs a Spark cluster (test_analyze_spark_cluster.py runs the job on one)"),
 )
 ANALYZE = "kconfigs analyze"
 

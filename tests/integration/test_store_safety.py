@@ -146,7 +146,7 @@ def test_the_kafka_configs_grammar_uses_profiles(env, monkeypatch, selected_by):
         ("apply", "q.toml"),
         ("simulate", "--trace", "t.csv"),
         ("simulate", "--trace", "t.csv", "--quotas", "q.toml"),
-        ("analyze", "report", "dump.csv", "--quotas", "q.toml"),
+        ("analyze", "report", "dump.csv", "--quotas", "q.toml", "--quiet"),
     ],
 )
 def test_an_unknown_profile_is_an_error_in_every_command(env, monkeypatch, argv):
