@@ -3,7 +3,7 @@ cluster in one run: direct, a no-parse TCP relay (the floor), `kconfigs serve` o
 plane (1 and 2 worker threads by default), `kconfigs serve` on the asyncio plane, and Kroxylicious
 0.12 as a plain pass-through proxy. Writes the `gateway-peers` section of benchmarks/RESULTS.md.
 
-    python benchmarks/bench_gateway_peers.py [--rounds 3] [--seconds 10] [--warmup 3] [--max-warmup 40] [--producers 4]
+    python benchmarks/bench_gateway_peers.py [--rounds 3] [--seconds 10] [--warmup 5] [--max-warmup 40] [--producers 4]
         [--megabytes 100] [--latency-rounds 4] [--latency-seconds 5] [--idle 500] [--native-workers 1,2]
 
 Quick check: --rounds 1 --seconds 3 --warmup 2 --megabytes 10 --latency-rounds 2 --latency-seconds 2 --idle 50 --no-write
@@ -49,6 +49,7 @@ import argparse
 import os
 import platform
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
@@ -307,6 +308,9 @@ def small_producer_argv(client: str, bootstrap: str, topic: str) -> list[str]:
             # 0: no batching, each record its own batch, so one record per Produce request
             "batch.size=0",
             f"max.in.flight.requests.per.connection={IN_FLIGHT}",
+            # a short queue: the default 32 MB holds ~200,000 one-record batches (KBs of heap each),
+            # more than the tool's heap, and the JVM then spends its time in GC
+            "buffer.memory=262144",
         ],
         role="tools",
         extra_jvm_flags=("-XX:TieredStopAtLevel=4",),
@@ -315,7 +319,7 @@ def small_producer_argv(client: str, bootstrap: str, topic: str) -> list[str]:
 
 def wait_until_steady(args, direct: str, topic: str, producers: list[subprocess.Popen], who: str) -> None:
     """Until the produce rate has stopped climbing: at least --warmup seconds after the first
-    record, then until the last 2 s went at most 10% faster than the 2 s before (JIT compilers in
+    record, then until the last 3 s went at most 10% faster than the 3 s before (JIT compilers in
     the Java clients, the broker and Kroxylicious take a while), --max-warmup at most."""
     deadline = time.monotonic() + 60
     while end_offset(direct, topic) == 0:  # clients started (JVMs take a while)
@@ -325,8 +329,8 @@ def wait_until_steady(args, direct: str, topic: str, producers: list[subprocess.
     start, offsets = time.monotonic(), []
     while time.monotonic() - start < args.max_warmup:
         offsets.append(end_offset(direct, topic))
-        if time.monotonic() - start >= args.warmup and len(offsets) >= 5:
-            last, before = offsets[-1] - offsets[-3], offsets[-3] - offsets[-5]
+        if time.monotonic() - start >= args.warmup and len(offsets) >= 7:
+            last, before = offsets[-1] - offsets[-4], offsets[-4] - offsets[-7]
             if last <= 1.1 * before:
                 return
         time.sleep(1)
@@ -365,44 +369,61 @@ def rotated(paths: list[str], round_no: int) -> list[str]:
     return paths[shift:] + paths[:shift]
 
 
-def small_rounds(args, client: str, bootstraps: dict[str, str], pids: dict[str, list[int]], loads: list[float]):
-    results = {path: {"rps": [], "cpu_us": []} for path in bootstraps}
+def measure_rounds(args, workload: str, paths: list[str], measure, failures: dict, loads: list[float]) -> dict:
+    """--rounds rounds of ``measure(path) -> {figure: value or None}`` over every path in rotated
+    order: per path, per figure, the list of values. A path that fails (a proxy that cannot carry
+    the workload) is reported in ``failures`` and left out from then on; the reference paths
+    (direct, relay) and the headline gateway must not fail."""
+    results: dict[str, dict[str, list[float]]] = {path: {} for path in paths}
+    active = list(paths)
     for round_no in range(args.rounds):
-        for path in rotated(list(bootstraps), round_no):
-            rps, cpu_us = small_requests(args, client, bootstraps[DIRECT], bootstraps[path], pids.get(path, []))
-            results[path]["rps"].append(rps)
-            if cpu_us is not None:
-                results[path]["cpu_us"].append(cpu_us)
-            print(
-                f"  small {client} round {round_no + 1} {path}: {rps:.0f} req/s, {cpu_us or 0:.1f} µs/req", flush=True
-            )
+        for path in rotated(active, round_no):
+            try:
+                figures = measure(path)
+            except Exception as error:
+                if path in (DIRECT, RELAY, native_name(max(args.native_workers))):
+                    raise
+                failures[f"{path}, {workload}"] = f"{type(error).__name__}: {str(error).splitlines()[0]}"
+                print(f"  {workload} {path} FAILED: {error}", file=sys.stderr, flush=True)
+                active.remove(path)
+                del results[path]
+                continue
+            for name, value in figures.items():
+                if value is not None:
+                    results[path].setdefault(name, []).append(value)
+            shown = ", ".join(f"{name} {value:.1f}" for name, value in figures.items() if value is not None)
+            print(f"  {workload} round {round_no + 1} {path}: {shown}", flush=True)
         loads.append(os.getloadavg()[0])
     return results
 
 
-def batched_rounds(args, bootstraps: dict[str, str], pids: dict[str, list[int]], loads: list[float]):
-    results = {path: {"produce": [], "consume": [], "produce_ms": [], "consume_ms": []} for path in bootstraps}
-    for round_no in range(args.rounds):
-        for path in rotated(list(bootstraps), round_no):
-            topic = f"batched-{uuid.uuid4().hex[:8]}"
-            create_topic(bootstraps[DIRECT], topic)
-            members = pids.get(path, [])
-            cpu0 = sum(map(tree_cpu_seconds, members))
-            results[path]["produce"].append(bg.produce_throughput(bootstraps[path], topic, args.megabytes))
-            cpu1 = sum(map(tree_cpu_seconds, members))
-            results[path]["consume"].append(bg.consume_throughput(bootstraps[path], topic, args.megabytes))
-            cpu2 = sum(map(tree_cpu_seconds, members))
-            bg.delete_topic(bootstraps[DIRECT], topic)
-            if members:
-                results[path]["produce_ms"].append((cpu1 - cpu0) * 1000 / args.megabytes)
-                results[path]["consume_ms"].append((cpu2 - cpu1) * 1000 / args.megabytes)
-            print(
-                f"  batched round {round_no + 1} {path}: produce {results[path]['produce'][-1]:.1f} MB/s, "
-                f"consume {results[path]['consume'][-1]:.1f} MB/s",
-                flush=True,
-            )
-        loads.append(os.getloadavg()[0])
-    return results
+def small_rounds(args, client: str, bootstraps: dict[str, str], pids: dict[str, list[int]], failures, loads):
+    def measure(path: str) -> dict:
+        rps, cpu_us = small_requests(args, client, bootstraps[DIRECT], bootstraps[path], pids.get(path, []))
+        return {"rps": rps, "cpu_us": cpu_us}
+
+    return measure_rounds(args, f"small requests ({client})", list(bootstraps), measure, failures, loads)
+
+
+def batched_rounds(args, bootstraps: dict[str, str], pids: dict[str, list[int]], failures, loads):
+    def measure(path: str) -> dict:
+        topic = f"batched-{uuid.uuid4().hex[:8]}"
+        create_topic(bootstraps[DIRECT], topic)
+        members = pids.get(path, [])
+        cpu0 = sum(map(tree_cpu_seconds, members))
+        produce = bg.produce_throughput(bootstraps[path], topic, args.megabytes)
+        cpu1 = sum(map(tree_cpu_seconds, members))
+        consume = bg.consume_throughput(bootstraps[path], topic, args.megabytes)
+        cpu2 = sum(map(tree_cpu_seconds, members))
+        bg.delete_topic(bootstraps[DIRECT], topic)
+        return {
+            "produce": produce,
+            "consume": consume,
+            "produce_ms": (cpu1 - cpu0) * 1000 / args.megabytes if members else None,
+            "consume_ms": (cpu2 - cpu1) * 1000 / args.megabytes if members else None,
+        }
+
+    return measure_rounds(args, "batched 1 KiB", list(bootstraps), measure, failures, loads)
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -434,8 +455,8 @@ def run(args) -> str:
             failures[KROXY] = f"{type(error).__name__}: {str(error).splitlines()[0]}"
             print(f"Kroxylicious did not start: {error}", file=sys.stderr)
         loads: list[float] = []
-        small = {client: small_rounds(args, client, bootstraps, pids, loads) for client in ("librdkafka", "java")}
-        batched = batched_rounds(args, bootstraps, pids, loads)
+        small = {client: small_rounds(args, client, bootstraps, pids, failures, loads) for client in args.clients}
+        batched = batched_rounds(args, bootstraps, pids, failures, loads)
         native = native_name(max(args.native_workers))
         half_load = statistics.median(batched[native]["produce"]) / 2
         latency = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], half_load, 5)
@@ -470,7 +491,7 @@ def command_line(args) -> str:
         f"python benchmarks/bench_gateway_peers.py --rounds {args.rounds} --seconds {args.seconds:g} "
         f"--warmup {args.warmup:g} --max-warmup {args.max_warmup:g} --producers {args.producers} --megabytes {args.megabytes} "
         f"--latency-rounds {args.latency_rounds} --latency-seconds {args.latency_seconds:g} --idle {args.idle} "
-        f"--native-workers {','.join(map(str, args.native_workers))}"
+        f"--native-workers {','.join(map(str, args.native_workers))} --clients {','.join(args.clients)}"
     )
 
 
@@ -492,12 +513,10 @@ def render(args, bootstraps, small, batched, latency, idle, failures, load_start
         "the whole Kroxylicious JVM).",
     ]
     for name, reason in failures.items():
-        lines += ["", f"**{name} did not run**: {reason}"]
-    for client, label in (
-        ("librdkafka", "librdkafka (confluent-kafka)"),
-        ("java", "Kafka's ProducerPerformance (Java)"),
-    ):
-        lines += render_small(args, small[client], label, natives)
+        lines += ["", f"**Failed: {name}** ({reason}); left out of the tables."]
+    labels = {"librdkafka": "librdkafka (confluent-kafka)", "java": "Kafka's ProducerPerformance (Java)"}
+    for client in args.clients:
+        lines += render_small(args, small[client], labels[client], natives)
     lines += render_batched(args, batched)
     lines += render_scaling(args, small, natives)
     lines += render_latency_memory(args, headline, latency, idle)
@@ -514,8 +533,8 @@ def render_small(args, results, label, natives) -> list[str]:
         "",
         f"{args.producers} producer processes, one 100 B record per Produce request (linger.ms=0, acks=1, "
         f"{IN_FLIGHT} in flight per connection), one partition; requests/s over {args.seconds:g} s once "
-        f"the rate stopped climbing (>= {args.warmup:g} s, <= {args.max_warmup:g} s of warm-up: the last 2 s at "
-        "most 10% above the 2 s before).",
+        f"the rate stopped climbing (>= {args.warmup:g} s, <= {args.max_warmup:g} s of warm-up: the last 3 s at "
+        "most 10% above the 3 s before).",
         "",
         "| path | requests/s | / direct | / relay | proxy CPU µs per request |",
         "|---|---|---|---|---|",
@@ -523,7 +542,7 @@ def render_small(args, results, label, natives) -> list[str]:
     for path, r in results.items():
         lines.append(
             f"| {path} | {spread(r['rps'], '.0f')} | {spread(ratios(r['rps'], direct), '.2f')} | "
-            f"{spread(ratios(r['rps'], relay), '.2f')} | {spread(r['cpu_us'], '.1f') if r['cpu_us'] else '-'} |"
+            f"{spread(ratios(r['rps'], relay), '.2f')} | {spread(r['cpu_us'], '.1f') if r.get('cpu_us') else '-'} |"
         )
     return lines
 
@@ -542,7 +561,7 @@ def render_batched(args, results) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for path, r in results.items():
-        cpu = f"{spread(r['produce_ms'], '.2f')} | {spread(r['consume_ms'], '.2f')}" if r["produce_ms"] else "- | -"
+        cpu = f"{spread(r['produce_ms'], '.2f')} | {spread(r['consume_ms'], '.2f')}" if r.get("produce_ms") else "- | -"
         lines.append(
             f"| {path} | {spread(r['produce'])} | {spread(r['consume'])} | "
             f"{spread(ratios(r['produce'], direct['produce']), '.2f')}, {spread(ratios(r['consume'], direct['consume']), '.2f')} | "
@@ -565,16 +584,21 @@ def render_scaling(args, small, natives) -> list[str]:
         r = small[client]
         lines.append(
             f"| {client} | "
-            + " | ".join(spread(r[n]["rps"], ".0f") for n in natives)
-            + f" | {spread(ratios(r[natives[-1]]['rps'], r[natives[0]]['rps']), '.2f')} |"
+            + " | ".join(spread(r[n]["rps"], ".0f") if n in r else "failed" for n in natives)
+            + (
+                f" | {spread(ratios(r[natives[-1]]['rps'], r[natives[0]]['rps']), '.2f')} |"
+                if natives[0] in r
+                else " | - |"
+            )
         )
     lines += [
         "",
-        f"On this {os.cpu_count()}-core machine the load generators and the broker share the cores with the "
-        "gateway, so more worker threads than free cores cannot show. To show N cores elsewhere: on a machine "
-        "with more cores than N plus the broker's and the clients' needs, run "
-        "`--native-workers 1,2,4,...,N --producers 4N` and, to keep the clients off the gateway's cores, start it "
-        "under `taskset -c 0-(N-1)` (the gateway then owns N cores; the CPU columns show whether it is the bottleneck).",
+        f"On this {os.cpu_count()}-core machine the producers and the broker share the cores with the gateway, "
+        "so no worker count can show more than the cores left to it. To show N cores elsewhere: on a machine with "
+        "N cores for the gateway plus enough for the broker and the clients, run "
+        "`--native-workers 1,2,4,...,N --producers 4N --clients java` (4 producer processes per worker); the "
+        "gateway scales if requests/s grows with the worker count while its CPU µs per request stays flat, "
+        "and the relay's row shows the most the broker and clients can give.",
     ]
     return lines
 
@@ -629,7 +653,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=10.0, help="measured window of each small-request run")
-    parser.add_argument("--warmup", type=float, default=3.0, help="seconds of load before the window")
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds of load before the window")
     parser.add_argument(
         "--max-warmup", type=float, default=40.0, help="seconds of load at most before the window (rate still climbing)"
     )
@@ -644,9 +668,20 @@ def main() -> None:
         default=[1, 2],
         help="comma-separated worker thread counts of the native plane (the largest is the headline gateway)",
     )
+    parser.add_argument(
+        "--clients",
+        type=lambda text: [c for c in ("librdkafka", "java") if c in text.split(",")],
+        default=["librdkafka", "java"],
+        help="clients of the small-request runs: librdkafka,java (both by default)",
+    )
     parser.add_argument("--workdir", help="directory for logs and data (default: a new temp dir)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     args = parser.parse_args()
+    for tool, why in (("unshare", "util-linux"), ("ip", "iproute2"), ("socat", "the relay: apt-get install -y socat")):
+        if not shutil.which(tool):
+            raise SystemExit(f"bench_gateway_peers: {tool} is not installed ({why})")
+    if not args.clients:
+        parser.error("--clients: librdkafka and/or java")
     if min(args.native_workers) < 1:
         parser.error("--native-workers: counts must be >= 1")
     args.latency_rate = 0.0  # bench_gateway.render_latency: the rate is always half of max load here
