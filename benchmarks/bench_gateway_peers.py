@@ -460,11 +460,13 @@ def run(args) -> str:
         native = native_name(max(args.native_workers))
         half_load = statistics.median(batched[native]["produce"]) / 2
         latency = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], half_load, 5)
-        idle = {
-            path: bg.idle_connection_bytes(pids[path][0], bootstraps[path], args.idle)
-            for path in (native, ASYNCIO, KROXY)
-            if path in pids
-        }
+        idle = {}
+        for path in (native, ASYNCIO, KROXY):
+            try:
+                if path in pids:
+                    idle[path] = bg.idle_connection_bytes(pids[path][0], bootstraps[path], args.idle)
+            except OSError as error:
+                failures[f"{path}, idle connections"] = f"{type(error).__name__}: {error}"
     finally:
         for proc in gateways:
             proc.terminate()
