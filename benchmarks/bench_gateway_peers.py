@@ -515,6 +515,15 @@ def render(args, bootstraps, small, batched, latency, idle, failures, load_start
         "rounds; ratios are medians of per-round ratios. Proxy CPU from /proc (all threads; socat's forks; "
         "the whole Kroxylicious JVM).",
     ]
+    if statistics.median(loads) > (os.cpu_count() or 1):
+        lines += [
+            "",
+            f"**The load average ({statistics.median(loads):.1f}) was above the {os.cpu_count()} cores during "
+            "the run**: other jobs took CPU from every path alike (rounds rotate, so the ratios roughly hold, with "
+            "the spread shown), but the latency percentiles mostly measure the wait for a core, direct as well, "
+            "and the throughputs are lower than an idle machine gives. CPU per request or per MB is the least "
+            "affected figure.",
+        ]
     for name, reason in failures.items():
         lines += ["", f"**Failed: {name}** ({reason}); left out of the tables."]
     labels = {"librdkafka": "librdkafka (confluent-kafka)", "java": "Kafka's ProducerPerformance (Java)"}
