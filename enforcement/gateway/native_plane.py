@@ -8,7 +8,7 @@ entity's connections on different threads share one rate, exactly as on one brok
 admin API answers, Prometheus metrics, the usage log and logging. The data plane asks for nothing
 while no quota is installed.
 
-:class:`NativeGateway` has the public face of :class:`~kconfigs_enforcement.gateway.server.Gateway`
+:class:`NativeGateway` is the running gateway
 (``start``/``stop``/``bootstrap_address``/``quotas``/``stats``/``registry``/``usage_log``).
 """
 
