@@ -185,3 +185,27 @@ def test_produce_v0_has_no_throttle_field_and_is_unchanged():
     response.with_header(correlation_id=2)
     frame = bytes(response.encode(header=True))
     assert patch_throttle_time(0, 0, frame, 50) == frame
+
+
+@pytest.mark.parametrize("version", [7, 11, 12, 16])
+def test_throttled_fetch_is_answered_empty_with_the_session_as_a_broker_answers_it(version):
+    """KafkaApis getThrottledResponse: no data, throttle_time_ms, the fetch session kept."""
+    from kafka.protocol.consumer import FetchResponse as F
+
+    FP = F.FetchableTopicResponse.PartitionData
+    partition = FP(partition_index=0, error_code=0, high_watermark=9, records=b"r" * 100)
+    topic = F.FetchableTopicResponse(topic="t", topic_id=None, partitions=[partition])
+    response = F[version](throttle_time_ms=0, error_code=0, session_id=77, responses=[topic])
+    response.with_header(correlation_id=5)
+    out = dataplane.throttled_fetch_response(version, bytes(response.encode(header=True)), 1500)
+    decoded = F[version].decode(out, header=True)
+    assert (decoded.throttle_time_ms, decoded.error_code, decoded.session_id, decoded.responses) == (1500, 0, 77, [])
+    assert out[:4] == (5).to_bytes(4, "big")  # the same correlation id
+
+
+def test_fetch_with_a_top_level_error_is_not_replaced():
+    from kafka.protocol.consumer import FetchResponse as F
+
+    response = F[12](throttle_time_ms=0, error_code=70, session_id=0, responses=[])  # FETCH_SESSION_ID_NOT_FOUND
+    response.with_header(correlation_id=5)
+    assert dataplane.throttled_fetch_response(12, bytes(response.encode(header=True)), 1500) is None
