@@ -1,5 +1,6 @@
-"""Whether the native data plane was built: its own module so that ``config`` can refuse
-``data_plane = "native"`` in one line without importing the bridge (which imports ``config``)."""
+"""Whether the native extension (and so the gateway's data plane) was built. Its own module so
+that ``kconfigs serve`` can say so in one line before importing anything that needs it; every
+other command runs without it (enforcement falls back to the pure-Python rate core)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ try:
 except ImportError:  # built without cargo
     DataPlane = None
 
-#: why ``data_plane = "native"`` cannot run here (None: it can)
+#: why ``kconfigs serve`` cannot run here (None: it can)
 UNAVAILABLE = (
     None
     if DataPlane is not None
     else (
-        'data_plane = "native" needs the native extension, which was not built: reinstall kconfigs with '
-        'cargo (Rust) on PATH, or use data_plane = "asyncio" (the default)'
+        "kconfigs serve needs the native extension (the gateway's Rust data plane), which was not built: "
+        "reinstall kconfigs with cargo (Rust) on PATH"
     )
 )

@@ -8,7 +8,7 @@ entity's connections on different threads share one rate, exactly as on one brok
 admin API answers, Prometheus metrics, the usage log and logging. The data plane asks for nothing
 while no quota is installed.
 
-:class:`NativeGateway` has the public face of :class:`~kconfigs_enforcement.gateway.server.Gateway`
+:class:`NativeGateway` is the running gateway
 (``start``/``stop``/``bootstrap_address``/``quotas``/``stats``/``registry``/``usage_log``).
 """
 
@@ -18,10 +18,10 @@ import asyncio
 import collections
 import logging
 import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
+from kconfigs.clock import MONOTONIC
 from kconfigs_enforcement import rates
 from kconfigs_enforcement.gateway import codec, versions
 from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
@@ -82,7 +82,7 @@ class Bridge:
 
     def over_limit(self, ip: str, listener: str, reason: str) -> None:
         self.stats.connection_over_limit(listener, reason)
-        now_s = time.monotonic()
+        now_s = MONOTONIC.now_ms() / 1000
         if now_s - self._last_limit_log_s >= 10:  # a flood must not flood the log too
             self._last_limit_log_s = now_s
             log.warning(

@@ -7,9 +7,7 @@ are skipped (the burst the windowed rate allows) and the rest averaged. What the
 for the client is the reference: the gateway must hold the producer within 0.95–1.05 of the quota
 and of the broker's own result, and the consumer at the broker's own result (within 0.9–1.1).
 A Fetch over the quota gets an empty throttled response through the gateway as from the broker
-(KafkaApis ``getThrottledResponse``), so a consumer cannot burst past it. That Fetch handling
-exists on the native data plane only, so this module runs the gateway with
-``data_plane = "native"``.
+(KafkaApis ``getThrottledResponse``), so a consumer cannot burst past it.
 """
 
 from __future__ import annotations
@@ -154,11 +152,7 @@ def _fill(bootstrap: str, topic: str, records: int) -> None:
 
 
 def _gateway(broker) -> GatewayThread:
-    # the native data plane: the broker-matching Fetch handling (an over-quota Fetch answered empty
-    # and unrecorded) is implemented there only
-    return GatewayThread(
-        broker.bootstrap, quota_window_num=WINDOW_NUM, quota_window_size_seconds=1, data_plane="native"
-    )
+    return GatewayThread(broker.bootstrap, quota_window_num=WINDOW_NUM, quota_window_size_seconds=1)
 
 
 def test_producer_performance_is_held_like_the_broker_holds_it(broker):

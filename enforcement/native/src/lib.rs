@@ -326,5 +326,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RateCore>()?;
     m.add_class::<DataPlane>()?;
     m.add_function(wrap_pyfunction!(py_java_round, m)?)?;
+    dataplane::testing::register(m)?;
     Ok(())
 }

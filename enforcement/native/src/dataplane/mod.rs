@@ -3,5 +3,6 @@
 pub mod plane;
 pub mod rewrite;
 pub mod sasl;
+pub mod testing;
 pub mod tls;
 pub mod wire;

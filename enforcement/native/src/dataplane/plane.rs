@@ -1274,7 +1274,7 @@ fn with_prefix(body: Vec<u8>) -> Vec<u8> {
 }
 
 /// Producer ids in every partition of a Produce request (header + body), via `kafka-protocol`.
-fn produce_request_producer_ids(version: i16, body: &[u8]) -> Result<Vec<i64>, Malformed> {
+pub fn produce_request_producer_ids(version: i16, body: &[u8]) -> Result<Vec<i64>, Malformed> {
     use kafka_protocol::messages::{ApiKey, ProduceRequest, RequestHeader};
     use kafka_protocol::protocol::Decodable;
     let mut buf = bytes::Bytes::copy_from_slice(body);
