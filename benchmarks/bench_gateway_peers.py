@@ -1,7 +1,6 @@
 """Gateway against its peers, all in front of the SAME Apache Kafka 4.3.1 single-broker KRaft
 cluster in one run: direct, a no-parse TCP relay (the floor), `kconfigs serve` on the native data
-plane (1 and 2 worker threads by default), `kconfigs serve` on the asyncio plane, and Kroxylicious
-0.12 as a plain pass-through proxy. Writes the `gateway-peers` section of benchmarks/RESULTS.md.
+plane (1 and 2 worker threads by default), and Kroxylicious 0.12 as a plain pass-through proxy. Writes the `gateway-peers` section of benchmarks/RESULTS.md.
 
     python benchmarks/bench_gateway_peers.py [--rounds 3] [--seconds 10] [--warmup 5] [--max-warmup 40] [--producers 4]
         [--megabytes 200] [--latency-rounds 4] [--latency-seconds 5] [--idle 500] [--native-workers 1,2]
@@ -37,7 +36,7 @@ Workloads:
 (c) scaling: (a) with each --native-workers count.
 (d) native plane (the largest --native-workers): p99 added produce latency at half of its max
     batched load (bench_gateway.py's paced rounds, direct and gateway alternating), memory per idle
-    connection (RSS delta over --idle connections; also shown for the asyncio plane and Kroxylicious).
+    connection (RSS delta over --idle connections; also shown for Kroxylicious).
 
 Every round runs every path back to back in rotated order; figures are median (min–max) over
 rounds, and ratios are medians of per-round ratios, so load from other jobs hits all paths alike.
@@ -71,7 +70,7 @@ KROXYLICIOUS_FETCH = ROOT / "benchmarks" / "kroxylicious" / "fetch"
 SMALL_RECORD = b"s" * 100
 #: requests in flight per connection for both clients (the Java producer's default)
 IN_FLIGHT = 5
-DIRECT, RELAY, ASYNCIO, KROXY = "direct", "tcp relay (socat)", "gateway, asyncio plane", "Kroxylicious 0.12"
+DIRECT, RELAY, KROXY = "direct", "tcp relay (socat)", "Kroxylicious 0.12"
 #: what the issue asks of the native plane
 TARGETS = {
     "small_vs_relay": 0.95,
@@ -225,9 +224,9 @@ def start_kroxylicious(workdir: Path, upstream: str):
     return proxy, bootstrap
 
 
-def start_gateway(workdir: Path, upstream: str, plane: str, workers: int):
-    bg.DATA_PLANE.update(plane=plane, workers=workers)
-    gateway_dir = workdir / f"gateway-{plane}-{workers}"
+def start_gateway(workdir: Path, upstream: str, workers: int):
+    bg.DATA_PLANE.update(workers=workers)
+    gateway_dir = workdir / f"gateway-{workers}"
     gateway_dir.mkdir()
     return bg.start_gateway(upstream, gateway_dir)
 
@@ -441,12 +440,9 @@ def run(args) -> str:
         servers.append(relay)
         pids[RELAY] = [relay.pid]
         for workers in args.native_workers:
-            proc, bootstraps[native_name(workers)] = start_gateway(workdir, broker.bootstrap, "native", workers)
+            proc, bootstraps[native_name(workers)] = start_gateway(workdir, broker.bootstrap, workers)
             gateways.append(proc)
             pids[native_name(workers)] = [proc.pid]
-        proc, bootstraps[ASYNCIO] = start_gateway(workdir, broker.bootstrap, "asyncio", 0)
-        gateways.append(proc)
-        pids[ASYNCIO] = [proc.pid]
         try:
             kroxy, bootstraps[KROXY] = start_kroxylicious(workdir, broker.bootstrap)
             servers.append(kroxy)
@@ -461,7 +457,7 @@ def run(args) -> str:
         half_load = statistics.median(batched[native]["produce"]) / 2
         latency = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], half_load, 5)
         idle = {}
-        for path in (native, ASYNCIO, KROXY):
+        for path in (native, KROXY):
             try:
                 if path in pids:
                     idle[path] = bg.idle_connection_bytes(pids[path][0], bootstraps[path], args.idle)
@@ -502,7 +498,7 @@ def render(args, bootstraps, small, batched, latency, idle, failures, load_start
     natives = [native_name(w) for w in args.native_workers]
     headline = natives[-1]
     lines = [
-        "## Gateway against its peers (native and asyncio planes, socat relay, Kroxylicious 0.12)",
+        "## Gateway against its peers (native plane, socat relay, Kroxylicious 0.12)",
         "",
         f"Command: `{command_line(args)}` on {platform.machine()}, {os.cpu_count()} cores shared with other jobs "
         f"(1-min load average {load_start:.1f} at the start, {spread(loads)} over the rounds), "
