@@ -100,6 +100,10 @@ class Bridge:
     def connection_closed(self, ip: str) -> None:
         self.quotas.connection_closed(ip)
 
+    def resolve(self, kind: str, user: str, client_id: str | None) -> tuple[Any, bool]:
+        """Asked once per new (kind, user, client-id); the data plane then records into the sensor."""
+        return self.quotas.resolve(kind, user, client_id)
+
     def may_throttle(self, user: str, client_id: str | None, kinds: list[str]) -> bool:
         return self.quotas.may_throttle(user, client_id, tuple(kinds))
 
@@ -178,6 +182,13 @@ class _Registry:
         return {tuple(upstream): tuple(advertised) for upstream, advertised in self._plane.mapping()}
 
 
+def native_charging(quotas: QuotaGate) -> bool:
+    """Whether the data plane charges quotas itself: it reads CLOCK_MONOTONIC, so only while the
+    control plane does too (a test's manual clock keeps every charge on the bridge), and only into
+    native sensors (``KCONFIGS_PURE_PYTHON=1`` keeps them pure Python)."""
+    return rates.NATIVE and quotas.on_monotonic_clock
+
+
 def worker_threads(config: GatewayConfig) -> int:
     """0 = one per core (tokio's default)."""
     return int(config.worker_threads or os.environ.get("KCONFIGS_GATEWAY_WORKERS", 0) or 0)
@@ -197,8 +208,9 @@ class NativeGateway:
         self.admin = admin
         self._bridge = Bridge(self.quotas, self.stats, admin, AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
         self._plane = DataPlane(self._settings(), self._bridge, worker_threads(config))
-        self.quotas.load_listeners.append(lambda: self._plane.set_quota_active(self.quotas.active))
+        self.quotas.load_listeners.append(self._quotas_loaded)
         self._plane.set_quota_active(self.quotas.active)
+        self._plane.set_native_charging(native_charging(self.quotas))
         if admin is not None:
             self._plane.set_admin_owned(sorted(admin.owned_apis()))
         self.registry = _Registry(self._plane)
@@ -207,6 +219,10 @@ class NativeGateway:
         self._expiry_task: asyncio.Task | None = None
         self._usage_task: asyncio.Task | None = None
         self.usage_log = None
+
+    def _quotas_loaded(self) -> None:
+        self._plane.invalidate_quotas()  # sensors re-bound, tag shapes may differ: resolve again
+        self._plane.set_quota_active(self.quotas.active)
 
     def _settings(self) -> dict:
         c = self.config
@@ -253,7 +269,9 @@ class NativeGateway:
 
             out = open(self.config.usage_log_path, "a", encoding="utf-8")
             self.usage_log = UsageLog(out, self.config.usage_log_window_ms, self.quotas.quota_for)
-            self.quotas.usage_sinks.append(self.usage_log.record)
+            self.quotas.usage_sinks.append(self.usage_log.record)  # what is still charged in Python
+            self.usage_log.sources.append(self._plane.drain_usage)  # what the data plane charged
+            self._plane.set_usage_window(self.config.usage_log_window_ms)
             self._usage_task = asyncio.create_task(self.usage_log.run_periodic_flush())
         host = self.config.listen[0]
         log.info(
@@ -272,6 +290,7 @@ class NativeGateway:
         while True:  # Kafka's expiry task runs every 30 s
             await asyncio.sleep(interval_s)
             self.quotas.expire()
+            self._plane.invalidate_quotas()  # expired sensors are gone: resolve again
 
     async def stop(self) -> None:
         """Stop accepting, let in-flight requests finish (bounded by drain_timeout_ms), close."""

@@ -62,6 +62,11 @@ class QuotaGate:
         self.load_listeners: list[Callable[[], None]] = []
 
     @property
+    def on_monotonic_clock(self) -> bool:
+        """Whether ``now_ms`` is CLOCK_MONOTONIC's (``time.monotonic_ns``) in ms."""
+        return self._clock_ms == monotonic_ms
+
+    @property
     def active(self) -> bool:
         return self._enforcer is not None
 
@@ -100,6 +105,22 @@ class QuotaGate:
             return False
         snapshot, client_id = self._enforcer.snapshot, client_id or ""
         return any(snapshot.resolve(user, client_id, _KIND_KEYS[kind]).value is not None for kind in kinds)
+
+    @_locked
+    def resolve(self, kind: str, user: str, client_id: str | None) -> tuple[Any, bool]:
+        """(the sensor a charge of ``kind`` records into, or None when Kafka records nothing; whether
+        a finite quota applies). The native data plane asks once per new (kind, user, client-id)
+        and records into the returned sensor itself until a reload or expiry run (the same
+        choice as the manager's ``record``: an existing binding, else a new sensor if enabled).
+        ``producer_id`` has no sensor here: the answer is :meth:`wants_producer_ids`."""
+        if kind == "producer_id":
+            return None, self.wants_producer_ids(user)
+        if self._enforcer is None:
+            return None, False
+        managers = {"produce": self._enforcer.produce, "fetch": self._enforcer.fetch, "request": self._enforcer.request}
+        client_id = client_id or ""
+        sensor = managers[kind].recording_sensor(user, client_id, self._clock_ms())
+        return sensor, self.may_throttle(user, client_id, (kind,))
 
     def on_produce(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
         return self._charge(

@@ -90,6 +90,70 @@ def test_producer_is_held_to_producer_byte_rate_beside_an_unthrottled_one(tansu_
     assert steady_rate(usage_series(lines, "ck-free"), free_start_ms, free_end_ms) >= 0.95 * FREE_PACE_BYTES_PER_SEC
 
 
+SMALL_BATCH_FLOOD = CONFLUENT_FLOOD.replace('"batch.size": 65536', '"batch.size": 16384')
+assert SMALL_BATCH_FLOOD != CONFLUENT_FLOOD
+
+
+def test_one_client_id_on_connections_spread_over_two_workers_shares_one_quota(tansu_upstream, tmp_path):
+    """The native data plane charges on its worker threads: three producers with one client-id
+    (their connections scheduled over two worker threads) are held to the one quota together,
+    exactly as one broker holds them. Each connection is muted on its own, so each may still send
+    one batch when its mute ends while the others' bytes keep the rate above the quota (Kafka's
+    per-connection throttling does the same): batches of 16 KiB keep that within the bounds."""
+    quota, client_id, producers = QUOTAS_BYTES_PER_SEC["librdkafka"], "shared-app", 3
+    usage = tmp_path / "usage.jsonl"
+    gateway = GatewayThread(
+        tansu_upstream,
+        usage_log_path=str(usage),
+        quota_window_num=WINDOW_NUM,
+        data_plane="native",
+        worker_threads=2,
+    )
+    topic, runs = f"q-{uuid.uuid4().hex[:6]}", []
+    calls = {"on_produce": 0, "resolve": 0}
+    gate = gateway.gateway.quotas
+
+    def counted(name):
+        method = getattr(gate, name)
+
+        def call(*args):
+            calls[name] += 1
+            return method(*args)
+
+        return call
+
+    for name in calls:
+        setattr(gate, name, counted(name))
+    try:
+        gateway.call_soon(gate.load, [({"client-id": client_id}, {"producer_byte_rate": float(quota)})])
+
+        def run():
+            runs.append(
+                run_client_script(
+                    SMALL_BATCH_FLOOD, gateway.bootstrap, topic, client_id, str(FLOOD_S), timeout_s=FLOOD_S + 90
+                )
+            )
+
+        threads = [threading.Thread(target=run) for _ in range(producers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        gateway.stop()
+    assert len(runs) == producers, "a client run failed (see its stderr above)"
+    windows = [steady_window(r, WINDOW_NUM) for r in runs]
+    start_ms, end_ms = max(w[0] for w in windows), min(w[1] for w in windows)
+    charged = steady_rate(usage_series(read_usage(usage), client_id), start_ms, end_ms)
+    sent = sum(steady_rate(r["series"], start_ms, end_ms) for r in runs)
+    print(f"one client-id over 2 workers: charged {charged / quota:.3f}·Q, sent {sent / quota:.3f}·Q")
+    assert 0.95 * quota <= charged <= 1.05 * quota, charged / quota
+    assert 0.95 * quota <= sent <= 1.05 * quota, sent / quota
+    assert all(r["throttle_max_ms"] > 0 for r in runs)
+    # charged on the worker threads: Python is asked which sensor applies, never per request
+    assert calls["on_produce"] == 0 and 0 < calls["resolve"] <= 10, calls
+
+
 def _api_versions_request(correlation_id: int) -> bytes:
     body = struct.pack(">hhih", 18, 0, correlation_id, 5) + b"storm"
     return struct.pack(">i", len(body)) + body
