@@ -3,10 +3,11 @@
 Rust moves the bytes: listeners, framing, headers, version caps, address and ApiVersions
 rewriting, SASL observation, producer ids, KIP-219 mute and hold, throttle_time patching. Python
 stays the control plane, reached through :class:`Bridge` for the rare or stateful decisions: the
-quota state (one :class:`~kconfigs_enforcement.gateway.quotas.QuotaGate` for all worker threads, so an
-entity's connections on different threads share one rate, exactly as on one broker), the quota
-admin API answers, Prometheus metrics, the usage log and logging. The data plane asks for nothing
-while no quota is installed.
+quota state (one :class:`~kconfigs_enforcement.gateway.quotas.QuotaGate`; the data plane asks it
+which sensor applies once per new (kind, user, client-id) and then records into that shared
+native sensor itself, so an entity's connections on different threads share one rate, exactly as
+on one broker), the quota admin API answers, Prometheus metrics, the usage log and logging. The
+data plane asks for nothing while no quota is installed.
 
 :class:`NativeGateway` has the public face of :class:`~kconfigs_enforcement.gateway.server.Gateway`
 (``start``/``stop``/``bootstrap_address``/``quotas``/``stats``/``registry``/``usage_log``).
@@ -204,7 +205,7 @@ class NativeGateway:
         self.quotas = quotas or QuotaGate(
             config.quota_window_num, config.quota_window_size_seconds, enforce_producer_ids=config.enforce_producer_ids
         )
-        self.stats = GatewayStats(self.quotas.metric_samples)
+        self.stats = GatewayStats(self._metric_samples)
         self.admin = admin
         self._bridge = Bridge(self.quotas, self.stats, admin, AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
         self._plane = DataPlane(self._settings(), self._bridge, worker_threads(config))
@@ -217,8 +218,27 @@ class NativeGateway:
         self.ctx = _Context(self._plane)
         self._port = None
         self._expiry_task: asyncio.Task | None = None
+        self._drain_task: asyncio.Task | None = None
         self._usage_task: asyncio.Task | None = None
         self.usage_log = None
+
+    def _drain_throttles(self) -> None:
+        """Record what the data plane queued instead of calling Python per throttled request: the
+        throttles for ``throttle-time`` (at their own time, in order) and the muted-connection
+        counts."""
+        for quota_type, user, client_id, throttle_ms, now_ms in self._plane.drain_throttles():
+            self.quotas.record_throttle(quota_type, user, client_id, throttle_ms, now_ms)
+        for listener, count in self._plane.drain_throttled():
+            self.stats.throttled(listener, count)
+
+    def _metric_samples(self) -> list:
+        self._drain_throttles()  # a scrape sees every throttle so far
+        return self.quotas.metric_samples()
+
+    async def _drain_throttles_periodically(self, interval_s: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            self._drain_throttles()
 
     def _quotas_loaded(self) -> None:
         self._plane.invalidate_quotas()  # sensors re-bound, tag shapes may differ: resolve again
@@ -264,6 +284,7 @@ class NativeGateway:
     async def start(self) -> None:
         self._port = await asyncio.get_running_loop().run_in_executor(None, self._plane.start)
         self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
+        self._drain_task = asyncio.create_task(self._drain_throttles_periodically())
         if self.config.usage_log_path:
             from kconfigs_enforcement.gateway.usage_log import UsageLog
 
@@ -289,6 +310,7 @@ class NativeGateway:
     async def _expire_sensors_periodically(self, interval_s: float = 30.0) -> None:
         while True:  # Kafka's expiry task runs every 30 s
             await asyncio.sleep(interval_s)
+            self._drain_throttles()  # recorded before their sensors can expire
             self.quotas.expire()
             self._plane.invalidate_quotas()  # expired sensors are gone: resolve again
 
@@ -296,7 +318,9 @@ class NativeGateway:
         """Stop accepting, let in-flight requests finish (bounded by drain_timeout_ms), close."""
         if self._expiry_task is not None:
             self._expiry_task.cancel()
+            self._drain_task.cancel()
         drained = await asyncio.get_running_loop().run_in_executor(None, self._plane.stop, self.config.drain_timeout_ms)
+        self._drain_throttles()
         if self.usage_log is not None:
             self._usage_task.cancel()
             self.usage_log.flush()

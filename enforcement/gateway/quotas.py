@@ -181,10 +181,14 @@ class QuotaGate:
         return throttle_ms
 
     @_locked
-    def record_throttle(self, quota_type: str, user: str, client_id: str | None, throttle_ms: int) -> None:
-        """Record the winning throttle on ``<quota_type>`` ``throttle-time`` (KIP-219)."""
+    def record_throttle(
+        self, quota_type: str, user: str, client_id: str | None, throttle_ms: int, now_ms: int | None = None
+    ) -> None:
+        """Record the winning throttle on ``<quota_type>`` ``throttle-time`` (KIP-219), at ``now_ms``
+        (default: now; the native data plane queues its throttles and passes their own time)."""
         if self._enforcer is not None and throttle_ms > 0:
-            self._enforcer.record_throttle(quota_type, user, client_id or "", throttle_ms, self._clock_ms())
+            now_ms = self._clock_ms() if now_ms is None else now_ms
+            self._enforcer.record_throttle(quota_type, user, client_id or "", throttle_ms, now_ms)
 
     def quota_for(self, kind: str, user: str | None, client_id: str | None, ip: str | None) -> float | None:
         """The effective quota behind a usage-log ``kind`` (None = unlimited or no quotas).

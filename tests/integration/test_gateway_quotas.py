@@ -17,6 +17,7 @@ reference runs in test_gateway_quota_reference.py (see tests/integration/quota_a
 
 from __future__ import annotations
 
+import collections
 import socket
 import struct
 import threading
@@ -110,22 +111,24 @@ def test_one_client_id_on_connections_spread_over_two_workers_shares_one_quota(t
         worker_threads=2,
     )
     topic, runs = f"q-{uuid.uuid4().hex[:6]}", []
-    calls = {"on_produce": 0, "resolve": 0}
-    gate = gateway.gateway.quotas
+    # what the data plane asks of Python (the bridge), by method and first argument
+    calls, bridge = collections.Counter(), gateway.gateway._bridge
 
     def counted(name):
-        method = getattr(gate, name)
+        method = getattr(bridge, name)
 
         def call(*args):
-            calls[name] += 1
+            calls[name, args[0]] += 1
             return method(*args)
 
         return call
 
-    for name in calls:
-        setattr(gate, name, counted(name))
+    for name in ("on_produce", "resolve", "may_throttle", "record_throttle", "event"):
+        setattr(bridge, name, counted(name))
     try:
-        gateway.call_soon(gate.load, [({"client-id": client_id}, {"producer_byte_rate": float(quota)})])
+        gateway.call_soon(
+            gateway.gateway.quotas.load, [({"client-id": client_id}, {"producer_byte_rate": float(quota)})]
+        )
 
         def run():
             runs.append(
@@ -139,6 +142,7 @@ def test_one_client_id_on_connections_spread_over_two_workers_shares_one_quota(t
             thread.start()
         for thread in threads:
             thread.join()
+        metrics = gateway.gateway.stats.registry
     finally:
         gateway.stop()
     assert len(runs) == producers, "a client run failed (see its stderr above)"
@@ -150,8 +154,17 @@ def test_one_client_id_on_connections_spread_over_two_workers_shares_one_quota(t
     assert 0.95 * quota <= charged <= 1.05 * quota, charged / quota
     assert 0.95 * quota <= sent <= 1.05 * quota, sent / quota
     assert all(r["throttle_max_ms"] > 0 for r in runs)
-    # charged on the worker threads: Python is asked which sensor applies, never per request
-    assert calls["on_produce"] == 0 and 0 < calls["resolve"] <= 10, calls
+    # charged on the worker threads: Python is asked which sensor applies, never per request,
+    # not even per throttled request (throttles and mutes are queued and read by the metrics)
+    asked = sum(n for (name, _arg), n in calls.items() if name == "resolve")
+    assert 0 < asked <= 10 and calls["event", "throttled"] == 0, calls
+    assert not {name for name, _arg in calls} - {"resolve", "event"}, calls
+    families = {family.name: family.samples for family in metrics.collect()}
+    throttle_avg = max(
+        [s.value for s in families["kafka_server_produce_throttle_time"] if s.labels["client_id"] == client_id]
+    )
+    muted = sum(s.value for s in families["kconfigs_gateway_throttled_responses"] if s.name.endswith("_total"))
+    assert throttle_avg and throttle_avg > 0 and muted and muted > 0, (throttle_avg, muted)
 
 
 def _api_versions_request(correlation_id: int) -> bytes:

@@ -327,6 +327,16 @@ impl DataPlane {
         self.shared.quotas.usage.drain()
     }
 
+    /// Throttles queued for `throttle-time`: (quota type, user, client-id, throttle ms, now ms).
+    fn drain_throttles(&self) -> Vec<(&'static str, String, String, i64, i64)> {
+        self.shared.quotas.drain_throttles()
+    }
+
+    /// Muted connections per listener since the last call: (listener, count).
+    fn drain_throttled(&self) -> Vec<(String, u64)> {
+        self.shared.quotas.drain_throttled()
+    }
+
     /// The quota admin API keys the gateway answers itself.
     fn set_admin_owned(&self, keys: Vec<i16>) {
         *self.shared.admin_owned.lock().unwrap() = keys;

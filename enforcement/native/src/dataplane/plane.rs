@@ -4,9 +4,9 @@
 //! caps, SASL observation, producer ids, quota charge for Produce, KIP-219 hold while muted) and a
 //! response task (upstream -> client: pairing with the oldest in-flight request, address and
 //! ApiVersions rewriting, Fetch/request-time charge, throttle_time patching). The control plane
-//! (Python) is reached through one bridge object for the rare or stateful decisions: quota charges
-//! (one shared quota state, so an entity's connections on different worker threads share one
-//! rate), the quota admin API answers, metrics events and logging.
+//! (Python) is reached through one bridge object for the rare or stateful decisions: which quota
+//! sensor applies to a new (user, client-id) (quota.rs charges it here, with no Python call per
+//! request), the quota admin API answers, metrics events and logging.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -284,6 +284,31 @@ impl Shared {
             .usage
             .record(Kind::Fetch, user, cid, ip, delivered as f64, throttle_ms);
         throttle_ms
+    }
+
+    /// KIP-219: the winning throttle on `<quota_type>` `throttle-time`; with native charging it is
+    /// queued for the control plane, which records it before metrics are read (no Python call
+    /// per throttled request).
+    fn record_throttle(&self, quota_type: &'static str, user: &str, client_id: &Option<String>, throttle_ms: i64) {
+        if throttle_ms <= 0 {
+            return;
+        }
+        if self.quotas.native.load(Ordering::Relaxed) {
+            let cid = client_id.as_deref().unwrap_or("");
+            self.quotas
+                .queue_throttle(quota_type, user, cid, throttle_ms, quota::monotonic_ms());
+        } else {
+            let _ = self.bridge_i64("record_throttle", (quota_type, user, client_id.clone(), throttle_ms));
+        }
+    }
+
+    /// A connection was muted (counted in the metrics).
+    fn throttled(&self, listener: &str) {
+        if self.quotas.native.load(Ordering::Relaxed) {
+            self.quotas.count_throttled(listener);
+        } else {
+            self.event("throttled", listener);
+        }
     }
 
     pub fn log(&self, level: &str, msg: String) {
@@ -735,7 +760,7 @@ impl Conn {
                 st.muted_until = until;
             }
             drop(st);
-            self.shared.event("throttled", &self.listener);
+            self.shared.throttled(&self.listener);
         }
     }
 
@@ -1052,10 +1077,8 @@ impl Conn {
             self.mute(throttle_ms);
             if acks == 0 {
                 // no response: the request quota does not apply (Kafka records it as exempt)
-                let _ = self.shared.bridge_i64(
-                    "record_throttle",
-                    ("Produce", principal, prefix.client_id.clone(), throttle_ms),
-                );
+                self.shared
+                    .record_throttle("Produce", principal, &prefix.client_id, throttle_ms);
             }
         }
         entry.produce_throttle_ms = throttle_ms;
@@ -1317,14 +1340,10 @@ impl Conn {
         };
         // only the manager with the larger throttle records it; a tie goes to Request (Kafka)
         if request_ms > 0 && request_ms >= bandwidth_ms {
-            let _ = self
-                .shared
-                .bridge_i64("record_throttle", ("Request", principal, client_id.clone(), request_ms));
+            self.shared.record_throttle("Request", principal, client_id, request_ms);
         } else if bandwidth_ms > 0 {
-            let _ = self.shared.bridge_i64(
-                "record_throttle",
-                (bandwidth_type, principal, client_id.clone(), bandwidth_ms),
-            );
+            self.shared
+                .record_throttle(bandwidth_type, principal, client_id, bandwidth_ms);
         }
         if key == PRODUCE {
             self.mute(request_ms);

@@ -56,26 +56,52 @@ pub struct Resolution {
 
 type Key = (Kind, String, String);
 
+/// (quota type, user, client-id, throttle ms, now ms) of a throttle to record on `throttle-time`.
+pub type QueuedThrottle = (&'static str, String, String, i64, i64);
+/// Queued throttles beyond this wait for the next drain: the oldest are recorded, the rest dropped
+/// (the `throttle-time` average is a metric, never a decision).
+const MAX_QUEUED_THROTTLES: usize = 100_000;
+
+#[derive(Default)]
 pub struct Quotas {
     /// off while the control plane's clock is not the monotonic one (tests with a manual clock)
     pub native: AtomicBool,
     generation: AtomicU64,
     cache: Mutex<HashMap<Key, Arc<Resolution>>>,
     pub usage: Usage,
-}
-
-impl Default for Quotas {
-    fn default() -> Self {
-        Quotas {
-            native: AtomicBool::new(false),
-            generation: AtomicU64::new(0),
-            cache: Mutex::new(HashMap::new()),
-            usage: Usage::default(),
-        }
-    }
+    throttles: Mutex<Vec<QueuedThrottle>>,
+    /// muted connections per listener since the last drain
+    throttled: Mutex<HashMap<String, u64>>,
 }
 
 impl Quotas {
+    pub fn queue_throttle(&self, quota_type: &'static str, user: &str, client_id: &str, throttle_ms: i64, now_ms: i64) {
+        let mut queue = self.throttles.lock().unwrap();
+        if queue.len() < MAX_QUEUED_THROTTLES {
+            queue.push((quota_type, user.to_string(), client_id.to_string(), throttle_ms, now_ms));
+        }
+    }
+
+    pub fn drain_throttles(&self) -> Vec<QueuedThrottle> {
+        std::mem::take(&mut *self.throttles.lock().unwrap())
+    }
+
+    pub fn count_throttled(&self, listener: &str) {
+        let mut counts = self.throttled.lock().unwrap();
+        match counts.get_mut(listener) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(listener.to_string(), 1);
+            }
+        }
+    }
+
+    pub fn drain_throttled(&self) -> Vec<(String, u64)> {
+        std::mem::take(&mut *self.throttled.lock().unwrap())
+            .into_iter()
+            .collect()
+    }
+
     /// A reload or an expiry run changed what resolutions may answer: ask again.
     pub fn invalidate(&self) {
         let mut cache = self.cache.lock().unwrap();
