@@ -19,10 +19,10 @@ import asyncio
 import collections
 import logging
 import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
+from kconfigs.clock import MONOTONIC
 from kconfigs_enforcement import rates
 from kconfigs_enforcement.gateway import codec, versions
 from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
@@ -57,7 +57,7 @@ class Bridge:
 
     def __init__(self, quotas: QuotaGate, stats: GatewayStats, admin: Any, probe: AnonymousProbe):
         self.quotas, self.stats, self.admin, self.probe = quotas, stats, admin, probe
-        self._last_limit_log_s = 0.0
+        self._last_limit_log_ms = -10_000
         #: (api key, version, upstream addresses) of recent address rewrites
         self.rewrites: collections.deque = collections.deque(maxlen=10_000)
 
@@ -83,9 +83,9 @@ class Bridge:
 
     def over_limit(self, ip: str, listener: str, reason: str) -> None:
         self.stats.connection_over_limit(listener, reason)
-        now_s = time.monotonic()
-        if now_s - self._last_limit_log_s >= 10:  # a flood must not flood the log too
-            self._last_limit_log_s = now_s
+        now_ms = MONOTONIC.now_ms()
+        if now_ms - self._last_limit_log_ms >= 10_000:  # a flood must not flood the log too
+            self._last_limit_log_ms = now_ms
             log.warning(
                 "refusing connections from %s on %s: %s reached (counted in "
                 "kconfigs_gateway_connections_over_limit_total)",
