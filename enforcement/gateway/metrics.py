@@ -76,8 +76,8 @@ class GatewayStats:
     def connection_over_limit(self, listener: str, limit: str) -> None:
         self._over_limit.labels(listener, limit).inc()
 
-    def throttled(self, listener: str) -> None:
-        self._throttled.labels(listener).inc()
+    def throttled(self, listener: str, count: int = 1) -> None:
+        self._throttled.labels(listener).inc(count)
 
     def bad_frame(self, side: str) -> None:
         self._bad.labels(side).inc()

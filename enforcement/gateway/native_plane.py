@@ -3,10 +3,11 @@
 Rust moves the bytes: listeners, framing, headers, version caps, address and ApiVersions
 rewriting, SASL observation, producer ids, KIP-219 mute and hold, throttle_time patching. Python
 stays the control plane, reached through :class:`Bridge` for the rare or stateful decisions: the
-quota state (one :class:`~kconfigs_enforcement.gateway.quotas.QuotaGate` for all worker threads, so an
-entity's connections on different threads share one rate, exactly as on one broker), the quota
-admin API answers, Prometheus metrics, the usage log and logging. The data plane asks for nothing
-while no quota is installed.
+quota state (one :class:`~kconfigs_enforcement.gateway.quotas.QuotaGate`; the data plane asks it
+which sensor applies once per new (kind, user, client-id) and then records into that shared
+native sensor itself, so an entity's connections on different threads share one rate, exactly as
+on one broker), the quota admin API answers, Prometheus metrics, the usage log and logging. The
+data plane asks for nothing while no quota is installed.
 
 :class:`NativeGateway` is the running gateway
 (``start``/``stop``/``bootstrap_address``/``quotas``/``stats``/``registry``/``usage_log``).
@@ -56,7 +57,7 @@ class Bridge:
 
     def __init__(self, quotas: QuotaGate, stats: GatewayStats, admin: Any, probe: AnonymousProbe):
         self.quotas, self.stats, self.admin, self.probe = quotas, stats, admin, probe
-        self._last_limit_log_s = 0.0
+        self._last_limit_log_ms = -10_000
         #: (api key, version, upstream addresses) of recent address rewrites
         self.rewrites: collections.deque = collections.deque(maxlen=10_000)
 
@@ -82,9 +83,9 @@ class Bridge:
 
     def over_limit(self, ip: str, listener: str, reason: str) -> None:
         self.stats.connection_over_limit(listener, reason)
-        now_s = MONOTONIC.now_ms() / 1000
-        if now_s - self._last_limit_log_s >= 10:  # a flood must not flood the log too
-            self._last_limit_log_s = now_s
+        now_ms = MONOTONIC.now_ms()
+        if now_ms - self._last_limit_log_ms >= 10_000:  # a flood must not flood the log too
+            self._last_limit_log_ms = now_ms
             log.warning(
                 "refusing connections from %s on %s: %s reached (counted in "
                 "kconfigs_gateway_connections_over_limit_total)",
@@ -99,6 +100,10 @@ class Bridge:
 
     def connection_closed(self, ip: str) -> None:
         self.quotas.connection_closed(ip)
+
+    def resolve(self, kind: str, user: str, client_id: str | None) -> tuple[Any, bool]:
+        """Asked once per new (kind, user, client-id); the data plane then records into the sensor."""
+        return self.quotas.resolve(kind, user, client_id)
 
     def may_throttle(self, user: str, client_id: str | None, kinds: list[str]) -> bool:
         return self.quotas.may_throttle(user, client_id, tuple(kinds))
@@ -178,6 +183,13 @@ class _Registry:
         return {tuple(upstream): tuple(advertised) for upstream, advertised in self._plane.mapping()}
 
 
+def native_charging(quotas: QuotaGate) -> bool:
+    """Whether the data plane charges quotas itself: it reads CLOCK_MONOTONIC, so only while the
+    control plane does too (a test's manual clock keeps every charge on the bridge), and only into
+    native sensors (``KCONFIGS_PURE_PYTHON=1`` keeps them pure Python)."""
+    return rates.NATIVE and quotas.on_monotonic_clock
+
+
 def worker_threads(config: GatewayConfig) -> int:
     """0 = one per core (tokio's default)."""
     return int(config.worker_threads or os.environ.get("KCONFIGS_GATEWAY_WORKERS", 0) or 0)
@@ -193,20 +205,44 @@ class NativeGateway:
         self.quotas = quotas or QuotaGate(
             config.quota_window_num, config.quota_window_size_seconds, enforce_producer_ids=config.enforce_producer_ids
         )
-        self.stats = GatewayStats(self.quotas.metric_samples)
+        self.stats = GatewayStats(self._metric_samples)
         self.admin = admin
         self._bridge = Bridge(self.quotas, self.stats, admin, AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
         self._plane = DataPlane(self._settings(), self._bridge, worker_threads(config))
-        self.quotas.load_listeners.append(lambda: self._plane.set_quota_active(self.quotas.active))
+        self.quotas.load_listeners.append(self._quotas_loaded)
         self._plane.set_quota_active(self.quotas.active)
+        self._plane.set_native_charging(native_charging(self.quotas))
         if admin is not None:
             self._plane.set_admin_owned(sorted(admin.owned_apis()))
         self.registry = _Registry(self._plane)
         self.ctx = _Context(self._plane)
         self._port = None
         self._expiry_task: asyncio.Task | None = None
+        self._drain_task: asyncio.Task | None = None
         self._usage_task: asyncio.Task | None = None
         self.usage_log = None
+
+    def _drain_throttles(self) -> None:
+        """Record what the data plane queued instead of calling Python per throttled request: the
+        throttles for ``throttle-time`` (at their own time, in order) and the muted-connection
+        counts."""
+        for quota_type, user, client_id, throttle_ms, now_ms in self._plane.drain_throttles():
+            self.quotas.record_throttle(quota_type, user, client_id, throttle_ms, now_ms)
+        for listener, count in self._plane.drain_throttled():
+            self.stats.throttled(listener, count)
+
+    def _metric_samples(self) -> list:
+        self._drain_throttles()  # a scrape sees every throttle so far
+        return self.quotas.metric_samples()
+
+    async def _drain_throttles_periodically(self, interval_s: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            self._drain_throttles()
+
+    def _quotas_loaded(self) -> None:
+        self._plane.invalidate_quotas()  # sensors re-bound, tag shapes may differ: resolve again
+        self._plane.set_quota_active(self.quotas.active)
 
     def _settings(self) -> dict:
         c = self.config
@@ -248,12 +284,15 @@ class NativeGateway:
     async def start(self) -> None:
         self._port = await asyncio.get_running_loop().run_in_executor(None, self._plane.start)
         self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
+        self._drain_task = asyncio.create_task(self._drain_throttles_periodically())
         if self.config.usage_log_path:
             from kconfigs_enforcement.gateway.usage_log import UsageLog
 
             out = open(self.config.usage_log_path, "a", encoding="utf-8")
             self.usage_log = UsageLog(out, self.config.usage_log_window_ms, self.quotas.quota_for)
-            self.quotas.usage_sinks.append(self.usage_log.record)
+            self.quotas.usage_sinks.append(self.usage_log.record)  # what is still charged in Python
+            self.usage_log.sources.append(self._plane.drain_usage)  # what the data plane charged
+            self._plane.set_usage_window(self.config.usage_log_window_ms)
             self._usage_task = asyncio.create_task(self.usage_log.run_periodic_flush())
         host = self.config.listen[0]
         log.info(
@@ -271,13 +310,17 @@ class NativeGateway:
     async def _expire_sensors_periodically(self, interval_s: float = 30.0) -> None:
         while True:  # Kafka's expiry task runs every 30 s
             await asyncio.sleep(interval_s)
+            self._drain_throttles()  # recorded before their sensors can expire
             self.quotas.expire()
+            self._plane.invalidate_quotas()  # expired sensors are gone: resolve again
 
     async def stop(self) -> None:
         """Stop accepting, let in-flight requests finish (bounded by drain_timeout_ms), close."""
         if self._expiry_task is not None:
             self._expiry_task.cancel()
+            self._drain_task.cancel()
         drained = await asyncio.get_running_loop().run_in_executor(None, self._plane.stop, self.config.drain_timeout_ms)
+        self._drain_throttles()
         if self.usage_log is not None:
             self._usage_task.cancel()
             self.usage_log.flush()

@@ -62,6 +62,11 @@ class QuotaGate:
         self.load_listeners: list[Callable[[], None]] = []
 
     @property
+    def on_monotonic_clock(self) -> bool:
+        """Whether ``now_ms`` is CLOCK_MONOTONIC's (``time.monotonic_ns``) in ms."""
+        return self._clock_ms == monotonic_ms
+
+    @property
     def active(self) -> bool:
         return self._enforcer is not None
 
@@ -100,6 +105,22 @@ class QuotaGate:
             return False
         snapshot, client_id = self._enforcer.snapshot, client_id or ""
         return any(snapshot.resolve(user, client_id, _KIND_KEYS[kind]).value is not None for kind in kinds)
+
+    @_locked
+    def resolve(self, kind: str, user: str, client_id: str | None) -> tuple[Any, bool]:
+        """(the sensor a charge of ``kind`` records into, or None when Kafka records nothing; whether
+        a finite quota applies). The native data plane asks once per new (kind, user, client-id)
+        and records into the returned sensor itself until a reload or expiry run (the same
+        choice as the manager's ``record``: an existing binding, else a new sensor if enabled).
+        ``producer_id`` has no sensor here: the answer is :meth:`wants_producer_ids`."""
+        if kind == "producer_id":
+            return None, self.wants_producer_ids(user)
+        if self._enforcer is None:
+            return None, False
+        managers = {"produce": self._enforcer.produce, "fetch": self._enforcer.fetch, "request": self._enforcer.request}
+        client_id = client_id or ""
+        sensor = managers[kind].recording_sensor(user, client_id, self._clock_ms())
+        return sensor, self.may_throttle(user, client_id, (kind,))
 
     def on_produce(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
         return self._charge(
@@ -160,10 +181,14 @@ class QuotaGate:
         return throttle_ms
 
     @_locked
-    def record_throttle(self, quota_type: str, user: str, client_id: str | None, throttle_ms: int) -> None:
-        """Record the winning throttle on ``<quota_type>`` ``throttle-time`` (KIP-219)."""
+    def record_throttle(
+        self, quota_type: str, user: str, client_id: str | None, throttle_ms: int, now_ms: int | None = None
+    ) -> None:
+        """Record the winning throttle on ``<quota_type>`` ``throttle-time`` (KIP-219), at ``now_ms``
+        (default: now; the native data plane queues its throttles and passes their own time)."""
         if self._enforcer is not None and throttle_ms > 0:
-            self._enforcer.record_throttle(quota_type, user, client_id or "", throttle_ms, self._clock_ms())
+            now_ms = self._clock_ms() if now_ms is None else now_ms
+            self._enforcer.record_throttle(quota_type, user, client_id or "", throttle_ms, now_ms)
 
     def quota_for(self, kind: str, user: str | None, client_id: str | None, ip: str | None) -> float | None:
         """The effective quota behind a usage-log ``kind`` (None = unlimited or no quotas).

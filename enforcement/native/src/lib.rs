@@ -19,7 +19,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyTuple};
 
-use ring::{java_round, Ring, Value};
+use ring::{java_round, Ring, Sensor, SharedSensor, Value};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
@@ -43,16 +43,21 @@ fn to_value(value: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 #[pyclass(subclass, module = "kconfigs_enforcement._native")]
 pub struct RateCore {
-    ring: Ring,
-    /// the quota per second (`UNLIMITED` = no quota)
-    #[pyo3(get, set)]
-    bound: f64,
-    /// `boundedThrottleTime` cap in ms (i64::MAX = uncapped)
-    #[pyo3(get, set)]
-    cap_ms: i64,
-    /// `Sensor.lastRecordTime`, for the one-hour inactivity expiry
-    #[pyo3(get, set)]
-    last_record_ms: i64,
+    /// Shared with the native data plane's worker threads, which record into the same sensor
+    /// (one rate per entity, whichever thread or language records).
+    core: SharedSensor,
+}
+
+impl RateCore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sensor> {
+        // a panic while recording cannot leave the ring half-updated in a way later reads rely on
+        self.core.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The state the data plane records into.
+    pub fn shared(&self) -> SharedSensor {
+        self.core.clone()
+    }
 }
 
 #[pymethods]
@@ -73,83 +78,116 @@ impl RateCore {
             return Err(PyValueError::new_err("samples and window_ms must be >= 1"));
         }
         Ok(RateCore {
-            ring: Ring::new(samples, window_ms, legacy_pre_3_8),
-            bound,
-            cap_ms,
-            last_record_ms: now_ms,
+            core: Arc::new(Mutex::new(Sensor {
+                ring: Ring::new(samples, window_ms, legacy_pre_3_8),
+                bound,
+                cap_ms,
+                last_record_ms: now_ms,
+            })),
         })
+    }
+
+    /// the quota per second (`UNLIMITED` = no quota)
+    #[getter]
+    fn bound(&self) -> f64 {
+        self.lock().bound
+    }
+
+    #[setter]
+    fn set_bound(&self, bound: f64) {
+        self.lock().bound = bound;
+    }
+
+    /// `boundedThrottleTime` cap in ms (i64::MAX = uncapped)
+    #[getter]
+    fn cap_ms(&self) -> i64 {
+        self.lock().cap_ms
+    }
+
+    #[setter]
+    fn set_cap_ms(&self, cap_ms: i64) {
+        self.lock().cap_ms = cap_ms;
+    }
+
+    /// `Sensor.lastRecordTime`, for the one-hour inactivity expiry
+    #[getter]
+    fn last_record_ms(&self) -> i64 {
+        self.lock().last_record_ms
+    }
+
+    #[setter]
+    fn set_last_record_ms(&self, last_record_ms: i64) {
+        self.lock().last_record_ms = last_record_ms;
     }
 
     #[getter]
     fn samples(&self) -> i64 {
-        self.ring.samples()
+        self.lock().ring.samples()
     }
 
     #[getter]
     fn sample_window_ms(&self) -> i64 {
-        self.ring.window()
+        self.lock().ring.window()
     }
 
     #[getter]
     fn legacy_pre_3_8(&self) -> bool {
-        self.ring.legacy_pre_3_8()
+        self.lock().ring.legacy_pre_3_8()
     }
 
     /// `SampledStat.record`.
-    fn record(&mut self, value: &Bound<'_, PyAny>, now_ms: i64) -> PyResult<()> {
-        self.ring.record(to_value(value)?, now_ms);
+    fn record(&self, value: &Bound<'_, PyAny>, now_ms: i64) -> PyResult<()> {
+        let value = to_value(value)?;
+        self.lock().ring.record(value, now_ms);
         Ok(())
     }
 
     /// `Sensor.record(v, t, checkQuotas=false)`: unrecord / recordNoThrottle.
-    fn record_no_check(&mut self, value: &Bound<'_, PyAny>, now_ms: i64) -> PyResult<()> {
-        self.last_record_ms = now_ms;
-        self.ring.record(to_value(value)?, now_ms);
+    fn record_no_check(&self, value: &Bound<'_, PyAny>, now_ms: i64) -> PyResult<()> {
+        let value = to_value(value)?;
+        self.lock().record_no_check(value, now_ms);
         Ok(())
     }
 
     /// Record `value` at `now_ms`, then return the throttle in ms (0 = within quota).
-    fn record_and_throttle(&mut self, value: &Bound<'_, PyAny>, now_ms: i64) -> PyResult<i64> {
-        self.last_record_ms = now_ms;
-        Ok(self
-            .ring
-            .record_and_throttle(to_value(value)?, now_ms, self.bound, self.cap_ms))
+    fn record_and_throttle(&self, value: &Bound<'_, PyAny>, now_ms: i64) -> PyResult<i64> {
+        let value = to_value(value)?;
+        Ok(self.lock().record_and_throttle(value, now_ms))
     }
 
     /// `Sensor.hasExpired`: idle for strictly more than `expiry_ms`.
     fn expired(&self, now_ms: i64, expiry_ms: i64) -> bool {
-        now_ms - self.last_record_ms > expiry_ms
+        now_ms - self.lock().last_record_ms > expiry_ms
     }
 
-    fn total(&mut self, now_ms: i64) -> f64 {
-        self.ring.total(now_ms)
+    fn total(&self, now_ms: i64) -> f64 {
+        self.lock().ring.total(now_ms)
     }
 
-    fn window_ms(&mut self, now_ms: i64) -> i64 {
-        self.ring.window_ms(now_ms)
+    fn window_ms(&self, now_ms: i64) -> i64 {
+        self.lock().ring.window_ms(now_ms)
     }
 
-    fn measure(&mut self, now_ms: i64) -> f64 {
-        self.ring.measure(now_ms)
+    fn measure(&self, now_ms: i64) -> f64 {
+        self.lock().ring.measure(now_ms)
     }
 
     /// The ring slots as (value, start_ms, last_event_ms) tuples, in slot order.
     fn _slots<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items: PyResult<Vec<Bound<'py, PyTuple>>> = self
-            .ring
-            .slots()
-            .into_iter()
-            .map(|(v, s, l)| (v, s, l).into_pyobject(py))
-            .collect();
+        let slots = self.lock().ring.slots();
+        let items: PyResult<Vec<Bound<'py, PyTuple>>> =
+            slots.into_iter().map(|(v, s, l)| (v, s, l).into_pyobject(py)).collect();
         PyList::new(py, items?)
     }
 
-    /// Copy the whole native state of `other` into this object (deepcopy / pickle support).
-    fn _copy_core_from(&mut self, other: PyRef<'_, RateCore>) {
-        self.ring = other.ring.clone();
-        self.bound = other.bound;
-        self.cap_ms = other.cap_ms;
-        self.last_record_ms = other.last_record_ms;
+    /// Copy the whole native state of `other` into this object (deepcopy / pickle support): a
+    /// copy, never the same shared state.
+    fn _copy_core_from(&self, other: PyRef<'_, RateCore>) {
+        if Arc::ptr_eq(&self.core, &other.core) {
+            return;
+        }
+        let state = other.lock().clone();
+        *self.lock() = state;
     }
 }
 
@@ -264,6 +302,39 @@ impl DataPlane {
     /// Whether a quota snapshot is installed (no quota: nothing is charged, nothing called).
     fn set_quota_active(&self, active: bool) {
         self.shared.quota_active.store(active, Ordering::SeqCst);
+    }
+
+    /// Charge quotas on the worker threads (sensors resolved once through the bridge) rather
+    /// than through the bridge per request. Only with the control plane on the monotonic clock.
+    fn set_native_charging(&self, native: bool) {
+        self.shared.quotas.native.store(native, Ordering::SeqCst);
+        self.shared.quotas.invalidate();
+    }
+
+    /// A reload or sensor expiry: resolved sensors are asked for again.
+    fn invalidate_quotas(&self) {
+        self.shared.quotas.invalidate();
+    }
+
+    /// Keep usage-log totals per `window_ms` wall-clock window (0 = no usage log).
+    fn set_usage_window(&self, window_ms: i64) {
+        self.shared.quotas.usage.window_ms.store(window_ms, Ordering::SeqCst);
+    }
+
+    /// The usage totals so far: (window start ms, kind, user, client-id, ip, value, throttle ms).
+    #[allow(clippy::type_complexity)]
+    fn drain_usage(&self) -> Vec<(i64, &'static str, String, String, String, f64, f64)> {
+        self.shared.quotas.usage.drain()
+    }
+
+    /// Throttles queued for `throttle-time`: (quota type, user, client-id, throttle ms, now ms).
+    fn drain_throttles(&self) -> Vec<(&'static str, String, String, i64, i64)> {
+        self.shared.quotas.drain_throttles()
+    }
+
+    /// Muted connections per listener since the last call: (listener, count).
+    fn drain_throttled(&self) -> Vec<(String, u64)> {
+        self.shared.quotas.drain_throttled()
     }
 
     /// The quota admin API keys the gateway answers itself.

@@ -89,6 +89,32 @@ def test_usage_log_writes_one_line_per_entity_kind_and_window():
     assert len(out.getvalue().splitlines()) == 2  # the idle fetch window (value 0, throttle 0) is omitted
 
 
+def test_usage_totals_kept_elsewhere_land_in_their_own_windows():
+    """The native data plane keeps its charges' totals per window; the log pulls them before it
+    writes a window, so each lands in the window it was charged in, merged with Python's own."""
+    now = [1_714_557_600_250]
+    out = io.StringIO()
+    log = UsageLog(out, 1000, lambda *_: None, clock_ms=lambda: now[0])
+    pending = []
+    log.sources.append(lambda: pending.pop() if pending else [])
+    log.record("produce", "alice", "app", "10.0.0.7", 24, 0)  # charged in Python, first window
+    pending.append(
+        [
+            (1_714_557_600_000, "produce", "alice", "app", "10.0.0.7", 1000.0, 0.0),
+            (1_714_557_601_000, "produce", "alice", "app", "10.0.0.7", 300.0, 12.0),
+        ]
+    )
+    now[0] = 1_714_557_602_100
+    log.roll(now[0])
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(l["ts_ms"], l["value"], l["throttle_ms"]) for l in lines] == [
+        (1_714_557_600_000, 1024, 0),
+        (1_714_557_601_000, 300, 12),
+    ]
+    log.flush()
+    assert len(out.getvalue().splitlines()) == 2  # pulled once: nothing counted twice
+
+
 def test_frame_size_limits_checked_from_the_prefix():
     """The data plane checks a length prefix before allocating the body (a TLS ClientHello read
     as a length: 0x16030100 = 369 098 752 bytes, named as such)."""

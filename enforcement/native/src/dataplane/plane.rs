@@ -4,9 +4,9 @@
 //! caps, SASL observation, producer ids, quota charge for Produce, KIP-219 hold while muted) and a
 //! response task (upstream -> client: pairing with the oldest in-flight request, address and
 //! ApiVersions rewriting, Fetch/request-time charge, throttle_time patching). The control plane
-//! (Python) is reached through one bridge object for the rare or stateful decisions: quota charges
-//! (one shared quota state, so an entity's connections on different worker threads share one
-//! rate), the quota admin API answers, metrics events and logging.
+//! (Python) is reached through one bridge object for the rare or stateful decisions: which quota
+//! sensor applies to a new (user, client-id) (quota.rs charges it here, with no Python call per
+//! request), the quota admin API answers, metrics events and logging.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -20,6 +20,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Mutex as AsyncMutex, Notify};
 
+use super::quota::{self, Kind, Quotas, Resolution};
 use super::rewrite::{self, AddressRewrite};
 use super::sasl::SaslState;
 use super::wire::{self, Malformed, RequestPrefix, API_VERSIONS, FETCH, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE};
@@ -81,6 +82,8 @@ pub struct Shared {
     pub settings: Settings,
     bridge: Py<PyAny>,
     pub quota_active: AtomicBool,
+    /// resolved sensors, native charging and usage totals (quota.rs)
+    pub quotas: Quotas,
     pub admin_owned: Mutex<Vec<i16>>,
     mapping: Mutex<HashMap<(String, i32), (String, i32)>>,
     bind_lock: AsyncMutex<u16>,
@@ -103,6 +106,7 @@ impl Shared {
             settings,
             bridge,
             quota_active: AtomicBool::new(false),
+            quotas: Quotas::default(),
             admin_owned: Mutex::new(Vec::new()),
             mapping: Mutex::new(HashMap::new()),
             bind_lock: AsyncMutex::new(next_port),
@@ -175,6 +179,136 @@ impl Shared {
                 false
             }
         })
+    }
+
+    /// What Python resolved for (kind, user, client-id): cached until a reload or expiry run.
+    fn resolution(&self, kind: Kind, user: &str, client_id: &Option<String>) -> Arc<Resolution> {
+        let client_id = client_id.as_deref().unwrap_or("");
+        self.quotas.resolve(kind, user, client_id, || {
+            quota::ask_python(&self.bridge, kind, user, client_id)
+        })
+    }
+
+    /// The resolution when charging runs here; None = every charge goes through the bridge
+    /// (a manual clock in the control plane, or pure-Python sensors).
+    fn native_resolution(&self, kind: Kind, user: &str, client_id: &Option<String>) -> Option<Arc<Resolution>> {
+        if !self.quotas.native.load(Ordering::Relaxed) {
+            return None;
+        }
+        let resolved = self.resolution(kind, user, client_id);
+        (!resolved.via_bridge).then_some(resolved)
+    }
+
+    /// Whether a finite quota of one of `kinds` applies (the response may throttle).
+    fn may_throttle(&self, user: &str, client_id: &Option<String>, kinds: &[Kind]) -> bool {
+        if self.quotas.native.load(Ordering::Relaxed) {
+            return kinds.iter().any(|&k| self.resolution(k, user, client_id).finite);
+        }
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        self.bridge_bool("may_throttle", (user, client_id.clone(), names))
+    }
+
+    fn wants_producer_ids(&self, user: &str) -> bool {
+        if self.quotas.native.load(Ordering::Relaxed) {
+            return self.resolution(Kind::ProducerIds, user, &None).finite;
+        }
+        self.bridge_bool("wants_producer_ids", (user,))
+    }
+
+    fn charge_produce(&self, user: &str, client_id: &Option<String>, ip: &str, nbytes: i64) -> i64 {
+        let Some(r) = self.native_resolution(Kind::Produce, user, client_id) else {
+            return self.bridge_i64("on_produce", (user, client_id.clone(), ip, nbytes));
+        };
+        let now_ms = quota::monotonic_ms();
+        let throttle_ms = r.sensor.as_ref().map_or(0, |s| quota::charge_bytes(s, nbytes, now_ms));
+        let cid = client_id.as_deref().unwrap_or("");
+        self.quotas
+            .usage
+            .record(Kind::Produce, user, cid, ip, nbytes as f64, throttle_ms);
+        throttle_ms
+    }
+
+    fn charge_request_time(&self, user: &str, client_id: &Option<String>, ip: &str, time_ns: i64) -> i64 {
+        let Some(r) = self.native_resolution(Kind::Request, user, client_id) else {
+            return self.bridge_i64("on_request_time", (user, client_id.clone(), ip, time_ns));
+        };
+        let now_ms = quota::monotonic_ms();
+        let throttle_ms = r
+            .sensor
+            .as_ref()
+            .map_or(0, |s| quota::charge_request_time(s, time_ns, now_ms));
+        let cid = client_id.as_deref().unwrap_or("");
+        self.quotas
+            .usage
+            .record(Kind::Request, user, cid, ip, time_ns as f64, throttle_ms);
+        throttle_ms
+    }
+
+    fn charge_fetch_replaced(
+        &self,
+        user: &str,
+        client_id: &Option<String>,
+        ip: &str,
+        nbytes: i64,
+        request_throttle_ms: i64,
+    ) -> i64 {
+        let Some(r) = self.native_resolution(Kind::Fetch, user, client_id) else {
+            return self.bridge_i64(
+                "on_fetch_replaced",
+                (user, client_id.clone(), ip, nbytes, request_throttle_ms),
+            );
+        };
+        let cid = client_id.as_deref().unwrap_or("");
+        let Some(sensor) = &r.sensor else {
+            if request_throttle_ms == 0 {
+                // fetch quotas disabled and nothing to unrecord: Kafka records nothing
+                self.quotas.usage.record(Kind::Fetch, user, cid, ip, nbytes as f64, 0);
+                return 0;
+            }
+            // rare: Kafka unrecords even with fetch quotas disabled, which creates the sensor;
+            // Python does that, and the next Fetch asks again which sensor applies
+            let throttle_ms = self.bridge_i64(
+                "on_fetch_replaced",
+                (user, client_id.clone(), ip, nbytes, request_throttle_ms),
+            );
+            self.quotas.forget(Kind::Fetch, user, cid);
+            return throttle_ms;
+        };
+        let throttle_ms = quota::charge_fetch_replaced(sensor, nbytes, request_throttle_ms, quota::monotonic_ms());
+        let delivered = if throttle_ms > 0 || request_throttle_ms > 0 {
+            0
+        } else {
+            nbytes
+        };
+        self.quotas
+            .usage
+            .record(Kind::Fetch, user, cid, ip, delivered as f64, throttle_ms);
+        throttle_ms
+    }
+
+    /// KIP-219: the winning throttle on `<quota_type>` `throttle-time`; with native charging it is
+    /// queued for the control plane, which records it before metrics are read (no Python call
+    /// per throttled request).
+    fn record_throttle(&self, quota_type: &'static str, user: &str, client_id: &Option<String>, throttle_ms: i64) {
+        if throttle_ms <= 0 {
+            return;
+        }
+        if self.quotas.native.load(Ordering::Relaxed) {
+            let cid = client_id.as_deref().unwrap_or("");
+            self.quotas
+                .queue_throttle(quota_type, user, cid, throttle_ms, quota::monotonic_ms());
+        } else {
+            let _ = self.bridge_i64("record_throttle", (quota_type, user, client_id.clone(), throttle_ms));
+        }
+    }
+
+    /// A connection was muted (counted in the metrics).
+    fn throttled(&self, listener: &str) {
+        if self.quotas.native.load(Ordering::Relaxed) {
+            self.quotas.count_throttled(listener);
+        } else {
+            self.event("throttled", listener);
+        }
     }
 
     pub fn log(&self, level: &str, msg: String) {
@@ -626,7 +760,7 @@ impl Conn {
                 st.muted_until = until;
             }
             drop(st);
-            self.shared.event("throttled", &self.listener);
+            self.shared.throttled(&self.listener);
         }
     }
 
@@ -822,15 +956,11 @@ impl Conn {
         entry.handling = started.elapsed();
         if expects_response {
             if self.shared.quota_active.load(Ordering::Relaxed) {
-                let kinds: Vec<&str> = if key == FETCH { vec!["fetch"] } else { vec![] }
+                let kinds: Vec<Kind> = if key == FETCH { vec![Kind::Fetch] } else { vec![] }
                     .into_iter()
-                    .chain((!EXEMPT_APIS.contains(&key)).then_some("request"))
+                    .chain((!EXEMPT_APIS.contains(&key)).then_some(Kind::Request))
                     .collect();
-                if !kinds.is_empty()
-                    && self
-                        .shared
-                        .bridge_bool("may_throttle", (principal.as_str(), prefix.client_id.clone(), kinds))
-                {
+                if !kinds.is_empty() && self.shared.may_throttle(&principal, &prefix.client_id, &kinds) {
                     entry.quota_bound = true;
                 }
             }
@@ -922,7 +1052,7 @@ impl Conn {
         if self.shared.quota_active.load(Ordering::Relaxed) {
             let principal = entry.principal.as_str();
             let mut pid_throttle = 0;
-            if self.shared.bridge_bool("wants_producer_ids", (principal,)) {
+            if self.shared.wants_producer_ids(principal) {
                 let ids = produce_request_producer_ids(prefix.api_version, body)?;
                 let new: Vec<i64> = {
                     let mut st = self.state.lock().unwrap();
@@ -940,18 +1070,15 @@ impl Conn {
                     );
                 }
             }
-            throttle_ms = self.shared.bridge_i64(
-                "on_produce",
-                (principal, prefix.client_id.clone(), self.ip.as_str(), request_bytes),
-            );
+            throttle_ms = self
+                .shared
+                .charge_produce(principal, &prefix.client_id, &self.ip, request_bytes);
             throttle_ms = throttle_ms.max(pid_throttle);
             self.mute(throttle_ms);
             if acks == 0 {
                 // no response: the request quota does not apply (Kafka records it as exempt)
-                let _ = self.shared.bridge_i64(
-                    "record_throttle",
-                    ("Produce", principal, prefix.client_id.clone(), throttle_ms),
-                );
+                self.shared
+                    .record_throttle("Produce", principal, &prefix.client_id, throttle_ms);
             }
         }
         entry.produce_throttle_ms = throttle_ms;
@@ -1199,32 +1326,24 @@ impl Conn {
                 service
             };
             let request_ns = (handling + upstream).as_nanos() as i64;
-            request_ms = self
-                .shared
-                .bridge_i64("on_request_time", (principal, client_id.clone(), ip, request_ns));
+            request_ms = self.shared.charge_request_time(principal, client_id, ip, request_ns);
         }
         let (bandwidth_ms, bandwidth_type) = match key {
             PRODUCE => (produce_throttle, "Produce"),
             // as a broker: a throttled Fetch is answered empty, so its bytes are unrecorded
             FETCH => (
-                self.shared.bridge_i64(
-                    "on_fetch_replaced",
-                    (principal, client_id.clone(), ip, i64::from(response_bytes), request_ms),
-                ),
+                self.shared
+                    .charge_fetch_replaced(principal, client_id, ip, i64::from(response_bytes), request_ms),
                 "Fetch",
             ),
             _ => (0, ""),
         };
         // only the manager with the larger throttle records it; a tie goes to Request (Kafka)
         if request_ms > 0 && request_ms >= bandwidth_ms {
-            let _ = self
-                .shared
-                .bridge_i64("record_throttle", ("Request", principal, client_id.clone(), request_ms));
+            self.shared.record_throttle("Request", principal, client_id, request_ms);
         } else if bandwidth_ms > 0 {
-            let _ = self.shared.bridge_i64(
-                "record_throttle",
-                (bandwidth_type, principal, client_id.clone(), bandwidth_ms),
-            );
+            self.shared
+                .record_throttle(bandwidth_type, principal, client_id, bandwidth_ms);
         }
         if key == PRODUCE {
             self.mute(request_ms);
