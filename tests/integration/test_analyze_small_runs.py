@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.dumps import generated_dump
+
 pytestmark = pytest.mark.integration
 FIRST_OUTPUT_S = 1.0
 OVERHEAD_S = 3.0
@@ -21,27 +23,7 @@ OVERHEAD_S = 3.0
 
 @pytest.fixture(scope="module")
 def small_dump(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("small") / "dump"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kconfigs",
-            "analyze",
-            "generate",
-            "--samples",
-            "4000",
-            "--entities",
-            "10",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    return out
+    return generated_dump(tmp_path_factory.mktemp("small") / "dump", samples=4000, entities=10)
 
 
 def _seconds_to_first_stderr_byte(argv: list[str], terminal: bool) -> tuple[float, bytes]:
