@@ -86,9 +86,9 @@ def scan_stats(inputs: Inputs) -> list[dict]:
     return groups
 
 
-def source_rows(groups: list[dict]) -> list[tuple]:
-    """The good groups as per-source statistics rows (transforms.source_stats_schema order)."""
-    return [tuple(g[c] for c in transforms.SOURCE_STATS_COLUMNS) for g in groups if not g["_bad"]]
+def source_rows(groups: list[dict]) -> list[dict]:
+    """The good groups as per-source statistics rows (``rollup.entity_stats``' input)."""
+    return [{c: g[c] for c in transforms.SOURCE_STATS_COLUMNS} for g in groups if not g["_bad"]]
 
 
 def malformed_examples(inputs: Inputs, limit: int = 5) -> list[str]:
@@ -97,7 +97,7 @@ def malformed_examples(inputs: Inputs, limit: int = 5) -> list[str]:
 
 
 def chart_points(inputs: Inputs, entities: list[tuple], bucket_ms: int, inputs_clean: bool = False) -> list:
-    """transforms.chart_buckets rows for ``entities`` (chart_id = index), ordered by bucket.
+    """transforms.chart_buckets rows for ``entities`` (chart_id = index), by chart then bucket.
 
     ``inputs_clean``: the statistics pass found no malformed line, so JmxTool lines need not
     have every cell checked again (only the charted cells are cast).
@@ -115,4 +115,5 @@ def chart_points(inputs: Inputs, entities: list[tuple], bucket_ms: int, inputs_c
     cells = _union(frames)
     if cells is None or not entities:
         return []
-    return transforms.chart_buckets(cells, bucket_ms).orderBy("bucket_ms").collect()
+    # ordered here, not by Spark: a sort is one more operator for a cold JVM to load and plan
+    return sorted(transforms.chart_buckets(cells, bucket_ms).collect(), key=lambda p: (p["chart_id"], p["bucket_ms"]))
