@@ -22,7 +22,7 @@ from kconfigs_analysis.dumpfiles import ReadOptions
 from kconfigs_analysis.kinds import KIND_QUOTA_KEY
 from kconfigs_analysis.report import ReportData
 from kconfigs_analysis.schemas import ENTITY_COLUMNS
-from kconfigs_analysis.session import sized_for
+from kconfigs_analysis.session import SMALL_INPUT_BYTES, sized_for
 
 CHART_BUCKETS = 120
 NO_QUOTA_METRICS = (
@@ -52,8 +52,6 @@ def input_files(args: InputArgs, step: Step) -> list:
 
 def is_small(args: InputArgs) -> bool:
     """Whether the named dumps are small (session.SMALL_INPUT_BYTES), known before Spark starts."""
-    from kconfigs_analysis.session import SMALL_INPUT_BYTES
-
     if args.prometheus is not None:
         return False
     return sum(os.path.getsize(p) for p in readers.expand_inputs(args.paths)) <= SMALL_INPUT_BYTES
@@ -174,13 +172,14 @@ def run_report(spark: SparkSession, args: ReportArgs, step: Step = lambda _: Non
     for the chart series of the few entities shown (report_scan).
     """
     files = input_files(args.inputs, step)
-    with sized_for(spark, input_bytes(files)):
-        return _report(spark, args, files, step)
+    size_bytes = input_bytes(files)
+    with sized_for(spark, size_bytes):
+        return _report(spark, args, files, step, small=size_bytes <= SMALL_INPUT_BYTES)
 
 
-def _report(spark: SparkSession, args: ReportArgs, files: list, step: Step) -> ReportOutcome:
+def _report(spark: SparkSession, args: ReportArgs, files: list, step: Step, small: bool) -> ReportOutcome:
     step(f"reading {len(files)} input(s)")
-    inputs = report_scan.open_inputs(spark, files, args.inputs.read)
+    inputs = report_scan.open_inputs(spark, files, args.inputs.read, reuse_scan=small)
     groups = report_scan.scan_stats(inputs)
     summary = {**transforms.summary_of(groups), "ignored_columns": sum(h.ignored_columns for h, _, _ in inputs.jmx)}
     examples = report_scan.malformed_examples(inputs) if summary["malformed_lines"] else []
