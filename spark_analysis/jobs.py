@@ -17,13 +17,12 @@ from pyspark.sql import DataFrame, SparkSession
 
 from kconfigs.errors import ValidationError
 from kconfigs_analysis import quotas as quota_io
-from kconfigs_analysis import readers, report_scan, sizing, transforms
+from kconfigs_analysis import readers, report_scan, rollup, sizing, transforms
 from kconfigs_analysis.dumpfiles import ReadOptions
 from kconfigs_analysis.kinds import KIND_QUOTA_KEY
-from kconfigs_analysis.local_frames import local_frame
 from kconfigs_analysis.report import ReportData
 from kconfigs_analysis.schemas import ENTITY_COLUMNS
-from kconfigs_analysis.session import sized_for
+from kconfigs_analysis.session import SMALL_INPUT_BYTES, sized_for
 
 CHART_BUCKETS = 120
 NO_QUOTA_METRICS = (
@@ -53,8 +52,6 @@ def input_files(args: InputArgs, step: Step) -> list:
 
 def is_small(args: InputArgs) -> bool:
     """Whether the named dumps are small (session.SMALL_INPUT_BYTES), known before Spark starts."""
-    from kconfigs_analysis.session import SMALL_INPUT_BYTES
-
     if args.prometheus is not None:
         return False
     return sum(os.path.getsize(p) for p in readers.expand_inputs(args.paths)) <= SMALL_INPUT_BYTES
@@ -121,14 +118,17 @@ def _sort_key(row: dict) -> tuple:
     return (-(row["throttled_fraction"] or 0), -(row["util_p99_pct"] or 0), -(row["p99"] or 0))
 
 
-def entity_rows(spark: SparkSession, per_source: list[tuple], quota_records: list | None) -> list[dict]:
-    """Stats per entity (from per-source rows) joined with its effective quota, most pressing first."""
-    source_frame = local_frame(spark, per_source, transforms.source_stats_schema())
-    stats = transforms.entity_stats(source_frame).collect()
-    stats_frame = local_frame(spark, stats, transforms.stats_schema())
+def _entity_order(row: dict) -> tuple:
+    return tuple((row[c] is None, row[c] or "") for c in ENTITY_COLUMNS)
+
+
+def entity_rows(per_source: list[dict], quota_records: list | None) -> list[dict]:
+    """Stats per entity (from per-source rows) joined with its effective quota, most pressing
+    first (ties in entity order)."""
+    stats = rollup.entity_stats(per_source)
     entities = [tuple(r[c] for c in ENTITY_COLUMNS) for r in stats]
     resolved = quota_io.resolve_entities(quota_records, entities, KIND_QUOTA_KEY) if quota_records is not None else []
-    rows = [r.asDict() for r in transforms.with_quotas(spark, stats_frame, resolved).collect()]
+    rows = sorted(rollup.with_quotas(stats, resolved), key=_entity_order)
     return sorted(rows, key=_sort_key)
 
 
@@ -172,19 +172,20 @@ def run_report(spark: SparkSession, args: ReportArgs, step: Step = lambda _: Non
     for the chart series of the few entities shown (report_scan).
     """
     files = input_files(args.inputs, step)
-    with sized_for(spark, input_bytes(files)):
-        return _report(spark, args, files, step)
+    size_bytes = input_bytes(files)
+    with sized_for(spark, size_bytes):
+        return _report(spark, args, files, step, small=size_bytes <= SMALL_INPUT_BYTES)
 
 
-def _report(spark: SparkSession, args: ReportArgs, files: list, step: Step) -> ReportOutcome:
+def _report(spark: SparkSession, args: ReportArgs, files: list, step: Step, small: bool) -> ReportOutcome:
     step(f"reading {len(files)} input(s)")
-    inputs = report_scan.open_inputs(spark, files, args.inputs.read)
+    inputs = report_scan.open_inputs(spark, files, args.inputs.read, reuse_scan=small)
     groups = report_scan.scan_stats(inputs)
     summary = {**transforms.summary_of(groups), "ignored_columns": sum(h.ignored_columns for h, _, _ in inputs.jmx)}
     examples = report_scan.malformed_examples(inputs) if summary["malformed_lines"] else []
     _check_inputs(args.inputs, summary, examples)
     step("per-entity percentiles")
-    rows = entity_rows(spark, report_scan.source_rows(groups), args.quota_records)
+    rows = entity_rows(report_scan.source_rows(groups), args.quota_records)
     step("chart series")
     charts, heat_rows, buckets = _chart_data(inputs, rows, summary, args)
     idle = sizing.idle_quotas(args.quota_records or [], rows, KIND_QUOTA_KEY)

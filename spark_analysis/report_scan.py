@@ -30,11 +30,17 @@ class Inputs:
     options: ReadOptions
     jmx: list = field(default_factory=list)  # (JmxFile, {column index: series}, bad-line series)
     dims: dict = field(default_factory=dict)  # series -> (kind, user, client_id, ip, source)
+    #: small inputs: the chart pass filters the statistics pass's frames (kept here) instead of
+    #: building a narrower parse; on a cold JVM building a plan costs more than parsing a small file
+    reuse_scan: bool = False
+    scanned: dict = field(default_factory=dict)  # "narrow" / "canonical" -> DataFrame (reuse_scan)
 
 
-def open_inputs(spark: SparkSession, files: list, options: ReadOptions | None = None) -> Inputs:
+def open_inputs(
+    spark: SparkSession, files: list, options: ReadOptions | None = None, reuse_scan: bool = False
+) -> Inputs:
     """Read the JmxTool headers and number their series (same source + entity = same series)."""
-    inputs = Inputs(spark, [f for f in files if f.format != "jmxtool"], options or ReadOptions())
+    inputs = Inputs(spark, [f for f in files if f.format != "jmxtool"], options or ReadOptions(), reuse_scan=reuse_scan)
     numbers: dict[tuple, int] = {}
 
     def number(key: tuple) -> int:
@@ -76,19 +82,21 @@ def scan_stats(inputs: Inputs) -> list[dict]:
     """:func:`transforms.group_stats` rows with entity and source columns (one Spark job per shape)."""
     groups = []
     narrow = _narrow(inputs)
+    canonical = _canonical(inputs)
+    if inputs.reuse_scan:
+        inputs.scanned.update(narrow=narrow, canonical=canonical)
     if narrow is not None:
         for row in transforms.group_stats(narrow, ["series"]).collect():
             values = row.asDict()
             groups.append({**dict(zip(_CANONICAL_KEYS, inputs.dims[values.pop("series")])), **values})
-    canonical = _canonical(inputs)
     if canonical is not None:
         groups += [row.asDict() for row in transforms.group_stats(canonical, _CANONICAL_KEYS).collect()]
     return groups
 
 
-def source_rows(groups: list[dict]) -> list[tuple]:
-    """The good groups as per-source statistics rows (transforms.source_stats_schema order)."""
-    return [tuple(g[c] for c in transforms.SOURCE_STATS_COLUMNS) for g in groups if not g["_bad"]]
+def source_rows(groups: list[dict]) -> list[dict]:
+    """The good groups as per-source statistics rows (``rollup.entity_stats``' input)."""
+    return [{c: g[c] for c in transforms.SOURCE_STATS_COLUMNS} for g in groups if not g["_bad"]]
 
 
 def malformed_examples(inputs: Inputs, limit: int = 5) -> list[str]:
@@ -97,22 +105,32 @@ def malformed_examples(inputs: Inputs, limit: int = 5) -> list[str]:
 
 
 def chart_points(inputs: Inputs, entities: list[tuple], bucket_ms: int, inputs_clean: bool = False) -> list:
-    """transforms.chart_buckets rows for ``entities`` (chart_id = index), ordered by bucket.
+    """transforms.chart_buckets rows for ``entities`` (chart_id = index), by chart then bucket.
 
     ``inputs_clean``: the statistics pass found no malformed line, so JmxTool lines need not
     have every cell checked again (only the charted cells are cast).
     """
     chart_of = {s: entities.index(d[:4]) for s, d in inputs.dims.items() if d[:4] in entities}
     frames = []
-    narrow = _narrow(inputs, set(chart_of), check_cells=not inputs_clean) if chart_of else None
+    narrow = _charted_cells(inputs, set(chart_of), inputs_clean) if chart_of else None
     if narrow is not None:
         # a literal map, not a join: a broadcast of even a tiny table is one more Spark job
         chart_id = F.expr("map(" + ", ".join(f"{s}, {c}" for s, c in chart_of.items()) + ")")[F.col("series")]
         frames.append(narrow.select(chart_id.alias("chart_id"), "ts_ms", "rate", "throttle_ms"))
-    canonical = _canonical(inputs)
+    canonical = inputs.scanned["canonical"] if "canonical" in inputs.scanned else _canonical(inputs)
     if canonical is not None:
         frames.append(transforms.chart_cells(transforms.valid_samples(canonical), inputs.spark, entities))
     cells = _union(frames)
     if cells is None or not entities:
         return []
-    return transforms.chart_buckets(cells, bucket_ms).orderBy("bucket_ms").collect()
+    # ordered here, not by Spark: a sort is one more operator for a cold JVM to load and plan
+    return sorted(transforms.chart_buckets(cells, bucket_ms).collect(), key=lambda p: (p["chart_id"], p["bucket_ms"]))
+
+
+def _charted_cells(inputs: Inputs, series: set[int], inputs_clean: bool) -> DataFrame | None:
+    """The good JmxTool cells of ``series``: from the statistics pass's frame when it was kept."""
+    scanned = inputs.scanned.get("narrow")
+    if scanned is None:
+        return _narrow(inputs, series, check_cells=not inputs_clean)
+    is_charted = ~F.col("_bad") & F.col("series").isin(*sorted(series))
+    return scanned.filter(is_charted)

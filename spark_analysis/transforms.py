@@ -1,7 +1,7 @@
 """DataFrame -> DataFrame steps of the quota report. Each ends with a ``select`` of its schema.
 
-Per-broker first, then per entity: quotas are per broker, so an entity's rates on different
-brokers are never added; its percentiles are those of its worst broker (sizing method D.2/D.4).
+Statistics are per broker (per source): quotas are per broker, so an entity's rates on
+different brokers are never added. ``rollup`` takes them to the entity on the driver.
 """
 
 from __future__ import annotations
@@ -18,14 +18,6 @@ PERCENTILES = (0.5, 0.95, 0.99)
 #: default gave up to 1.2 % error in p99 where throttled rates pile up at the quota), for the
 #: same time and ~60 MB more memory (benchmarks/RESULTS.md, analyze section).
 PERCENTILE_ACCURACY = 100_000
-STATS_COLUMNS = ENTITY_STATS_SCHEMA.fieldNames() + ["sources"]
-
-
-def stats_schema():
-    """Schema of :func:`entity_stats` (ENTITY_STATS_SCHEMA + the number of sources)."""
-    from pyspark.sql.types import LongType, StructField, StructType
-
-    return StructType(ENTITY_STATS_SCHEMA.fields + [StructField("sources", LongType(), False)])
 
 
 def valid_samples(dump: DataFrame) -> DataFrame:
@@ -57,18 +49,8 @@ def _percentile_columns(column: str) -> list:
     return [approx[i].alias(name) for i, name in enumerate(("p50", "p95", "p99"))]
 
 
-#: columns of the per-source statistics (the input of :func:`entity_stats`)
+#: columns of the per-source statistics (the input of rollup.entity_stats)
 SOURCE_STATS_COLUMNS = ENTITY_COLUMNS + ["source"] + ENTITY_STATS_SCHEMA.fieldNames()[4:]
-
-
-def source_stats_schema():
-    """Schema of per-source statistics rows (entity, source, ENTITY_STATS_SCHEMA's numbers)."""
-    from pyspark.sql.types import StringType, StructField, StructType
-
-    fields = (
-        ENTITY_STATS_SCHEMA.fields[:4] + [StructField("source", StringType(), True)] + ENTITY_STATS_SCHEMA.fields[4:]
-    )
-    return StructType(fields)
 
 
 def group_stats(frame: DataFrame, keys: list[str]) -> DataFrame:
@@ -108,44 +90,6 @@ def summary_of(groups: list[dict]) -> dict:
         "last_ts_ms": max(lasts) if lasts else None,
         "sources": len({g["source"] for g in groups if g["source"] is not None}),
     }
-
-
-def entity_stats(per_source: DataFrame) -> DataFrame:
-    """Roll per-source stats up to the entity: worst broker's mean and percentiles, summed counts,
-    throttle-time mean over all throttled samples."""
-    throttle_ms_sum = F.sum(F.col("throttle_ms_mean") * F.col("throttled_samples"))
-    stats = per_source.groupBy(*ENTITY_COLUMNS).agg(
-        F.sum("samples").alias("samples"),
-        *(F.max(c).alias(c) for c in ("mean", "p50", "p95", "p99", "max")),
-        F.sum("busy_samples").alias("busy_samples"),
-        F.sum("throttle_samples").alias("throttle_samples"),
-        F.sum("throttled_samples").alias("throttled_samples"),
-        (throttle_ms_sum / F.sum("throttled_samples")).alias("throttle_ms_mean"),
-        F.max("throttle_ms_max").alias("throttle_ms_max"),
-        F.min("first_ts_ms").alias("first_ts_ms"),
-        F.max("last_ts_ms").alias("last_ts_ms"),
-        F.count("source").alias("sources"),
-    )
-    return stats.select(*STATS_COLUMNS)
-
-
-def with_quotas(spark: SparkSession, stats: DataFrame, resolved: list) -> DataFrame:
-    """Join the effective quota and compute utilisation (KIP-1373: rate / quota × 100, uncapped)."""
-    schema = "kind string, user string, client_id string, ip string, quota double, quota_level string"
-    rows = [(q.kind, q.user, q.client_id, q.ip, q.quota, q.level) for q in resolved]
-    quotas = local_frame(spark, rows, schema)
-    same_entity = [stats[c].eqNullSafe(quotas[c]) for c in ENTITY_COLUMNS]
-    joined = stats.join(F.broadcast(quotas), on=same_entity, how="left")
-    has_quota = F.col("quota").isNotNull()
-    throttle_fraction = F.when(F.col("throttle_samples") > 0, F.col("throttled_samples") / F.col("throttle_samples"))
-    return joined.select(
-        *(stats[c] for c in STATS_COLUMNS),
-        F.col("quota"),
-        F.col("quota_level"),
-        F.when(has_quota, F.col("p99") / F.col("quota") * 100.0).alias("util_p99_pct"),
-        F.when(has_quota, F.col("max") / F.col("quota") * 100.0).alias("util_max_pct"),
-        F.coalesce(throttle_fraction, F.lit(0.0)).alias("throttled_fraction"),
-    )
 
 
 def chart_cells(samples: DataFrame, spark: SparkSession, entities: list[tuple]) -> DataFrame:

@@ -14,6 +14,7 @@ TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
+from harness import descriptors  # noqa: E402
 from harness.fixtures import (  # noqa: E402,F401  (fixtures are found by name)
     STARTUP_TIMES,
     kafka_zk_broker,
@@ -55,7 +56,18 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         report.longrepr = f"integration test skipped on CI (not allowed; run .ci/setup-test-env): {report.longrepr}"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    before = descriptors.open_descriptors()
+    yield
+    module = item.module.__name__ if item.module else str(item.fspath)
+    descriptors.record(module, before, descriptors.open_descriptors())
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
+    terminalreporter.section("descriptors left open, by test module")
+    for line in descriptors.summary_lines():
+        terminalreporter.write_line(line)
     if STARTUP_TIMES:
         terminalreporter.section("server start-up times")
         for name, seconds in STARTUP_TIMES:

@@ -57,6 +57,9 @@ class SqliteStore:
 
     def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False, missing_ok: bool = False):
         self.path = Path(path) if path else default_store_path()
+        self.read_only, self.missing_ok = read_only, missing_ok
+        #: True while a read-only store stands in for a file that has no quota tables yet
+        self.placeholder = False
         with self._errors():
             if read_only:
                 self.db = self._connect_existing(missing_ok)
@@ -88,8 +91,8 @@ class SqliteStore:
             raise CorruptData(f"Embedded store {self.path} is not a kconfigs database (no quota tables)")
         return db
 
-    @staticmethod
-    def _empty_store() -> sqlite3.Connection:
+    def _empty_store(self) -> sqlite3.Connection:
+        self.placeholder = True
         db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         db.executescript(_SCHEMA)
         return db
@@ -227,7 +230,12 @@ class SqliteStore:
     ):
         from kconfigs.stores.sqlite_watch import SqliteQuotaWatch
 
-        return SqliteQuotaWatch(SqliteStore(self.path), on_change, on_state, poll_interval_s)
+        return SqliteQuotaWatch(self.reopened(), on_change, on_state, poll_interval_s)
+
+    def reopened(self) -> SqliteStore:
+        """A second connection in this store's mode (a read-only store stays read-only: watching
+        never creates the file)."""
+        return SqliteStore(self.path, read_only=self.read_only, missing_ok=self.missing_ok)
 
     def close(self) -> None:
         self.db.close()

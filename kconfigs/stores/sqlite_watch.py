@@ -48,6 +48,9 @@ class SqliteQuotaWatch:
                     self._on_state("lost")
 
     def _poll(self) -> None:
+        if self._store.placeholder:
+            self._open_when_written()
+            return
         rows, gap = self._store.changes_since(self._last_seq)
         if gap:
             self._last_seq = self._store.last_change()
@@ -62,6 +65,18 @@ class SqliteQuotaWatch:
         if entities:
             records = tuple(self._store.read_entity(e) for e in entities.values())
             self._on_change(StoreChange(records=records))
+
+    def _open_when_written(self) -> None:
+        """A read-only watch of a store not yet written: once a writer has created the tables,
+        follow the real file from its whole current content."""
+        store = self._store.reopened()
+        if store.placeholder:
+            store.close()
+            return
+        self._store.close()
+        self._store = store
+        self._last_seq = store.last_change()
+        self._on_change(StoreChange(records=tuple(store.snapshot()), full_snapshot=True))
 
     def close(self) -> None:
         self._stop.set()

@@ -30,12 +30,15 @@ def javac_binary() -> str:
 
 
 def compiled_classes(source: Path, version: str) -> Path:
-    """Directory holding ``source`` compiled against Kafka ``version``'s jars.
+    """Directory holding ``source`` compiled against Kafka ``version``'s jars, with the helper
+    classes it uses from the same folder (``-sourcepath``).
 
     :raises RuntimeError: javac failed (with its messages).
     """
     javac = javac_binary()
-    digest = hashlib.sha256(source.read_bytes())
+    digest = hashlib.sha256()
+    for program in sorted(source.parent.glob("*.java")):  # the helpers it may use are part of it
+        digest.update(program.name.encode() + program.read_bytes())
     digest.update(os.path.realpath(javac).encode())
     for jar in kafka_jars(version):
         digest.update(jar.name.encode())
@@ -46,7 +49,17 @@ def compiled_classes(source: Path, version: str) -> Path:
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
     result = subprocess.run(
-        [javac, "-nowarn", "-cp", kafka_classpath(version), "-d", str(building), str(source)],
+        [
+            javac,
+            "-nowarn",
+            "-cp",
+            kafka_classpath(version),
+            "-sourcepath",
+            str(source.parent),
+            "-d",
+            str(building),
+            str(source),
+        ],
         capture_output=True,
         text=True,
     )

@@ -155,11 +155,10 @@ def _java_stores(directory: Path) -> None:
     )
 
 
-def generate_tls_material(directory: Path) -> TlsMaterial:
-    """Create CA, server and client certificates in ``directory``.
-
-    :raises MissingTestDependency: openssl or keytool is missing.
-    """
+def generate_pem_material(directory: Path, client_key_password: str | None = None) -> Path:
+    """CA, server and client certificates and keys as PEM files in ``directory`` (no Java
+    needed). With ``client_key_password``, ``client-encrypted.key`` holds the client key
+    encrypted with it. :raises MissingTestDependency: openssl is missing."""
     directory.mkdir(parents=True, exist_ok=True)
     openssl = _openssl()
     _run(
@@ -183,6 +182,30 @@ def generate_tls_material(directory: Path) -> TlsMaterial:
     )
     _signed_cert(openssl, directory, "server", "/CN=localhost", SERVER_EXTENSIONS)
     _signed_cert(openssl, directory, "client", "/CN=kconfigs-client", CLIENT_EXTENSIONS)
+    if client_key_password is not None:
+        _run(
+            [
+                openssl,
+                "pkey",
+                "-in",
+                "client.key",
+                "-aes-256-cbc",
+                "-passout",
+                f"pass:{client_key_password}",
+                "-out",
+                "client-encrypted.key",
+            ],
+            directory,
+        )
+    return directory
+
+
+def generate_tls_material(directory: Path) -> TlsMaterial:
+    """PEM material (:func:`generate_pem_material`) plus JKS copies for Java clients.
+
+    :raises MissingTestDependency: openssl or keytool is missing.
+    """
+    generate_pem_material(directory)
     _java_stores(directory)
     return TlsMaterial(
         ca_pem=directory / "ca.pem",

@@ -7,8 +7,6 @@ a ``promtool tsdb dump`` of the same TSDB and period, and every failure is one l
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -18,10 +16,12 @@ import pytest
 from harness.brokers import KraftBroker
 from harness.cli import run_main
 from harness.jmx_exporter import EXAMPLE_KAFKA_QUOTA_RULES, javaagent_flag
-from harness.processes import free_ports, port_is_open
+from harness.processes import free_ports
 from harness.prometheus import SCRAPE_INTERVAL_S, PrometheusServer, WebSecurity
 from harness.tls import generate_tls_material
 from harness.versions import KAFKA_3_VERSION
+from tests.integration.gateway_support import wait_for_port
+from tests.integration.reliability_gateway import ServeProcess
 
 pytestmark = pytest.mark.integration
 RUN_S = 14
@@ -53,9 +53,8 @@ def _produce(bootstrap: str, client_id: str, size: int, pause_s: float, stop: th
         producer.close(timeout=10)
 
 
-def _serve(workdir: Path, upstream: str) -> tuple[subprocess.Popen, str, int]:
+def _serve(workdir: Path, upstream: str) -> ServeProcess:
     """``kconfigs serve`` (a black box here) with its own store and a quota on VIA_GATEWAY."""
-    port, metrics_port = free_ports(2)
     store = workdir / "gateway.db"
     _kconfigs(
         "--store",
@@ -68,30 +67,9 @@ def _serve(workdir: Path, upstream: str) -> tuple[subprocess.Popen, str, int]:
         "--add-config",
         f"producer_byte_rate={GATEWAY_QUOTA}",
     )
-    log = (workdir / "serve.log").open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kconfigs",
-            "serve",
-            "--upstream",
-            upstream,
-            "--listen",
-            f"127.0.0.1:{port}",
-            "--store",
-            str(store),
-            "--metrics-listen",
-            f"127.0.0.1:{metrics_port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while not (port_is_open(port) and port_is_open(metrics_port)):
-        assert process.poll() is None and time.monotonic() < deadline, (workdir / "serve.log").read_text()
-        time.sleep(0.2)
-    return process, f"127.0.0.1:{port}", metrics_port
+    gateway = ServeProcess(workdir, upstream, store=str(store), usage_log=False)
+    wait_for_port(gateway.metrics_port)
+    return gateway
 
 
 @pytest.fixture(scope="module")
@@ -130,16 +108,18 @@ def scene(tmp_path_factory):
             "--add-config",
             f"producer_byte_rate={THROTTLED_QUOTA}",
         )
-        gateway, gateway_bootstrap, metrics_port = _serve(work, broker.bootstrap)
+        gateway = _serve(work, broker.bootstrap)
         security = WebSecurity(tls.server_cert_pem, tls.server_key_pem, tls.ca_pem, USER, PASSWORD)
         prometheus = PrometheusServer(
-            work / "prom", {"kafka": f"127.0.0.1:{agent_port}", "gateway": f"127.0.0.1:{metrics_port}"}, security
+            work / "prom",
+            {"kafka": f"127.0.0.1:{agent_port}", "gateway": f"127.0.0.1:{gateway.metrics_port}"},
+            security,
         ).start()
         prometheus.wait_for_targets_up(2)
         threads = [
             threading.Thread(target=_produce, args=(broker.bootstrap, THROTTLED, 10_000, 0.01, stop)),
             threading.Thread(target=_produce, args=(broker.bootstrap, STEADY, 1_000, 0.05, stop)),
-            threading.Thread(target=_produce, args=(gateway_bootstrap, VIA_GATEWAY, 5_000, 0.01, stop)),
+            threading.Thread(target=_produce, args=(gateway.bootstrap, VIA_GATEWAY, 5_000, 0.01, stop)),
         ]
         for thread in threads:
             thread.start()
@@ -157,8 +137,7 @@ def scene(tmp_path_factory):
         if prometheus is not None:
             prometheus.stop()
         if gateway is not None:
-            gateway.terminate()
-            gateway.wait(timeout=30)
+            gateway.stop()
         broker.stop()
 
 

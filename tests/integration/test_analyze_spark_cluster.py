@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.dumps import generated_dump
 from harness.processes import LOCALHOST
 from harness.spark_cluster import StandaloneCluster, executor_python
 
@@ -30,27 +31,7 @@ def cluster(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def dump(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("cluster-dump") / "dump"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kconfigs",
-            "analyze",
-            "generate",
-            "--samples",
-            "20000",
-            "--entities",
-            "8",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    return out
+    return generated_dump(tmp_path_factory.mktemp("cluster-dump") / "dump", samples=20000, entities=8)
 
 
 def _analyze(master: str, executor: str, *args: str) -> dict:

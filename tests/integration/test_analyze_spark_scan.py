@@ -63,10 +63,20 @@ def _chart_rows(points) -> list[tuple]:
     return sorted(tuple(p) for p in points)
 
 
-def test_chart_points_equal_the_canonical_series_with_and_without_the_cell_check(spark, tmp_path):
+def _opened(spark, files, reuse_scan: bool):
+    """Inputs as the report opens them; with ``reuse_scan`` (small inputs) after the statistics pass."""
+    inputs = report_scan.open_inputs(spark, files, reuse_scan=reuse_scan)
+    if reuse_scan:
+        report_scan.scan_stats(inputs)
+        assert inputs.scanned
+    return inputs
+
+
+@pytest.mark.parametrize("reuse_scan", [False, True], ids=["own-pass", "reused-scan"])
+def test_chart_points_equal_the_canonical_series_with_and_without_the_cell_check(spark, tmp_path, reuse_scan):
     generate(GeneratorSpec(samples=4000, out_dir=str(tmp_path), fmt="jmxtool", entities=5, brokers=2))
     files = readers.classify_inputs([str(tmp_path)])
-    inputs = report_scan.open_inputs(spark, files)
+    inputs = _opened(spark, files, reuse_scan)
     entities = sorted({d[:4] for d in inputs.dims.values() if d[0] is not None}, key=repr)[:3]
     samples = transforms.valid_samples(readers.load_dumps(spark, files))
     want = _chart_rows(transforms.chart_series(samples, spark, entities, 60_000).collect())
@@ -74,10 +84,12 @@ def test_chart_points_equal_the_canonical_series_with_and_without_the_cell_check
     assert _chart_rows(report_scan.chart_points(inputs, entities, 60_000, inputs_clean=True)) == want
 
 
-def test_chart_points_leave_out_malformed_lines(spark):
-    files = readers.classify_inputs([str(FIXTURES / "broker-1.jmx.csv"), str(FIXTURES / "broker-2.jmx.csv")])
-    inputs = report_scan.open_inputs(spark, files)
+@pytest.mark.parametrize("reuse_scan", [False, True], ids=["own-pass", "reused-scan"])
+def test_chart_points_leave_out_malformed_lines(spark, tmp_path, reuse_scan):
+    files = _inputs(tmp_path)  # malformed rows, a second file of one broker, a Prometheus scrape
+    inputs = _opened(spark, files, reuse_scan)
     entities = sorted({d[:4] for d in inputs.dims.values() if d[0] is not None}, key=repr)
+    entities += [("produce", "bob", "app-2", None)]  # charted from the Prometheus scrape
     samples = transforms.valid_samples(readers.load_dumps(spark, files))
     want = _chart_rows(transforms.chart_series(samples, spark, entities, 1000).collect())
-    assert _chart_rows(report_scan.chart_points(inputs, entities, 1000)) == want
+    assert want and _chart_rows(report_scan.chart_points(inputs, entities, 1000)) == want

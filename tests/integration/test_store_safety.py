@@ -6,6 +6,8 @@ create, destructive operations that must be confirmed, entity names every store 
 from __future__ import annotations
 
 import hashlib
+import queue
+import time
 from pathlib import Path
 
 import pytest
@@ -184,6 +186,23 @@ def test_reads_never_create_a_store(env, monkeypatch, argv):
     assert not (env / "nonexistent").exists()
     assert run_main(*argv)[0] == 0  # the default store not written yet reads as empty...
     assert not (env / "home").exists()  # ...and is not created by reading it
+
+
+def test_watching_a_read_only_store_creates_nothing_and_follows_its_first_write(env):
+    changes: queue.Queue = queue.Queue()
+    path = default_store(env)
+    watch = SqliteStore(path, read_only=True, missing_ok=True).watch(changes.put, poll_interval_s=0.05)
+    try:
+        assert changes.get(timeout=10).records == ()  # the store not written yet reads as empty
+        time.sleep(0.3)  # several polls
+        assert not (env / "home").exists()  # ...and watching it does not create it
+        assert run_main(*ALTER)[0] == 0
+        first = changes.get(timeout=10)
+        assert first.full_snapshot and [dict(r.configs) for r in first.records] == [{"producer_byte_rate": "1"}]
+        assert run_main("--alter", "--user", "u1", "--add-config", "producer_byte_rate=2")[0] == 0
+        assert [dict(r.configs) for r in changes.get(timeout=10).records] == [{"producer_byte_rate": "2"}]
+    finally:
+        watch.close()
 
 
 def test_an_alter_dry_run_creates_nothing(env):

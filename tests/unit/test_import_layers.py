@@ -32,6 +32,7 @@ PURE_CORE = [
     "kconfigs_enforcement.token_bucket",
     "kconfigs_enforcement.resolution",
     "kconfigs_enforcement.quota_manager",
+    "kconfigs_analysis.rollup",
 ]
 IO_MODULES = {
     "os",

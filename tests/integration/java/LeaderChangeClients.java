@@ -1,18 +1,12 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
-import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.time.Duration;
-import java.util.stream.Stream;
 
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -86,7 +80,7 @@ public final class LeaderChangeClients {
         }
         stop.set(true);
         reader.join();
-        Cluster cluster = (Cluster) ((org.apache.kafka.clients.Metadata) field(producer, "metadata")).fetch();
+        Cluster cluster = (Cluster) ((org.apache.kafka.clients.Metadata) ClientProcess.field(producer, "metadata")).fetch();
         Node leader = cluster.leaderFor(new TopicPartition(args[1], 0));
         List<String> nodes = new ArrayList<>();
         for (Node node : cluster.nodes()) {
@@ -99,48 +93,10 @@ public final class LeaderChangeClients {
         json.append(", \"leader\": ").append(leader == null ? "null"
                 : "[" + leader.id() + ", \"" + leader.host() + "\", " + leader.port() + "]");
         json.append(", \"nodes\": ").append(nodes);
-        json.append(", \"ports\": ").append(establishedRemotePorts());
+        json.append(", \"ports\": ").append(ClientProcess.establishedRemotePorts());
         json.append("}");
         producer.close();
         consumer.close();
         System.out.println(json);
-    }
-
-    private static Object field(Object target, String name) throws Exception {
-        Field field = target.getClass().getDeclaredField(name);
-        field.setAccessible(true);
-        return field.get(target);
-    }
-
-    /** Remote ports of this process's established TCP connections (see TransactionalLoop). */
-    private static TreeSet<Integer> establishedRemotePorts() throws Exception {
-        TreeSet<String> inodes = new TreeSet<>();
-        try (Stream<Path> fds = Files.list(Paths.get("/proc/self/fd"))) {
-            for (Path fd : (Iterable<Path>) fds::iterator) {
-                try {
-                    String target = Files.readSymbolicLink(fd).toString();
-                    if (target.startsWith("socket:[")) {
-                        inodes.add(target.substring(8, target.length() - 1));
-                    }
-                } catch (java.io.IOException gone) {
-                    // a descriptor closed while listing
-                }
-            }
-        }
-        TreeSet<Integer> ports = new TreeSet<>();
-        for (String table : List.of("/proc/self/net/tcp", "/proc/self/net/tcp6")) {
-            Path path = Paths.get(table);
-            if (!Files.exists(path)) {
-                continue;
-            }
-            List<String> lines = Files.readAllLines(path, StandardCharsets.US_ASCII);
-            for (String line : lines.subList(1, lines.size())) {
-                String[] cols = line.trim().split("\\s+");
-                if (cols[3].equals("01") && inodes.contains(cols[9])) {  // 01: ESTABLISHED
-                    ports.add(Integer.parseInt(cols[2].substring(cols[2].indexOf(':') + 1), 16));
-                }
-            }
-        }
-        return ports;
     }
 }

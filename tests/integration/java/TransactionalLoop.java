@@ -1,9 +1,4 @@
-import java.lang.reflect.Field;
 import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -11,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeSet;
-import java.util.stream.Stream;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -105,7 +99,7 @@ public final class TransactionalLoop {
         List<String> outputCommitted = readAll(bootstrap, prefix + "-check-out", output, "read_committed", count);
         List<String> inputCommitted = readAll(bootstrap, prefix + "-check-inc", input, "read_committed", count);
         List<String> inputUncommitted = readAll(bootstrap, prefix + "-check-inu", input, "read_uncommitted", count + ABORTED);
-        TreeSet<Integer> ports = establishedRemotePorts();  // every client above is still open
+        TreeSet<Integer> ports = ClientProcess.establishedRemotePorts();  // every client above is still open
 
         StringBuilder json = new StringBuilder("{");
         json.append("\"input_seconds\": ").append(inputSeconds);
@@ -194,7 +188,7 @@ public final class TransactionalLoop {
     /** Whether the client ran KIP-890 transactions (TransactionManager#isTransactionV2Enabled, 4.x
      * clients only: null on older ones). Reflection: the client has no public accessor. */
     private static Object transactionV2(KafkaProducer<?, ?> producer) throws Exception {
-        Object manager = field(producer, "transactionManager");
+        Object manager = ClientProcess.field(producer, "transactionManager");
         try {
             Method method = manager.getClass().getMethod("isTransactionV2Enabled");
             return method.invoke(manager);
@@ -205,53 +199,14 @@ public final class TransactionalLoop {
 
     /** The highest Produce version the client negotiated with any node (its ApiVersions state). */
     private static int produceVersion(KafkaProducer<?, ?> producer) throws Exception {
-        Object apiVersions = field(producer, "apiVersions");
-        Map<?, ?> nodes = (Map<?, ?>) field(apiVersions, "nodeApiVersions");
+        Object apiVersions = ClientProcess.field(producer, "apiVersions");
+        Map<?, ?> nodes = (Map<?, ?>) ClientProcess.field(apiVersions, "nodeApiVersions");
         int best = -1;
         for (Object node : nodes.values()) {
             Method latest = node.getClass().getMethod("latestUsableVersion", ApiKeys.class);
             best = Math.max(best, ((Number) latest.invoke(node, ApiKeys.PRODUCE)).intValue());
         }
         return best;
-    }
-
-    private static Object field(Object target, String name) throws Exception {
-        Field field = target.getClass().getDeclaredField(name);
-        field.setAccessible(true);
-        return field.get(target);
-    }
-
-    /** Remote ports of this process's established TCP connections (/proc: socket inodes of our
-     * descriptors, looked up in the connection table). */
-    private static TreeSet<Integer> establishedRemotePorts() throws Exception {
-        TreeSet<String> inodes = new TreeSet<>();
-        try (Stream<Path> fds = Files.list(Paths.get("/proc/self/fd"))) {
-            for (Path fd : (Iterable<Path>) fds::iterator) {
-                try {
-                    String target = Files.readSymbolicLink(fd).toString();
-                    if (target.startsWith("socket:[")) {
-                        inodes.add(target.substring(8, target.length() - 1));
-                    }
-                } catch (java.io.IOException gone) {
-                    // a descriptor closed while listing
-                }
-            }
-        }
-        TreeSet<Integer> ports = new TreeSet<>();
-        for (String table : List.of("/proc/self/net/tcp", "/proc/self/net/tcp6")) {
-            Path path = Paths.get(table);
-            if (!Files.exists(path)) {
-                continue;
-            }
-            List<String> lines = Files.readAllLines(path, StandardCharsets.US_ASCII);
-            for (String line : lines.subList(1, lines.size())) {
-                String[] cols = line.trim().split("\\s+");
-                if (cols[3].equals("01") && inodes.contains(cols[9])) {  // 01: ESTABLISHED
-                    ports.add(Integer.parseInt(cols[2].substring(cols[2].indexOf(':') + 1), 16));
-                }
-            }
-        }
-        return ports;
     }
 
     private static String strings(List<String> values) {

@@ -5,10 +5,10 @@ must accept them, and a real TLS handshake (in-memory BIOs, both ends Python's s
 """
 
 import ssl
-import subprocess
 
 import pytest
 
+from harness.tls import generate_pem_material
 from kconfigs.errors import ValidationError
 from kconfigs.java_properties import parse_properties
 from kconfigs.kafka_admin.security import PemMaterial, security_from_properties
@@ -18,74 +18,7 @@ from kconfigs.kafka_admin.tls import build_ssl_context
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory):
     """A CA, a server cert for 127.0.0.1 signed by it, and a client key encrypted with 'key-pw'."""
-    d = tmp_path_factory.mktemp("pki")
-
-    def run(*args):
-        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
-
-    run(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=test-ca",
-    )
-    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=broker")
-    run(
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.pem",
-        "-days",
-        "2",
-        "-extfile",
-        "san.ext",
-    )
-    run(
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-keyout",
-        "client.key",
-        "-passout",
-        "pass:key-pw",
-        "-out",
-        "client.csr",
-        "-subj",
-        "/CN=client",
-    )
-    run(
-        "x509",
-        "-req",
-        "-in",
-        "client.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "client.pem",
-        "-days",
-        "2",
-    )
-    return d
+    return generate_pem_material(tmp_path_factory.mktemp("pki"), client_key_password="key-pw")
 
 
 def handshake(client_ctx, server_ctx, server_hostname="127.0.0.1"):
@@ -139,17 +72,17 @@ def test_inline_folded_pem_and_encrypted_client_key_give_mutual_tls(pki):
     text = (
         f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.certificates={folded(pki / 'ca.pem')}\n"
         f"ssl.keystore.type=PEM\nssl.keystore.certificate.chain={folded(pki / 'client.pem')}\n"
-        f"ssl.keystore.key={folded(pki / 'client.key')}\nssl.key.password=key-pw\n"
+        f"ssl.keystore.key={folded(pki / 'client-encrypted.key')}\nssl.key.password=key-pw\n"
     )
     sec = security_from_properties(parse_properties(text))
     peer = handshake(build_ssl_context(sec.pem, sec.check_hostname), server_context(pki, require_client_cert=True))
-    assert dict(x[0] for x in peer["subject"])["commonName"] == "client"
+    assert dict(x[0] for x in peer["subject"])["commonName"] == "kconfigs-client"
 
 
 def test_wrong_key_password_is_one_clear_error_without_the_password(pki):
     pem = PemMaterial(
         cert_chain_pem=(pki / "client.pem").read_text(),
-        key_pem=(pki / "client.key").read_text(),
+        key_pem=(pki / "client-encrypted.key").read_text(),
         key_password="not-the-pw",
     )
     with pytest.raises(ValidationError) as err:
@@ -160,7 +93,7 @@ def test_wrong_key_password_is_one_clear_error_without_the_password(pki):
 
 def test_pem_keystore_file_with_key_and_chain(pki, tmp_path):
     keystore = tmp_path / "keystore.pem"
-    keystore.write_text((pki / "client.key").read_text() + (pki / "client.pem").read_text())
+    keystore.write_text((pki / "client-encrypted.key").read_text() + (pki / "client.pem").read_text())
     sec = security_from_properties(
         {
             "security.protocol": "SSL",
@@ -173,4 +106,4 @@ def test_pem_keystore_file_with_key_and_chain(pki, tmp_path):
         read_file=lambda p: open(p).read(),
     )
     peer = handshake(build_ssl_context(sec.pem, sec.check_hostname), server_context(pki, require_client_cert=True))
-    assert dict(x[0] for x in peer["subject"])["commonName"] == "client"
+    assert dict(x[0] for x in peer["subject"])["commonName"] == "kconfigs-client"
