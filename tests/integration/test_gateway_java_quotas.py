@@ -12,6 +12,7 @@ A Fetch over the quota gets an empty throttled response through the gateway as f
 
 from __future__ import annotations
 
+import datetime
 import subprocess
 import uuid
 
@@ -54,15 +55,24 @@ def _alter_broker_quota(bootstrap: str, client_id: str, key: str, value: int) ->
     assert result.rc == 0, result.stderr
 
 
-def _steady(rates: list[float]) -> float:
-    """Mean of the per-second rates after the burst the windowed rate allows."""
-    steady = rates[SKIP_S:]
-    assert len(steady) >= 5, rates
-    return sum(steady) / len(steady)
+def _steady(intervals: list[tuple[float, float]]) -> float:
+    """The rate over the reporting intervals after the burst the windowed rate allows: their bytes
+    (or records) over their time. A plain mean of the per-interval rates overstates it: the tools
+    report when a record completes, so a throttled interval lasts longer and must weigh more."""
+    steady = intervals[SKIP_S:]
+    assert len(steady) >= 5, intervals
+    return sum(b for b, _ in steady) / sum(s for _, s in steady)
 
 
-def _producer_rates(bootstrap: str, topic: str, client_id: str, records: int) -> list[float]:
-    """Bytes/s of record values, one figure per second, from ProducerPerformance's reports."""
+def _rates(intervals: list[tuple[float, float]]) -> list[float]:
+    return [b / s for b, s in intervals]
+
+
+def _producer_intervals(
+    bootstrap: str, topic: str, client_id: str, records: int, record_bytes: int, *props: str, timeout_s: float
+) -> list[tuple[float, float]]:
+    """(records, seconds) per reporting interval (about a second) of ProducerPerformance:
+    "N records sent, R records/sec ..." covers N / R seconds."""
     argv = java_command(
         KAFKA_4_VERSION,
         "org.apache.kafka.tools.ProducerPerformance",
@@ -72,7 +82,7 @@ def _producer_rates(bootstrap: str, topic: str, client_id: str, records: int) ->
             "--num-records",
             str(records),
             "--record-size",
-            str(RECORD_BYTES),
+            str(record_bytes),
             "--throughput",
             "-1",
             "--reporting-interval",
@@ -81,18 +91,33 @@ def _producer_rates(bootstrap: str, topic: str, client_id: str, records: int) ->
             f"bootstrap.servers={bootstrap}",
             f"client.id={client_id}",
             "acks=1",
-            "linger.ms=5",
+            *props,
         ],
     )
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_S * 6 + 60, stdin=subprocess.DEVNULL)
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [l for l in result.stdout.splitlines() if "records/sec" in l]
-    # every line but the last (the whole-run summary) covers one reporting interval
-    return [float(l.split(",")[1].split("records/sec")[0]) * RECORD_BYTES for l in lines[:-1]]
+    intervals = []
+    for line in lines[:-1]:  # every line but the last (the whole-run summary) covers one interval
+        sent = int(line.split(" records sent")[0])
+        per_second = float(line.split(",")[1].split("records/sec")[0])
+        intervals.append((sent, sent / per_second))
+    return intervals
 
 
-def _consumer_rates(bootstrap: str, topic: str, client_id: str, records: int, group_protocol: str) -> list[float]:
-    """Bytes/s per second from ConsumerPerformance's detailed stats (MB = 1024 * 1024 bytes)."""
+def _produced_bytes(bootstrap: str, topic: str, client_id: str, records: int) -> list[tuple[float, float]]:
+    """(bytes of record values, seconds) per interval, 1 KiB records batched."""
+    intervals = _producer_intervals(
+        bootstrap, topic, client_id, records, RECORD_BYTES, "linger.ms=5", timeout_s=RUN_S * 6 + 60
+    )
+    return [(sent * RECORD_BYTES, seconds) for sent, seconds in intervals]
+
+
+def _consumer_intervals(
+    bootstrap: str, topic: str, client_id: str, records: int, group_protocol: str
+) -> list[tuple[float, float]]:
+    """(bytes, seconds) per reporting interval from ConsumerPerformance's detailed stats: time,
+    thread, MB consumed so far, MB/s over the interval (MB = 1024 * 1024 bytes)."""
     argv = java_command(
         KAFKA_4_VERSION,
         "org.apache.kafka.tools.ConsumerPerformance",
@@ -121,12 +146,19 @@ def _consumer_rates(bootstrap: str, topic: str, client_id: str, records: int, gr
     )
     result = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_S * 6 + 90, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr[-3000:]
-    rates = []
+    intervals, previous = [], None
     for line in result.stdout.splitlines():
         fields = [f.strip() for f in line.split(",")]
         if len(fields) >= 6 and fields[3].replace(".", "", 1).isdigit():
-            rates.append(float(fields[3]) * 1024 * 1024)
-    return rates
+            at = datetime.datetime.strptime(fields[0], "%Y-%m-%d %H:%M:%S:%f").timestamp()
+            total = float(fields[2]) * 1024 * 1024
+            if previous is None:  # the first interval starts before the first report
+                mb_per_s = float(fields[3])
+                intervals.append((total, total / (mb_per_s * 1024 * 1024) if mb_per_s else 1.0))
+            else:
+                intervals.append((total - previous[1], at - previous[0]))
+            previous = (at, total)
+    return intervals
 
 
 def _fill(bootstrap: str, topic: str, records: int) -> None:
@@ -159,13 +191,13 @@ def test_producer_performance_is_held_like_the_broker_holds_it(broker):
     records = PRODUCE_QUOTA * RUN_S // RECORD_BYTES
     direct_id, gateway_id = f"pp-direct-{uuid.uuid4().hex[:6]}", f"pp-gw-{uuid.uuid4().hex[:6]}"
     _alter_broker_quota(broker.bootstrap, direct_id, "producer_byte_rate", PRODUCE_QUOTA)
-    direct = _steady(_producer_rates(broker.bootstrap, f"pp-{uuid.uuid4().hex[:6]}", direct_id, records))
+    direct = _steady(_produced_bytes(broker.bootstrap, f"pp-{uuid.uuid4().hex[:6]}", direct_id, records))
     gateway = _gateway(broker)
     try:
         gateway.call_soon(
             gateway.gateway.quotas.load, [({"client-id": gateway_id}, {"producer_byte_rate": float(PRODUCE_QUOTA)})]
         )
-        through = _steady(_producer_rates(gateway.bootstrap, f"pp-{uuid.uuid4().hex[:6]}", gateway_id, records))
+        through = _steady(_produced_bytes(gateway.bootstrap, f"pp-{uuid.uuid4().hex[:6]}", gateway_id, records))
     finally:
         gateway.stop()
     print(
@@ -184,16 +216,17 @@ def test_consumer_performance_is_held_like_the_broker_holds_it(broker, group_pro
     _fill(broker.bootstrap, topic, records)
     direct_id, gateway_id = f"cp-direct-{uuid.uuid4().hex[:6]}", f"cp-gw-{uuid.uuid4().hex[:6]}"
     _alter_broker_quota(broker.bootstrap, direct_id, "consumer_byte_rate", FETCH_QUOTA)
-    direct_rates = _consumer_rates(broker.bootstrap, topic, direct_id, records, group_protocol)
+    direct_intervals = _consumer_intervals(broker.bootstrap, topic, direct_id, records, group_protocol)
     gateway = _gateway(broker)
     try:
         gateway.call_soon(
             gateway.gateway.quotas.load, [({"client-id": gateway_id}, {"consumer_byte_rate": float(FETCH_QUOTA)})]
         )
-        through_rates = _consumer_rates(gateway.bootstrap, topic, gateway_id, records, group_protocol)
+        through_intervals = _consumer_intervals(gateway.bootstrap, topic, gateway_id, records, group_protocol)
     finally:
         gateway.stop()
-    direct, through = _steady(direct_rates), _steady(through_rates)
+    direct, through = _steady(direct_intervals), _steady(through_intervals)
+    direct_rates, through_rates = _rates(direct_intervals), _rates(through_intervals)
     print(
         f"ConsumerPerformance ({group_protocol}): "
         f"direct {direct / FETCH_QUOTA:.3f} Q peak {max(direct_rates) / FETCH_QUOTA:.2f} Q, "
@@ -213,34 +246,12 @@ SMALL_RECORD_BYTES = 100
 REQUEST_PERCENTAGE = 1
 
 
-def _request_rates(bootstrap: str, topic: str, client_id: str, records: int) -> list[float]:
-    """Records (= Produce requests) per second, one figure per second."""
-    argv = java_command(
-        KAFKA_4_VERSION,
-        "org.apache.kafka.tools.ProducerPerformance",
-        [
-            "--topic",
-            topic,
-            "--num-records",
-            str(records),
-            "--record-size",
-            str(SMALL_RECORD_BYTES),
-            "--throughput",
-            "-1",
-            "--reporting-interval",
-            "1000",
-            "--producer-props",
-            f"bootstrap.servers={bootstrap}",
-            f"client.id={client_id}",
-            "acks=1",
-            "linger.ms=0",
-            "batch.size=0",
-        ],
+def _requests(bootstrap: str, topic: str, client_id: str, records: int) -> list[tuple[float, float]]:
+    """(records = Produce requests, seconds) per interval: small records, one per request."""
+    timeout_s = RUN_S * 10 + 60
+    return _producer_intervals(
+        bootstrap, topic, client_id, records, SMALL_RECORD_BYTES, "linger.ms=0", "batch.size=0", timeout_s=timeout_s
     )
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_S * 10 + 60, stdin=subprocess.DEVNULL)
-    assert result.returncode == 0, result.stderr[-3000:]
-    lines = [l for l in result.stdout.splitlines() if "records/sec" in l]
-    return [float(l.split(",")[1].split("records/sec")[0]) for l in lines[:-1]]
 
 
 def test_request_percentage_migrated_from_the_broker_holds_the_client_within_1_5x(broker):
@@ -250,14 +261,14 @@ def test_request_percentage_migrated_from_the_broker_holds_the_client_within_1_5
     direct_id, gateway_id = f"rq-direct-{uuid.uuid4().hex[:6]}", f"rq-gw-{uuid.uuid4().hex[:6]}"
     _alter_broker_quota(broker.bootstrap, direct_id, "request_percentage", REQUEST_PERCENTAGE)
     records = 600 * RUN_S
-    direct = _steady(_request_rates(broker.bootstrap, f"rq-{uuid.uuid4().hex[:6]}", direct_id, records))
+    direct = _steady(_requests(broker.bootstrap, f"rq-{uuid.uuid4().hex[:6]}", direct_id, records))
     gateway = _gateway(broker)
     try:
         gateway.call_soon(
             gateway.gateway.quotas.load,
             [({"client-id": gateway_id}, {"request_percentage": float(REQUEST_PERCENTAGE)})],
         )
-        through = _steady(_request_rates(gateway.bootstrap, f"rq-{uuid.uuid4().hex[:6]}", gateway_id, records))
+        through = _steady(_requests(gateway.bootstrap, f"rq-{uuid.uuid4().hex[:6]}", gateway_id, records))
     finally:
         gateway.stop()
     print(
