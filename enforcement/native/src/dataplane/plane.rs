@@ -1352,19 +1352,13 @@ impl Conn {
     }
 
     fn patch_throttle(&self, key: i16, version: i16, frame: &mut [u8], throttle_ms: i64) {
-        let body = &frame[4..];
-        let offset = if self.shared.settings.throttle_first.contains(&(key, version)) {
-            rewrite::response_header_version(key, version).and_then(|hv| wire::response_body_offset(body, hv == 1).ok())
-        } else if key == PRODUCE && version >= 1 {
-            wire::produce_positions(body, version).ok().and_then(|p| p.0)
-        } else {
-            None
-        };
-        if let Some(offset) = offset {
-            if offset + 4 <= body.len() {
-                wire::raise_i32_at(&mut frame[4..], offset, throttle_ms);
-            }
-        }
+        rewrite::patch_throttle(
+            key,
+            version,
+            &mut frame[4..],
+            throttle_ms,
+            &self.shared.settings.throttle_first,
+        );
     }
 }
 

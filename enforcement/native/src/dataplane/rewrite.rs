@@ -6,6 +6,8 @@
 //! the upstream addresses, `apply` re-encodes with the gateway's. An unmapped address fails closed
 //! (an error, never the original address). The crate keeps unknown tagged fields on re-encode.
 
+use std::collections::HashSet;
+
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{
@@ -304,6 +306,24 @@ pub fn throttled_fetch_response(version: i16, frame: &[u8], throttle_ms: i64) ->
 pub fn sasl_response_error(api_key: i16, version: i16, frame: &[u8]) -> Result<i16, Malformed> {
     let offset = wire::response_body_offset(frame, response_header_version(api_key, version) == Some(1))?;
     wire::i16_at(frame, offset)
+}
+
+/// Raises a response's `throttle_time_ms` to at least `throttle_ms` where Kafka puts it: the first
+/// body field for the (api key, version) pairs in `throttle_first`, after `responses` in Produce
+/// v1+. `body` is the response without its length prefix; a response too short is left alone.
+pub fn patch_throttle(key: i16, version: i16, body: &mut [u8], throttle_ms: i64, throttle_first: &HashSet<(i16, i16)>) {
+    let offset = if throttle_first.contains(&(key, version)) {
+        response_header_version(key, version).and_then(|hv| wire::response_body_offset(body, hv == 1).ok())
+    } else if key == PRODUCE && version >= 1 {
+        wire::produce_positions(body, version).ok().and_then(|p| p.0)
+    } else {
+        None
+    };
+    if let Some(offset) = offset {
+        if offset + 4 <= body.len() {
+            wire::raise_i32_at(body, offset, throttle_ms);
+        }
+    }
 }
 
 #[cfg(test)]

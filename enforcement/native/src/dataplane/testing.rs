@@ -13,7 +13,7 @@ use pyo3::types::PyBytes;
 use super::plane::produce_request_producer_ids;
 use super::rewrite::{self, Address, AddressRewrite, Ranges};
 use super::sasl::{self, SaslState};
-use super::wire::{self, Malformed, PRODUCE};
+use super::wire::{self, Malformed};
 
 fn value_error(bad: Malformed) -> PyErr {
     PyValueError::new_err(bad.0)
@@ -101,20 +101,8 @@ fn patch_throttle(
     throttle_ms: i64,
     throttle_first: HashSet<(i16, i16)>,
 ) -> Py<PyBytes> {
-    let offset = if throttle_first.contains(&(api_key, version)) {
-        rewrite::response_header_version(api_key, version)
-            .and_then(|hv| wire::response_body_offset(frame, hv == 1).ok())
-    } else if api_key == PRODUCE && version >= 1 {
-        wire::produce_positions(frame, version).ok().and_then(|p| p.0)
-    } else {
-        None
-    };
     let mut out = frame.to_vec();
-    if let Some(offset) = offset {
-        if offset + 4 <= out.len() {
-            wire::raise_i32_at(&mut out, offset, throttle_ms);
-        }
-    }
+    rewrite::patch_throttle(api_key, version, &mut out, throttle_ms, &throttle_first);
     bytes_out(py, &out)
 }
 
