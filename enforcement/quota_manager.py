@@ -81,6 +81,16 @@ class ClientQuotaManager:
             sensor = self.sensor_for(user, client_id, now_ms)
         return sensor.record_and_throttle(value, now_ms)
 
+    def recording_sensor(self, user: str, client_id: str, now_ms: int) -> RateSensor | None:
+        """The sensor :meth:`record` records into (created as it would be), or None while it
+        records nothing (the quota type disabled and no sensor bound): for a caller that records
+        into the sensor itself, from other threads (the gateway's native data plane)."""
+        clients = self._bindings.get(user)
+        sensor = None if clients is None else clients.get(client_id)
+        if sensor is None and self._enabled:
+            sensor = self.sensor_for(user, client_id, now_ms)
+        return sensor
+
     def unrecord(self, user: str, client_id: str, value, now_ms: int) -> None:
         """``unrecordQuotaSensor``: record ``-value`` unchecked. Like Kafka this creates the
         sensors even when the quota type is disabled (the fetch path calls it unconditionally)."""

@@ -44,12 +44,15 @@ class QuotaAdmin:
 
     async def answer(self, prefix: RequestPrefix, frame: bytes, principal: str) -> bytes:
         """The response frame (header + body) for a 48/49 request."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.answer_blocking, prefix, frame, principal)
+
+    def answer_blocking(self, prefix: RequestPrefix, frame: bytes, principal: str) -> bytes:
+        """:meth:`answer` on the calling thread (the native data plane calls it off its workers)."""
         request = codec.decode_request(prefix.api_key, prefix.api_version, frame)
-        loop = asyncio.get_running_loop()
         if prefix.api_key == DESCRIBE_CLIENT_QUOTAS:
-            fields = await loop.run_in_executor(None, self._describe, request)
+            fields = self._describe(request)
         else:
-            fields = await loop.run_in_executor(None, self._alter, request, principal)
+            fields = self._alter(request, principal)
         return codec.build_response(
             prefix.api_key, prefix.api_version, prefix.correlation_id, throttle_time_ms=0, **fields
         )

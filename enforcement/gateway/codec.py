@@ -1,9 +1,10 @@
 """kafka-python's protocol classes as the gateway's codec for the control messages it decodes.
 
-Used for ApiVersions, Metadata (small responses), FindCoordinator, DescribeCluster, SASL,
-InitProducerId, Produce (only to read record-batch headers / patch throttle time) and the client
-quota admin APIs. Pinned to kafka-python 3.0.x: versions above a class's ``max_version`` cannot be
-decoded, which is why :mod:`versions` caps them in ApiVersions. Known quirk worked around here:
+Used by the control plane: the client quota admin APIs it answers, the auth probe's Metadata
+request, the version ceilings (:mod:`versions`) and which responses start with
+``throttle_time_ms`` (handed to the data plane). Pinned to kafka-python 3.0.x: versions above a
+class's ``max_version`` cannot be decoded, which is why :mod:`versions` caps the APIs the gateway
+decodes. Known quirk worked around here:
 ``encode(version=...)`` fails on a decoded response, so objects are always encoded without one.
 """
 
@@ -16,8 +17,6 @@ from typing import Any
 from kafka.protocol.schemas import BaseField
 
 from kconfigs_enforcement.gateway.headers import MalformedFrame
-
-API_VERSIONS = 18
 
 
 @functools.cache
@@ -51,24 +50,6 @@ def max_decodable_version(api_key: int) -> int | None:
 
 
 @functools.cache
-def response_header_flexible(api_key: int, version: int) -> bool | None:
-    """Whether the response header is v1 (tagged fields); None if the API is unknown to us.
-
-    ApiVersions responses always use header v0 so that any client can read the error.
-    """
-    if api_key == API_VERSIONS:
-        return False
-    cls = response_class(api_key)
-    return None if cls is None else cls.flexible_version_q(version)
-
-
-@functools.cache
-def request_header_flexible(api_key: int, version: int) -> bool | None:
-    cls = request_class(api_key)
-    return None if cls is None else cls.flexible_version_q(version)
-
-
-@functools.cache
 def throttle_time_is_first_field(api_key: int, version: int) -> bool:
     """True when ``throttle_time_ms`` is the first body field of this response version.
 
@@ -83,18 +64,6 @@ def throttle_time_is_first_field(api_key: int, version: int) -> bool:
         return False
     low, high = BaseField.parse_versions(first["versions"])
     return low <= version <= high
-
-
-def decode_response(api_key: int, version: int, frame: bytes | memoryview) -> Any:
-    """Decode a whole response frame (header + body, no length prefix).
-
-    :raises ValueError: for unknown APIs; MalformedFrame (a ValueError) for versions above
-        kafka-python's maximum and for malformed bytes.
-    """
-    cls = response_class(api_key)
-    if cls is None:
-        raise ValueError(f"no codec for api key {api_key}")
-    return _decode(cls, version, frame, "response")
 
 
 def decode_request(api_key: int, version: int, frame: bytes | memoryview) -> Any:

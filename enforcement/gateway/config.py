@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kconfigs.errors import ValidationError
-from kconfigs_enforcement.gateway.channel import RECEIVE_BUFFER_BYTES
 
 Address = tuple[str, int]
 
@@ -34,9 +33,6 @@ class GatewayConfig:
     max_frame_bytes: int = 100 * 1024 * 1024
     max_preauth_frame_bytes: int = 512 * 1024
     max_inflight_requests: int = 256
-    #: stream buffer high-water mark: above it we stop reading the other side
-    write_buffer_high_bytes: int = 1024 * 1024
-    receive_buffer_bytes: int = RECEIVE_BUFFER_BYTES  # per socket; grows for a frame that must be held whole
     upstream_connect_timeout_ms: int = 10_000
     drain_timeout_ms: int = 30_000
     #: Kafka's connections.max.idle.ms: no request read and no response written for this long closes
@@ -48,10 +44,6 @@ class GatewayConfig:
     max_connections: int = 10_000
     #: open client connections per IP (Kafka's max.connections.per.ip; 0 = no limit)
     max_connections_per_ip: int = 0
-    metadata_splice_threshold_bytes: int = 64 * 1024
-    #: stream the bodies of large Produce requests / Fetch responses socket-to-socket with Linux
-    #: splice(2) instead of through the gateway's memory (never on TLS connections)
-    zero_copy: bool = True
     require_authentication: bool = False
     #: quota admin (DescribeClientQuotas/AlterClientQuotas): "auto" = answer from our store when
     #: the upstream lacks the APIs, "gateway" = always ours, "passthrough" = always the broker's
@@ -70,6 +62,8 @@ class GatewayConfig:
     quota_window_size_seconds: int = 1
     enforce_producer_ids: bool = True
     log_format: str = "json"
+    #: data plane worker threads (0 = one per core)
+    worker_threads: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def validate(self) -> "GatewayConfig":
@@ -80,8 +74,6 @@ class GatewayConfig:
             "max_frame_bytes",
             "max_preauth_frame_bytes",
             "max_inflight_requests",
-            "write_buffer_high_bytes",
-            "receive_buffer_bytes",
             "upstream_connect_timeout_ms",
             "drain_timeout_ms",
             "usage_log_window_ms",
@@ -108,12 +100,24 @@ class GatewayConfig:
             raise ValidationError("TLS needs both tls_cert_file and tls_key_file")
         if self.tls_client_ca_file and not self.tls_cert_file:
             raise ValidationError("tls_client_ca_file (mTLS) needs tls_cert_file and tls_key_file")
+        if self.worker_threads < 0:
+            raise ValidationError(f"Gateway setting worker_threads must be >= 0, got {self.worker_threads}")
         if not 0 <= self.broker_port_start <= 65535:
             raise ValidationError(f"broker_port_start must be a port number, got {self.broker_port_start}")
         return self
 
 
 _ADDRESS_FIELDS = {"listen": "listen address", "metrics_listen": "metrics address"}
+_ASYNCIO_ONLY = "belonged to the removed asyncio data path"
+#: settings that no longer exist, refused by name with the reason, so that a file written for an
+#: older gateway learns what changed instead of reading a bare "unknown setting"
+RETIRED_SETTINGS: Mapping[str, str] = {
+    "data_plane": "is gone: the native data plane is the only one",
+    "zero_copy": _ASYNCIO_ONLY,
+    "write_buffer_high_bytes": _ASYNCIO_ONLY,
+    "receive_buffer_bytes": _ASYNCIO_ONLY,
+    "metadata_splice_threshold_bytes": _ASYNCIO_ONLY,
+}
 
 
 def config_from_mapping(values: Mapping[str, Any], base: GatewayConfig | None = None) -> GatewayConfig:
@@ -126,6 +130,8 @@ def config_from_mapping(values: Mapping[str, Any], base: GatewayConfig | None = 
     for key, value in values.items():
         if value is None:
             continue
+        if key in RETIRED_SETTINGS:
+            raise ValidationError(f"Gateway setting '{key}' {RETIRED_SETTINGS[key]}: remove it")
         if key not in known or key == "extra":
             raise ValidationError(f"Unknown gateway setting '{key}'")
         changes[key] = _coerce(key, value)

@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import GaugeMetricFamily
 
 _INVALID = re.compile(r"[^a-zA-Z0-9_]")
-LATENCY_BUCKETS_S = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
 
 def prometheus_name(group: str, name: str) -> str:
@@ -62,15 +61,7 @@ class GatewayStats:
         self._bad = Counter(
             "kconfigs_gateway_bad_frames", "Connections closed for a malformed frame", ["side"], registry=self.registry
         )
-        self._latency = Histogram(
-            "kconfigs_gateway_upstream_latency_seconds",
-            "Upstream round trip per request",
-            ["api_key"],
-            buckets=LATENCY_BUCKETS_S,
-            registry=self.registry,
-        )
         self.registry.register(_QuotaCollector(samples))
-        self._latency_by_key: dict[int, Any] = {}  # labels() costs a lock and a dict per call
 
     def connection_opened(self, listener: str) -> None:
         self._accepted.labels(listener).inc()
@@ -85,17 +76,11 @@ class GatewayStats:
     def connection_over_limit(self, listener: str, limit: str) -> None:
         self._over_limit.labels(listener, limit).inc()
 
-    def throttled(self, listener: str) -> None:
-        self._throttled.labels(listener).inc()
+    def throttled(self, listener: str, count: int = 1) -> None:
+        self._throttled.labels(listener).inc(count)
 
     def bad_frame(self, side: str) -> None:
         self._bad.labels(side).inc()
-
-    def upstream_latency(self, api_key: int, seconds: float) -> None:
-        child = self._latency_by_key.get(api_key)
-        if child is None:
-            child = self._latency_by_key[api_key] = self._latency.labels(str(api_key))
-        child.observe(seconds)
 
 
 class _QuotaCollector:

@@ -59,15 +59,15 @@ def open_gateway_store(config: GatewayConfig):
 async def serve(config: GatewayConfig, store) -> None:
     """Run until SIGTERM/SIGINT, then drain in-flight requests and stop."""
     from kconfigs_enforcement.gateway.admin import QuotaAdmin
+    from kconfigs_enforcement.gateway.native_plane import NativeGateway
     from kconfigs_enforcement.gateway.reload import QuotaReloader
-    from kconfigs_enforcement.gateway.server import Gateway
 
     admin = (
         None
         if config.quota_admin == "passthrough"
         else QuotaAdmin(store, config.quota_admin, config.quota_admin_principals)
     )
-    gateway = Gateway(config, admin=admin)
+    gateway = NativeGateway(config, admin=admin)
     loop = asyncio.get_running_loop()
     reloader = QuotaReloader(store, loop, gateway.quotas.load)
     await loop.run_in_executor(None, reloader.start)
@@ -173,8 +173,25 @@ async def _first_reachable(upstreams, timeout_s: float) -> str | None:
     return reason
 
 
+def check_data_plane() -> None:
+    """The data plane is the native extension's: without it, one line (the rest of kconfigs works).
+    ``KCONFIGS_GATEWAY_DATA_PLANE`` once chose the asyncio path; asking for anything but the
+    native plane is refused rather than silently served by another one. :raises UsageError:"""
+    from kconfigs_enforcement.gateway.native_ext import UNAVAILABLE
+
+    if UNAVAILABLE:
+        raise UsageError(UNAVAILABLE)
+    wanted = os.environ.get("KCONFIGS_GATEWAY_DATA_PLANE", "native")
+    if wanted != "native":
+        raise UsageError(
+            f"KCONFIGS_GATEWAY_DATA_PLANE={wanted}: the asyncio data path was removed and the native data plane "
+            "is the only one; unset the variable"
+        )
+
+
 def run(config: GatewayConfig) -> None:
     """Blocking entry point. :raises KconfigsError: for store/config problems (before serving)."""
+    check_data_plane()
     configure_logging(config.log_format)
     for address in (config.listen, config.metrics_listen):
         if address:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from collections import defaultdict
 from typing import Callable, TextIO
 
@@ -17,6 +18,8 @@ from kconfigs.clock import MONOTONIC
 
 log = logging.getLogger("kconfigs.gateway")
 UsageKey = tuple[str | None, str | None, str | None, str]  # user, client_id, ip, kind
+#: (window start ms, kind, user, client_id, ip, value, throttle_ms), oldest window first
+WindowTotals = tuple[int, str, str, str, str, float, float]
 QuotaLookup = Callable[[str, "str | None", "str | None", "str | None"], "float | None"]
 
 
@@ -32,6 +35,10 @@ class UsageLog:
         self._clock_ms = clock_ms or MONOTONIC.wall_ms  # windows are epoch-aligned: wall time
         self._window_start_ms = self._align(self._clock_ms())
         self._totals: dict[UsageKey, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        #: the native data plane records from its worker threads while the loop flushes
+        self._lock = threading.RLock()
+        #: totals kept elsewhere per window (the native data plane's), pulled before each write
+        self.sources: list[Callable[[], list[WindowTotals]]] = []
 
     def _align(self, now_ms: int) -> int:
         return now_ms - now_ms % self.window_ms
@@ -39,21 +46,39 @@ class UsageLog:
     def record(
         self, kind: str, user: str | None, client_id: str | None, ip: str | None, value: float, throttle_ms: int
     ) -> None:
-        """A usage sink for :class:`QuotaGate` (called on the event loop)."""
-        self.roll(self._clock_ms())
-        totals = self._totals[(user, client_id, ip, kind)]
-        totals[0] += value
-        totals[1] += throttle_ms
+        """A usage sink for :class:`QuotaGate`."""
+        with self._lock:
+            self.roll(self._clock_ms())
+            totals = self._totals[(user, client_id, ip, kind)]
+            totals[0] += value
+            totals[1] += throttle_ms
 
     def roll(self, now_ms: int) -> None:
         """Write the finished window if ``now_ms`` is past it."""
-        start = self._align(now_ms)
-        if start == self._window_start_ms:
-            return
-        self.flush()
-        self._window_start_ms = start
+        with self._lock:
+            self._pull()
+            self._roll_to(self._align(now_ms))
+
+    def _roll_to(self, start: int) -> None:
+        if start > self._window_start_ms:
+            self._flush()
+            self._window_start_ms = start
+
+    def _pull(self) -> None:
+        """Add the sources' totals to their windows (a late one to the current window)."""
+        for source in self.sources:
+            for start, kind, user, client_id, ip, value, throttle_ms in source():
+                self._roll_to(start)
+                totals = self._totals[(user, client_id, ip, kind)]
+                totals[0] += value
+                totals[1] += throttle_ms
 
     def flush(self) -> None:
+        with self._lock:
+            self._pull()
+            self._flush()
+
+    def _flush(self) -> None:
         for (user, client_id, ip, kind), (value, throttle_ms) in sorted(self._totals.items(), key=_sort_key):
             if value == 0 and throttle_ms == 0:
                 continue

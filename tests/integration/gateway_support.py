@@ -16,7 +16,7 @@ from contextlib import closing
 from pathlib import Path
 
 from kconfigs_enforcement.gateway.config import config_from_mapping
-from kconfigs_enforcement.gateway.server import Gateway
+from kconfigs_enforcement.gateway.native_plane import NativeGateway
 
 LOCALHOST = "127.0.0.1"
 
@@ -103,7 +103,8 @@ class TansuProcess:
 
 
 class GatewayThread:
-    """A Gateway running on its own asyncio loop in a daemon thread."""
+    """The gateway (its Python control plane on an asyncio loop in a daemon thread, its native
+    data plane on its own worker threads)."""
 
     def __init__(self, upstream: str, **settings):
         values = {"upstreams": upstream, "listen": f"{LOCALHOST}:0", "metrics_listen": "", **settings}
@@ -114,8 +115,8 @@ class GatewayThread:
         self.gateway = self.call(self._start())
         self.bootstrap = "%s:%d" % self.gateway.bootstrap_address
 
-    async def _start(self) -> Gateway:
-        gateway = Gateway(self.config)
+    async def _start(self) -> NativeGateway:
+        gateway = NativeGateway(self.config)
         await gateway.start()
         return gateway
 

@@ -17,7 +17,6 @@ import pytest
 from harness.cluster import KraftCluster
 from harness.javac import java_program_command
 from harness.versions import KAFKA_4_VERSION
-from kconfigs_enforcement.gateway import responses
 from tests.integration.gateway_support import GatewayThread
 
 pytestmark = pytest.mark.integration
@@ -53,19 +52,9 @@ def _wait_for_leader(admin, topic: str, node_id: int, timeout_s: float = 30) -> 
         time.sleep(0.2)
 
 
-def test_producer_follows_a_moved_leader_to_the_gateways_address(cluster, monkeypatch):
+def test_producer_follows_a_moved_leader_to_the_gateways_address(cluster):
     from kafka import TopicPartition
 
-    rewritten = []  # the real rewrite runs; this records the NodeEndpoints it found
-
-    def record_rewrite(api_key, version, frame):
-        rewrite = real_rewrite(api_key, version, frame)
-        if rewrite is not None:
-            rewritten.append((api_key, version, list(rewrite.addresses)))
-        return rewrite
-
-    real_rewrite = responses.node_endpoints_rewrite
-    monkeypatch.setattr(responses, "node_endpoints_rewrite", record_rewrite)
     topic = f"lc-{uuid.uuid4().hex[:6]}"
     admin = _admin(cluster.bootstrap)  # the test's own setup connection, not the client under test
     gateway = GatewayThread(cluster.bootstrap)
@@ -94,6 +83,7 @@ def test_producer_follows_a_moved_leader_to_the_gateways_address(cluster, monkey
             producer.kill()
         gateway.stop()
         admin.close()
+    rewritten = gateway.gateway.rewrites  # (api key, version, upstream addresses) of every address rewrite
     summary = json.loads(out.strip().splitlines()[-1])
     print(summary, rewritten)
 

@@ -17,6 +17,7 @@ reference runs in test_gateway_quota_reference.py (see tests/integration/quota_a
 
 from __future__ import annotations
 
+import collections
 import socket
 import struct
 import threading
@@ -88,6 +89,82 @@ def test_producer_is_held_to_producer_byte_rate_beside_an_unthrottled_one(tansu_
     assert free["throttle_max_ms"] == 0
     free_start_ms, free_end_ms = steady_window(free, WINDOW_NUM)
     assert steady_rate(usage_series(lines, "ck-free"), free_start_ms, free_end_ms) >= 0.95 * FREE_PACE_BYTES_PER_SEC
+
+
+SMALL_BATCH_FLOOD = CONFLUENT_FLOOD.replace('"batch.size": 65536', '"batch.size": 16384')
+assert SMALL_BATCH_FLOOD != CONFLUENT_FLOOD
+
+
+def test_one_client_id_on_connections_spread_over_two_workers_shares_one_quota(tansu_upstream, tmp_path):
+    """The native data plane charges on its worker threads: three producers with one client-id
+    (their connections scheduled over two worker threads) are held to the one quota together,
+    exactly as one broker holds them. Each connection is muted on its own, so each may still send
+    one batch when its mute ends while the others' bytes keep the rate above the quota (Kafka's
+    per-connection throttling does the same): batches of 16 KiB keep that within the bounds."""
+    quota, client_id, producers = QUOTAS_BYTES_PER_SEC["librdkafka"], "shared-app", 3
+    usage = tmp_path / "usage.jsonl"
+    gateway = GatewayThread(
+        tansu_upstream,
+        usage_log_path=str(usage),
+        quota_window_num=WINDOW_NUM,
+        data_plane="native",
+        worker_threads=2,
+    )
+    topic, runs = f"q-{uuid.uuid4().hex[:6]}", []
+    # what the data plane asks of Python (the bridge), by method and first argument
+    calls, bridge = collections.Counter(), gateway.gateway._bridge
+
+    def counted(name):
+        method = getattr(bridge, name)
+
+        def call(*args):
+            calls[name, args[0]] += 1
+            return method(*args)
+
+        return call
+
+    for name in ("on_produce", "resolve", "may_throttle", "record_throttle", "event"):
+        setattr(bridge, name, counted(name))
+    try:
+        gateway.call_soon(
+            gateway.gateway.quotas.load, [({"client-id": client_id}, {"producer_byte_rate": float(quota)})]
+        )
+
+        def run():
+            runs.append(
+                run_client_script(
+                    SMALL_BATCH_FLOOD, gateway.bootstrap, topic, client_id, str(FLOOD_S), timeout_s=FLOOD_S + 90
+                )
+            )
+
+        threads = [threading.Thread(target=run) for _ in range(producers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        metrics = gateway.gateway.stats.registry
+    finally:
+        gateway.stop()
+    assert len(runs) == producers, "a client run failed (see its stderr above)"
+    windows = [steady_window(r, WINDOW_NUM) for r in runs]
+    start_ms, end_ms = max(w[0] for w in windows), min(w[1] for w in windows)
+    charged = steady_rate(usage_series(read_usage(usage), client_id), start_ms, end_ms)
+    sent = sum(steady_rate(r["series"], start_ms, end_ms) for r in runs)
+    print(f"one client-id over 2 workers: charged {charged / quota:.3f}·Q, sent {sent / quota:.3f}·Q")
+    assert 0.95 * quota <= charged <= 1.05 * quota, charged / quota
+    assert 0.95 * quota <= sent <= 1.05 * quota, sent / quota
+    assert all(r["throttle_max_ms"] > 0 for r in runs)
+    # charged on the worker threads: Python is asked which sensor applies, never per request,
+    # not even per throttled request (throttles and mutes are queued and read by the metrics)
+    asked = sum(n for (name, _arg), n in calls.items() if name == "resolve")
+    assert 0 < asked <= 10 and calls["event", "throttled"] == 0, calls
+    assert not {name for name, _arg in calls} - {"resolve", "event"}, calls
+    families = {family.name: family.samples for family in metrics.collect()}
+    throttle_avg = max(
+        [s.value for s in families["kafka_server_produce_throttle_time"] if s.labels["client_id"] == client_id]
+    )
+    muted = sum(s.value for s in families["kconfigs_gateway_throttled_responses"] if s.name.endswith("_total"))
+    assert throttle_avg and throttle_avg > 0 and muted and muted > 0, (throttle_avg, muted)
 
 
 def _api_versions_request(correlation_id: int) -> bytes:

@@ -18,7 +18,6 @@ import pytest
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
 from kconfigs_enforcement import rates
-from kconfigs_enforcement.gateway import splice
 from tests.integration.gateway_support import (
     USAGE_WINDOW_MS,
     free_port,
@@ -150,8 +149,8 @@ def test_quota_set_through_kafka_api_applies_live_and_sigterm_drains(served):
     )  # held near the new quota (accuracy: test_gateway_quotas)
     log_lines = [json.loads(l) for l in served["log"].read_text().splitlines() if l.startswith("{")]
     assert any("draining" in l["msg"] for l in log_lines)
-    # the start-up line says what the operator got from the install: splice data path, native core
-    data_path = "splice(2)" if splice.AVAILABLE else "user-space copy"
+    # the start-up line says what the operator got from the install: native data plane and core
+    data_path = "native (Rust"
     rate_core = "native" if rates.NATIVE else "pure Python"
     assert any(
         l["msg"].startswith(f"data path: {data_path}") and f"rate core: {rate_core}" in l["msg"] for l in log_lines

@@ -250,3 +250,33 @@ impl Ring {
             .collect()
     }
 }
+
+/// A quota sensor's state: the rate plus what the hot path reads (bound, cap, last record time).
+/// One object, shared (`SharedSensor`) by the Python sensor that wraps it and the data plane's
+/// worker threads that record into it, so every reader sees one rate.
+#[derive(Clone)]
+pub struct Sensor {
+    pub ring: Ring,
+    /// the quota per second (Long.MAX_VALUE as a double = no quota)
+    pub bound: f64,
+    /// `boundedThrottleTime` cap in ms (i64::MAX = uncapped)
+    pub cap_ms: i64,
+    /// `Sensor.lastRecordTime`, for the one-hour inactivity expiry
+    pub last_record_ms: i64,
+}
+
+pub type SharedSensor = std::sync::Arc<std::sync::Mutex<Sensor>>;
+
+impl Sensor {
+    /// `Sensor.record(v, t, checkQuotas=true)` + the throttle in ms (0 = within quota).
+    pub fn record_and_throttle(&mut self, value: Value, now_ms: i64) -> i64 {
+        self.last_record_ms = now_ms;
+        self.ring.record_and_throttle(value, now_ms, self.bound, self.cap_ms)
+    }
+
+    /// `Sensor.record(v, t, checkQuotas=false)`: unrecord / recordNoThrottle.
+    pub fn record_no_check(&mut self, value: Value, now_ms: i64) {
+        self.last_record_ms = now_ms;
+        self.ring.record(value, now_ms);
+    }
+}

@@ -1,28 +1,30 @@
-"""KIP-951 NodeEndpoints in Produce v10+ and Fetch v16+ responses: rewritten to the gateway's
+"""KIP-951 NodeEndpoints in Produce v10+ and Fetch v16+ responses, in the data plane
+(``dataplane/rewrite.rs`` and ``wire.rs``, through ``_native.testing``): rewritten to the gateway's
 addresses (golden bytes, every version, present and absent), re-decoded by kafka-python (an
-independent codec), and the same-length rewrite used while a Fetch response streams."""
+independent codec), throttle time patched in place, hostile bytes."""
 
-import asyncio
-import struct
 import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kconfigs_enforcement.gateway import layout, splice
-from kconfigs_enforcement.gateway.fetch_stream import _walk_in_memory, relay_fetch_with_endpoints
-from kconfigs_enforcement.gateway.headers import MalformedFrame
-from kconfigs_enforcement.gateway.rewrite import (
-    PADDING_TAG,
-    parse_tagged_fields,
-    prepare_rewrite,
-    prepare_tagged_section_rewrite,
-)
-from kconfigs_enforcement.gateway.throttling import patch_throttle_time
+from kconfigs_enforcement._native import testing as dataplane
+from kconfigs_enforcement.gateway.native_plane import throttle_first_versions
+from kconfigs_enforcement.gateway.versions import FETCH_MAX_VERSION, PRODUCE_MAX_VERSION
 
 MAPPING = {("10.0.0.2", 9092): ("gw", 30002), ("10.0.0.3", 9093): ("gateway.example", 30003)}
 TOPIC_ID = uuid.UUID(bytes=bytes(range(16)))
+#: what the data plane is handed at start: responses whose first body field is throttle_time_ms
+THROTTLE_FIRST = set(throttle_first_versions())
+
+
+def _has_node_endpoints(api_key: int, version: int) -> bool:
+    return version >= (dataplane.PRODUCE_FIRST_NODE_ENDPOINTS if api_key == 0 else dataplane.FETCH_FIRST_NODE_ENDPOINTS)
+
+
+def patch_throttle_time(api_key: int, version: int, frame: bytes, throttle_ms: int) -> bytes:
+    return dataplane.patch_throttle(api_key, version, frame, throttle_ms, THROTTLE_FIRST)
 
 
 def _hex(text: str) -> str:
@@ -84,15 +86,13 @@ FETCH_V16_REWRITTEN = bytes.fromhex(
 
 
 def test_produce_v10_golden_bytes():
-    rewrite = prepare_rewrite(0, 10, PRODUCE_V10)
-    assert rewrite.addresses == [("10.0.0.2", 9092)]
-    assert rewrite.apply(MAPPING) == PRODUCE_V10_REWRITTEN
+    assert dataplane.response_addresses(0, 10, PRODUCE_V10) == [("10.0.0.2", 9092)]
+    assert dataplane.rewrite_addresses(0, 10, PRODUCE_V10, MAPPING) == PRODUCE_V10_REWRITTEN
 
 
 def test_fetch_v16_golden_bytes():
-    rewrite = prepare_rewrite(1, 16, FETCH_V16)
-    assert rewrite.addresses == [("10.0.0.3", 9093)]
-    assert rewrite.apply(MAPPING) == FETCH_V16_REWRITTEN
+    assert dataplane.response_addresses(1, 16, FETCH_V16) == [("10.0.0.3", 9093)]
+    assert dataplane.rewrite_addresses(1, 16, FETCH_V16, MAPPING) == FETCH_V16_REWRITTEN
 
 
 def test_golden_bytes_are_what_kafka_python_reads():
@@ -109,29 +109,29 @@ def test_golden_bytes_are_what_kafka_python_reads():
 
 def test_absent_node_endpoints_mean_no_rewrite():
     without = PRODUCE_V10[: len(PRODUCE_V10_BODY) // 2] + b"\x00"
-    assert prepare_rewrite(0, 10, without) is None
-    assert prepare_rewrite(1, 16, bytes.fromhex(FETCH_V16_BODY + "00")) is None
+    assert dataplane.rewrite_addresses(0, 10, without, MAPPING) is None
+    assert dataplane.rewrite_addresses(1, 16, bytes.fromhex(FETCH_V16_BODY + "00"), MAPPING) is None
 
 
 def test_versions_before_kip_951_are_not_walked():
-    assert prepare_rewrite(0, 9, PRODUCE_V10) is None
-    assert prepare_rewrite(1, 15, FETCH_V16) is None
+    assert dataplane.rewrite_addresses(0, 9, PRODUCE_V10, MAPPING) is None
+    assert dataplane.rewrite_addresses(1, 15, FETCH_V16, MAPPING) is None
 
 
 @pytest.mark.parametrize("cut", [5, 20, len(PRODUCE_V10) - 3])
 def test_truncated_produce_is_malformed(cut):
-    with pytest.raises(MalformedFrame):
-        prepare_rewrite(0, 10, PRODUCE_V10[:cut])
+    with pytest.raises(ValueError):
+        dataplane.rewrite_addresses(0, 10, PRODUCE_V10[:cut], MAPPING)
 
 
 def test_trailing_bytes_after_the_tags_are_malformed():
-    with pytest.raises(MalformedFrame):
-        prepare_rewrite(1, 16, FETCH_V16 + b"\x00")
+    with pytest.raises(ValueError, match="1 bytes after the message"):
+        dataplane.rewrite_addresses(1, 16, FETCH_V16 + b"\x00", MAPPING)
 
 
 def test_unmapped_endpoint_fails_closed():
-    with pytest.raises(KeyError):
-        prepare_rewrite(0, 10, PRODUCE_V10).apply({})
+    with pytest.raises(ValueError, match="no gateway listener for broker 10.0.0.2:9092"):
+        dataplane.rewrite_addresses(0, 10, PRODUCE_V10, {})
 
 
 # ---- every version, built and re-decoded with kafka-python ---------------------------------
@@ -202,8 +202,8 @@ def _fetch(version: int, endpoints: bool):
     return F[version](throttle_time_ms=3, error_code=0, session_id=77, responses=[topic], node_endpoints=nodes)
 
 
-CASES = [(0, v, _produce) for v in range(10, layout.PRODUCE_MAX_VERSION + 1)] + [
-    (1, v, _fetch) for v in range(16, layout.FETCH_MAX_VERSION + 1)
+CASES = [(0, v, _produce) for v in range(10, PRODUCE_MAX_VERSION + 1)] + [
+    (1, v, _fetch) for v in range(16, FETCH_MAX_VERSION + 1)
 ]
 
 
@@ -217,9 +217,9 @@ def _encoded(message, correlation_id: int = 21) -> bytes:
 )
 def test_every_version_rewrites_and_redecodes(api_key, version, build):
     frame = _encoded(build(version, endpoints=True))
-    rewrite = prepare_rewrite(api_key, version, frame)
-    assert rewrite.addresses == [(n.host, n.port) for n in build(version, endpoints=True).node_endpoints]
-    out = rewrite.apply(MAPPING)
+    addresses = dataplane.response_addresses(api_key, version, frame)
+    assert addresses == [(n.host, n.port) for n in build(version, endpoints=True).node_endpoints]
+    out = dataplane.rewrite_addresses(api_key, version, frame, MAPPING)
     expected = build(version, endpoints=True)
     for node in expected.node_endpoints:
         node.host, node.port = MAPPING[(node.host, node.port)]
@@ -238,10 +238,10 @@ def test_every_version_rewrites_and_redecodes(api_key, version, build):
     "api_key,version,build", CASES, ids=[f"{'produce' if k == 0 else 'fetch'}-v{v}" for k, v, _b in CASES]
 )
 def test_every_version_without_endpoints_is_left_alone(api_key, version, build):
-    assert prepare_rewrite(api_key, version, _encoded(build(version, endpoints=False))) is None
+    assert dataplane.rewrite_addresses(api_key, version, _encoded(build(version, endpoints=False)), MAPPING) is None
 
 
-@pytest.mark.parametrize("version", range(1, layout.PRODUCE_MAX_VERSION + 1))
+@pytest.mark.parametrize("version", range(1, PRODUCE_MAX_VERSION + 1))
 def test_produce_throttle_patched_in_place_keeps_node_endpoints(version):
     frame = _encoded(_produce(version, endpoints=True))
     patched = patch_throttle_time(0, version, frame, 900)
@@ -249,117 +249,6 @@ def test_produce_throttle_patched_in_place_keeps_node_endpoints(version):
     decoded = type(_produce(version, True)).decode(patched, version=version, header=True)
     assert decoded.throttle_time_ms == 900
     assert [n.node_id for n in decoded.node_endpoints] == ([3, 2] if version >= 10 else [])
-
-
-@pytest.mark.parametrize("version", range(12, layout.FETCH_MAX_VERSION + 1))
-@pytest.mark.parametrize("endpoints", [True, False])
-def test_streaming_and_whole_frame_walks_agree(version, endpoints):
-    frame = _encoded(_fetch(version, endpoints and version >= 16))
-    pending, pos = _walk_in_memory(layout.fetch_response(version), frame)
-    assert pending is None and pos == layout.fetch_tags_position(frame, version)
-    assert frame[pos] == (1 if endpoints and version >= 16 else 0)  # the top-level tag count
-    for cut in range(len(frame) - 1, 0, -37):  # a head cut anywhere stops before what it lacks
-        pending, stopped = _walk_in_memory(layout.fetch_response(version), frame[:cut])
-        assert stopped <= cut and (pending is not None or stopped == pos)
-
-
-# ---- same-length rewrite (a Fetch response whose length prefix has already been sent) --------
-
-
-def _section(endpoints: bytes, extra: bytes = b"") -> bytes:
-    return bytes([1 + bool(extra), 0, len(endpoints)]) + endpoints + extra
-
-
-def _endpoint(host: str, port: int) -> bytes:
-    return (
-        b"\x02" + struct.pack(">i", 9) + bytes([len(host) + 1]) + host.encode() + struct.pack(">i", port) + b"\x00\x00"
-    )
-
-
-@pytest.mark.parametrize(
-    "upstream_host,gateway_host",
-    [
-        ("10.0.0.2", "gw"),
-        ("10.0.0.2", "10.9.9.9"),
-        ("10.0.0.2", "g"),
-        ("h", "gateway.example.com"),
-        ("10.0.0.2", "10.0.0.20"),
-    ],
-)
-def test_same_length_rewrite(upstream_host, gateway_host):
-    section = _section(_endpoint(upstream_host, 9092))
-    out = prepare_tagged_section_rewrite(section, same_length=True).apply(
-        {(upstream_host, 9092): (gateway_host, 30002)}
-    )
-    assert len(out) == len(section)
-    fields = parse_tagged_fields(out)
-    assert upstream_host.encode() not in out
-    if len(gateway_host) <= len(upstream_host) and len(upstream_host) - len(gateway_host) != 1:
-        assert fields[0] == _endpoint(gateway_host, 30002)  # rewritten, padded with an unknown tag
-    else:
-        assert set(fields) == {PADDING_TAG} and set(fields[PADDING_TAG]) == {0}  # blanked: no address at all
-
-
-def test_same_length_rewrite_keeps_other_tags():
-    section = _section(_endpoint("10.0.0.2", 9092), extra=b"\x05\x01z")
-    out = prepare_tagged_section_rewrite(section, same_length=True).apply({("10.0.0.2", 9092): ("gw", 1)})
-    fields = parse_tagged_fields(out)
-    assert fields[5] == b"z" and fields[0] == _endpoint("gw", 1) and len(out) == len(section)
-
-
-# ---- a large Fetch v16+ response streaming through --------------------------------------------
-
-
-class _FixedRegistry:
-    """The one registry method the stream uses (the real one binds listeners: integration tests)."""
-
-    async def map_addresses(self, addresses):
-        return {a: MAPPING[a] for a in addresses}
-
-
-@pytest.mark.parametrize("version", range(16, layout.FETCH_MAX_VERSION + 1))
-@pytest.mark.parametrize("endpoints", [True, False])
-def test_streamed_fetch_rewrites_endpoints_and_passes_records_unchanged(version, endpoints, accepted_pair):
-    from kafka.protocol.consumer import FetchResponse as F
-
-    message = _fetch(version, endpoints)
-    big = [bytes([i]) * 200_000 for i in range(3)]
-    FP = F.FetchableTopicResponse.PartitionData
-    message.responses[0].partitions += [
-        FP(
-            partition_index=10 + i,
-            error_code=0,
-            high_watermark=1,
-            last_stable_offset=1,
-            log_start_offset=0,
-            aborted_transactions=[],
-            preferred_read_replica=-1,
-            records=records,
-        )
-        for i, records in enumerate(big)
-    ]
-    frame = _encoded(message)
-
-    async def scenario():
-        server, upstream, _r, upstream_writer = await accepted_pair(64 * 1024)
-        client_server, client, client_reader, _w = await accepted_pair(64 * 1024)
-        upstream.held_sink = client
-        upstream_writer.write(struct.pack(">i", len(frame)) + frame)
-        head = await upstream.read_ahead(4 + 16 * 1024)
-        await relay_fetch_with_endpoints(version, head[4:], len(frame), upstream, client, _FixedRegistry())
-        (size,) = struct.unpack(">i", await client_reader.readexactly(4))
-        out = await client_reader.readexactly(size)
-        server.close(), client_server.close()
-        return out, upstream.spliced_bytes
-
-    out, spliced = asyncio.run(asyncio.wait_for(scenario(), 30))
-    assert len(out) == len(frame) and b"10.0.0." not in out
-    assert spliced > 0 or not splice.AVAILABLE  # the records went socket to socket
-    decoded = F[version].decode(out, header=True)
-    assert [p.records for p in decoded.responses[0].partitions[2:]] == big
-    assert [(n.host, n.port) for n in decoded.node_endpoints] == ([("gw", 30002)] if endpoints else [])
-    if not endpoints:
-        assert out == frame
 
 
 # ---- generated responses and hostile bytes ----------------------------------------------------
@@ -374,12 +263,8 @@ def _responses(draw):
     from kafka.protocol.producer import ProduceResponse as P
 
     api_key = draw(st.sampled_from([0, 1]))
-    version = draw(
-        st.integers(1, layout.PRODUCE_MAX_VERSION) if api_key == 0 else st.integers(12, layout.FETCH_MAX_VERSION)
-    )
-    endpoints = (
-        [draw(_HOSTS) for _ in range(draw(st.integers(0, 3)))] if layout.has_node_endpoints(api_key, version) else []
-    )
+    version = draw(st.integers(1, PRODUCE_MAX_VERSION) if api_key == 0 else st.integers(12, FETCH_MAX_VERSION))
+    endpoints = [draw(_HOSTS) for _ in range(draw(st.integers(0, 3)))] if _has_node_endpoints(api_key, version) else []
     topics = []
     for t in range(draw(st.integers(0, 3))):
         n = draw(st.integers(0, 4))
@@ -453,19 +338,13 @@ def _responses(draw):
 def test_generated_responses_rewrite_and_redecode(case):
     api_key, version, message = case
     frame = _encoded(message)
-    rewrite = prepare_rewrite(api_key, version, frame)
+    out = dataplane.rewrite_addresses(api_key, version, frame, MAPPING)
     if not message.node_endpoints:
-        assert rewrite is None
+        assert out is None
     else:
-        out = rewrite.apply(MAPPING)
         for node in message.node_endpoints:
             node.host, node.port = MAPPING[(node.host, node.port)]
         assert out == _encoded(message) and b"10.0.0." not in out
-    if api_key == 1:  # the streaming walk finds the same tagged fields
-        assert _walk_in_memory(layout.fetch_response(version), frame) == (
-            None,
-            layout.fetch_tags_position(frame, version),
-        )
     if api_key == 0:  # throttle patched in place where kafka-python reads it
         assert (
             type(message)
@@ -478,62 +357,17 @@ def test_generated_responses_rewrite_and_redecode(case):
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(CASES), st.data())
 def test_hostile_bytes_are_malformed_never_another_error(case, data):
-    """A broker's bytes, truncated or overwritten anywhere: rewritten, left alone, or MalformedFrame."""
+    """A broker's bytes, truncated or overwritten anywhere: rewritten, left alone, or malformed
+    (ValueError; a Rust panic would surface as another exception and fail the test)."""
     api_key, version, build = case
     frame = bytearray(_encoded(build(version, endpoints=True)))
     for _ in range(data.draw(st.integers(1, 4))):
         frame[data.draw(st.integers(0, len(frame) - 1))] = data.draw(st.integers(0, 255))
     frame = bytes(frame[: data.draw(st.integers(1, len(frame)))])
+    patch_throttle_time(api_key, version, frame, 5)  # never fails: an unreadable position is left alone
     try:
-        rewrite = prepare_rewrite(api_key, version, frame)
-        if rewrite is not None:
-            rewrite.apply({a: ("gw", 1) for a in rewrite.addresses})
-        patch_throttle_time(api_key, version, frame, 5)
-    except MalformedFrame:
+        addresses = dataplane.response_addresses(api_key, version, frame)
+        if addresses is not None:
+            dataplane.rewrite_addresses(api_key, version, frame, {a: ("gw", 1) for a in addresses})
+    except ValueError:
         pass
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.text("abcdefgh.", min_size=1, max_size=200),
-    st.text("xyz.", min_size=1, max_size=200),
-    st.none() | st.binary(max_size=300),
-)
-def test_same_length_rewrite_for_any_address_lengths(upstream_host, gateway_host, other_tag):
-    extra = b"" if other_tag is None else b"\x05" + bytes(_varint(len(other_tag))) + other_tag
-    endpoint = (
-        b"\x02"
-        + struct.pack(">i", 9)
-        + _varint(len(upstream_host) + 1)
-        + upstream_host.encode()
-        + struct.pack(">i", 1)
-        + b"\x00\x00"
-    )
-    section = bytes([1 + bool(extra), 0]) + _varint(len(endpoint)) + endpoint + extra
-    out = prepare_tagged_section_rewrite(section, same_length=True).apply({(upstream_host, 1): (gateway_host, 2)})
-    assert len(out) == len(section)
-    fields = parse_tagged_fields(out)
-    if other_tag is not None:
-        assert fields[5] == other_tag
-    if 0 in fields:  # rewritten (and padded when shorter)
-        assert set(fields) - {0, 5} <= {PADDING_TAG}
-        assert (
-            fields[0]
-            == b"\x02"
-            + struct.pack(">i", 9)
-            + _varint(len(gateway_host) + 1)
-            + gateway_host.encode()
-            + struct.pack(">i", 2)
-            + b"\x00\x00"
-        )
-    else:  # blanked: only possible when the gateway's address does not fit
-        assert len(gateway_host) > len(upstream_host) - 2 and set(fields[PADDING_TAG]) <= {0}
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)

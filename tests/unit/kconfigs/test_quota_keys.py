@@ -222,12 +222,10 @@ def test_double_keys_take_what_javas_parse_double_takes():
 
 # -- one quota-kind table -------------------------------------------------------------------
 # Files allowed to spell a quota key or Kafka quota type as a bare string: the table itself,
-# synthetic test data, and the gateway data plane (its throttle recording is being rebuilt).
+# synthetic test data, and the gateway's kafka-python codec (its message class names).
 _SPELLERS = {
     "kconfigs/keys.py",
     "spark_analysis/generate.py",
-    "enforcement/gateway/responses.py",
-    "enforcement/gateway/connection.py",
     "enforcement/gateway/codec.py",
 }
 

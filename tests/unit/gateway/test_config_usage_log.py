@@ -1,4 +1,4 @@
-"""Gateway config validation, usage-log windows (docs/usage-log.md schema), in-flight table, framing limits."""
+"""Gateway config validation, usage-log windows (docs/usage-log.md schema), frame size limits."""
 
 import asyncio
 import io
@@ -8,10 +8,10 @@ import struct
 import pytest
 
 from kconfigs.errors import ValidationError
+from kconfigs_enforcement._native import testing as dataplane
 from kconfigs_enforcement.gateway import framing
-from kconfigs_enforcement.gateway.config import config_from_mapping, parse_address
+from kconfigs_enforcement.gateway.config import RETIRED_SETTINGS, config_from_mapping, parse_address
 from kconfigs_enforcement.gateway.headers import MalformedFrame
-from kconfigs_enforcement.gateway.inflight import CorrelationMismatch, InflightRequest, InflightTable
 from kconfigs_enforcement.gateway.usage_log import UsageLog
 
 
@@ -89,40 +89,45 @@ def test_usage_log_writes_one_line_per_entity_kind_and_window():
     assert len(out.getvalue().splitlines()) == 2  # the idle fetch window (value 0, throttle 0) is omitted
 
 
-def test_inflight_pairs_in_order_and_bounds_pipelining():
-    async def scenario():
-        table = InflightTable(max_inflight=2)
-        await table.push(InflightRequest(3, 1, 10, "c", 20))
-        await table.push(InflightRequest(3, 1, 11, "c", 20))
-        third = asyncio.ensure_future(table.push(InflightRequest(3, 1, 12, "c", 20)))
-        await asyncio.sleep(0)
-        assert not third.done()  # full: the client loop waits (stops reading)
-        with pytest.raises(CorrelationMismatch):
-            table.match(11)
-        assert table.match(10).correlation_id == 10
-        await asyncio.sleep(0)
-        assert not third.done() and len(table) == 2  # matched, not yet sent on: still in flight
-        empty = asyncio.ensure_future(table.wait_empty())
-        assert table.pop().correlation_id == 10
-        await third
-        assert table.match(11).correlation_id == 11
-        table.pop()
-        await asyncio.sleep(0)
-        assert not empty.done()  # 12 is still in flight
-        table.pop()
-        await asyncio.wait_for(empty, 1)
-        with pytest.raises(CorrelationMismatch):
-            InflightTable().match(5)
-
-    asyncio.run(scenario())
+def test_usage_totals_kept_elsewhere_land_in_their_own_windows():
+    """The native data plane keeps its charges' totals per window; the log pulls them before it
+    writes a window, so each lands in the window it was charged in, merged with Python's own."""
+    now = [1_714_557_600_250]
+    out = io.StringIO()
+    log = UsageLog(out, 1000, lambda *_: None, clock_ms=lambda: now[0])
+    pending = []
+    log.sources.append(lambda: pending.pop() if pending else [])
+    log.record("produce", "alice", "app", "10.0.0.7", 24, 0)  # charged in Python, first window
+    pending.append(
+        [
+            (1_714_557_600_000, "produce", "alice", "app", "10.0.0.7", 1000.0, 0.0),
+            (1_714_557_601_000, "produce", "alice", "app", "10.0.0.7", 300.0, 12.0),
+        ]
+    )
+    now[0] = 1_714_557_602_100
+    log.roll(now[0])
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(l["ts_ms"], l["value"], l["throttle_ms"]) for l in lines] == [
+        (1_714_557_600_000, 1024, 0),
+        (1_714_557_601_000, 300, 12),
+    ]
+    log.flush()
+    assert len(out.getvalue().splitlines()) == 2  # pulled once: nothing counted twice
 
 
 def test_frame_size_limits_checked_from_the_prefix():
-    framing.check_frame_size(10, framing.MIN_REQUEST_FRAME_BYTES, 100)
-    with pytest.raises(framing.FrameTooLarge, match="TLS handshake"):
-        framing.check_frame_size(0x16030100, 10, 100 * 1024 * 1024)
-    with pytest.raises(MalformedFrame):
-        framing.check_frame_size(-1, 10, 100)
+    """The data plane checks a length prefix before allocating the body (a TLS ClientHello read
+    as a length: 0x16030100 = 369 098 752 bytes, named as such)."""
+    min_request_bytes = 10  # api_key + api_version + correlation_id + client_id length
+    dataplane.check_frame_size(10, min_request_bytes, 100)
+    with pytest.raises(ValueError, match="exceeds the limit of 104857600 bytes .a TLS handshake"):
+        dataplane.check_frame_size(0x16030100, min_request_bytes, 100 * 1024 * 1024)
+    with pytest.raises(ValueError, match="below the minimum of 10 bytes"):
+        dataplane.check_frame_size(-1, min_request_bytes, 100)
+
+
+def test_control_plane_frames_are_limited_from_the_prefix():
+    """The auth probe's own connection reads frames the same way."""
 
     async def read(data: bytes):
         reader = asyncio.StreamReader()
@@ -132,19 +137,13 @@ def test_frame_size_limits_checked_from_the_prefix():
 
     assert asyncio.run(read(struct.pack(">i", 5) + b"hello")) == b"hello"
     assert asyncio.run(read(b"")) is None
-    with pytest.raises(framing.FrameTooLarge):
+    with pytest.raises(MalformedFrame, match="exceeds the limit of 64 bytes"):
         asyncio.run(read(struct.pack(">i", 65) + b"x"))
     with pytest.raises(asyncio.IncompleteReadError):
         asyncio.run(read(struct.pack(">i", 8) + b"abc"))
 
 
-def test_receive_buffer_is_a_validated_setting():
-    from kconfigs.errors import ValidationError
-    from kconfigs_enforcement.gateway.config import config_from_mapping
-
-    assert (
-        config_from_mapping({"upstreams": "a:1", "receive_buffer_bytes": 24576}).validate().receive_buffer_bytes
-        == 24576
-    )
-    with pytest.raises(ValidationError, match="^Gateway setting receive_buffer_bytes must be positive, got 0$"):
-        config_from_mapping({"upstreams": "a:1", "receive_buffer_bytes": 0}).validate()
+@pytest.mark.parametrize("key", sorted(RETIRED_SETTINGS))
+def test_settings_of_the_removed_asyncio_path_are_refused_by_name(key):
+    with pytest.raises(ValidationError, match=f"^Gateway setting '{key}' .*: remove it$"):
+        config_from_mapping({"upstreams": "a:1", key: 1})

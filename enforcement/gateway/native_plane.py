@@ -1,0 +1,328 @@
+"""The gateway on the native data plane (``kconfigs_enforcement._native.DataPlane``: Rust, tokio, every core).
+
+Rust moves the bytes: listeners, framing, headers, version caps, address and ApiVersions
+rewriting, SASL observation, producer ids, KIP-219 mute and hold, throttle_time patching. Python
+stays the control plane, reached through :class:`Bridge` for the rare or stateful decisions: the
+quota state (one :class:`~kconfigs_enforcement.gateway.quotas.QuotaGate`; the data plane asks it
+which sensor applies once per new (kind, user, client-id) and then records into that shared
+native sensor itself, so an entity's connections on different threads share one rate, exactly as
+on one broker), the quota admin API answers, Prometheus metrics, the usage log and logging. The
+data plane asks for nothing while no quota is installed.
+
+:class:`NativeGateway` is the running gateway
+(``start``/``stop``/``bootstrap_address``/``quotas``/``stats``/``registry``/``usage_log``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from kconfigs.clock import MONOTONIC
+from kconfigs_enforcement import rates
+from kconfigs_enforcement.gateway import codec, versions
+from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
+from kconfigs_enforcement.gateway.config import Address, GatewayConfig
+from kconfigs_enforcement.gateway.headers import parse_request_prefix
+from kconfigs_enforcement.gateway.metrics import GatewayStats
+from kconfigs_enforcement.gateway.native_ext import UNAVAILABLE, DataPlane
+from kconfigs_enforcement.gateway.quotas import QuotaGate
+
+log = logging.getLogger("kconfigs.gateway")
+_API_KEYS = range(0, 128)
+_VERSIONS = range(0, 32)
+
+
+def version_ceilings() -> dict[int, int]:
+    """The gateway's own version ceiling per API key (-1 = removed), from :mod:`versions`."""
+    ceilings = {}
+    for key in _API_KEYS:
+        ceiling = versions.allowed_max_version(key)
+        if ceiling is not None:
+            ceilings[key] = ceiling
+    return ceilings
+
+
+def throttle_first_versions() -> list[tuple[int, int]]:
+    """(api key, version) pairs whose response body starts with throttle_time_ms."""
+    return [(k, v) for k in _API_KEYS for v in _VERSIONS if codec.throttle_time_is_first_field(k, v)]
+
+
+class Bridge:
+    """What the data plane may ask of the control plane. Called from data-plane threads."""
+
+    def __init__(self, quotas: QuotaGate, stats: GatewayStats, admin: Any, probe: AnonymousProbe):
+        self.quotas, self.stats, self.admin, self.probe = quotas, stats, admin, probe
+        self._last_limit_log_ms = -10_000
+        #: (api key, version, upstream addresses) of recent address rewrites
+        self.rewrites: collections.deque = collections.deque(maxlen=10_000)
+
+    # ---- logging and metrics ----
+    def log(self, level: str, message: str) -> None:
+        log.log(logging.getLevelName(level.upper()), message)
+
+    def event(self, name: str, label: str) -> None:
+        if name == "opened":
+            self.stats.connection_opened(label)
+        elif name == "closed":
+            self.stats.connection_closed(label)
+        elif name == "refused":
+            self.stats.connection_refused(label)
+        elif name == "throttled":
+            self.stats.throttled(label)
+        elif name == "bad_frame":
+            self.stats.bad_frame(label)
+
+    def rewritten(self, api_key: int, version: int, addresses: list[tuple[str, int]]) -> None:
+        """An address-bearing response was rewritten (kept for inspection, bounded)."""
+        self.rewrites.append((api_key, version, [tuple(a) for a in addresses]))
+
+    def over_limit(self, ip: str, listener: str, reason: str) -> None:
+        self.stats.connection_over_limit(listener, reason)
+        now_ms = MONOTONIC.now_ms()
+        if now_ms - self._last_limit_log_ms >= 10_000:  # a flood must not flood the log too
+            self._last_limit_log_ms = now_ms
+            log.warning(
+                "refusing connections from %s on %s: %s reached (counted in "
+                "kconfigs_gateway_connections_over_limit_total)",
+                ip,
+                listener,
+                reason,
+            )
+
+    # ---- quotas ----
+    def connection_attempt(self, ip: str) -> tuple[bool, int]:
+        return self.quotas.connection_attempt(ip)
+
+    def connection_closed(self, ip: str) -> None:
+        self.quotas.connection_closed(ip)
+
+    def resolve(self, kind: str, user: str, client_id: str | None) -> tuple[Any, bool]:
+        """Asked once per new (kind, user, client-id); the data plane then records into the sensor."""
+        return self.quotas.resolve(kind, user, client_id)
+
+    def may_throttle(self, user: str, client_id: str | None, kinds: list[str]) -> bool:
+        return self.quotas.may_throttle(user, client_id, tuple(kinds))
+
+    def wants_producer_ids(self, user: str) -> bool:
+        return self.quotas.wants_producer_ids(user)
+
+    def on_produce(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
+        return self.quotas.on_produce(user, client_id, ip, nbytes)
+
+    def on_fetch(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
+        return self.quotas.on_fetch(user, client_id, ip, nbytes)
+
+    def on_fetch_replaced(
+        self, user: str, client_id: str | None, ip: str, nbytes: int, request_throttle_ms: int
+    ) -> int:
+        return self.quotas.on_fetch_replaced(user, client_id, ip, nbytes, request_throttle_ms)
+
+    def on_request_time(self, user: str, client_id: str | None, ip: str, time_ns: int) -> int:
+        return self.quotas.on_request_time(user, client_id, ip, time_ns)
+
+    def on_producer_ids(self, user: str, client_id: str | None, ip: str, ids: list[int]) -> int:
+        return self.quotas.on_producer_ids(user, client_id, ip, set(ids))
+
+    def record_throttle(self, quota_type: str, user: str, client_id: str | None, throttle_ms: int) -> int:
+        self.quotas.record_throttle(quota_type, user, client_id, throttle_ms)
+        return 0
+
+    # ---- quota admin (DescribeClientQuotas / AlterClientQuotas) ----
+    def owned_ranges(self, upstream_keys: list[int]) -> tuple[list[int], list[tuple[int, int, int]]]:
+        if self.admin is None:
+            return [], []
+        ranges = self.admin.owned_version_ranges(set(upstream_keys))
+        return sorted(self.admin.owned_apis()), [(r.api_key, r.min_version, r.max_version) for r in ranges.values()]
+
+    def admin_answer(
+        self,
+        api_key: int,
+        version: int,
+        correlation_id: int,
+        frame: bytes,
+        principal: str,
+        authenticated: bool,
+        upstream: tuple[str, int],
+    ) -> bytes | None:
+        """The response (header + body), or None to refuse: no auth downgrade (auth_probe)."""
+        if not authenticated and not asyncio.run(self.probe.upstream_serves_anonymous(tuple(upstream))):
+            return None
+        return self.admin.answer_blocking(parse_request_prefix(frame), frame, principal)
+
+
+@dataclass(frozen=True)
+class ConnectionInfo:
+    ip: str
+    port: int
+    listener: str
+    principal: str
+
+
+class _Context:
+    """What callers read of a running gateway's connections."""
+
+    def __init__(self, plane: Any):
+        self._plane = plane
+
+    @property
+    def connections(self) -> list[ConnectionInfo]:
+        return [ConnectionInfo(*c) for c in self._plane.connections()]
+
+
+class _Registry:
+    def __init__(self, plane: Any):
+        self._plane = plane
+
+    @property
+    def mapping(self) -> dict[Address, Address]:
+        return {tuple(upstream): tuple(advertised) for upstream, advertised in self._plane.mapping()}
+
+
+def native_charging(quotas: QuotaGate) -> bool:
+    """Whether the data plane charges quotas itself: it reads CLOCK_MONOTONIC, so only while the
+    control plane does too (a test's manual clock keeps every charge on the bridge), and only into
+    native sensors (``KCONFIGS_PURE_PYTHON=1`` keeps them pure Python)."""
+    return rates.NATIVE and quotas.on_monotonic_clock
+
+
+def worker_threads(config: GatewayConfig) -> int:
+    """0 = one per core (tokio's default)."""
+    return int(config.worker_threads or os.environ.get("KCONFIGS_GATEWAY_WORKERS", 0) or 0)
+
+
+class NativeGateway:
+    """The running gateway: ``await start()``, then ``await stop()`` (drains in-flight requests)."""
+
+    def __init__(self, config: GatewayConfig, quotas: QuotaGate | None = None, admin: Any = None):
+        if DataPlane is None:
+            raise RuntimeError(UNAVAILABLE)
+        self.config = config
+        self.quotas = quotas or QuotaGate(
+            config.quota_window_num, config.quota_window_size_seconds, enforce_producer_ids=config.enforce_producer_ids
+        )
+        self.stats = GatewayStats(self._metric_samples)
+        self.admin = admin
+        self._bridge = Bridge(self.quotas, self.stats, admin, AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
+        self._plane = DataPlane(self._settings(), self._bridge, worker_threads(config))
+        self.quotas.load_listeners.append(self._quotas_loaded)
+        self._plane.set_quota_active(self.quotas.active)
+        self._plane.set_native_charging(native_charging(self.quotas))
+        if admin is not None:
+            self._plane.set_admin_owned(sorted(admin.owned_apis()))
+        self.registry = _Registry(self._plane)
+        self.ctx = _Context(self._plane)
+        self._port = None
+        self._expiry_task: asyncio.Task | None = None
+        self._drain_task: asyncio.Task | None = None
+        self._usage_task: asyncio.Task | None = None
+        self.usage_log = None
+
+    def _drain_throttles(self) -> None:
+        """Record what the data plane queued instead of calling Python per throttled request: the
+        throttles for ``throttle-time`` (at their own time, in order) and the muted-connection
+        counts."""
+        for quota_type, user, client_id, throttle_ms, now_ms in self._plane.drain_throttles():
+            self.quotas.record_throttle(quota_type, user, client_id, throttle_ms, now_ms)
+        for listener, count in self._plane.drain_throttled():
+            self.stats.throttled(listener, count)
+
+    def _metric_samples(self) -> list:
+        self._drain_throttles()  # a scrape sees every throttle so far
+        return self.quotas.metric_samples()
+
+    async def _drain_throttles_periodically(self, interval_s: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            self._drain_throttles()
+
+    def _quotas_loaded(self) -> None:
+        self._plane.invalidate_quotas()  # sensors re-bound, tag shapes may differ: resolve again
+        self._plane.set_quota_active(self.quotas.active)
+
+    def _settings(self) -> dict:
+        c = self.config
+        return {
+            "upstreams": [tuple(u) for u in c.upstreams],
+            "listen_host": c.listen[0],
+            "listen_port": c.listen[1],
+            "advertised_host": c.advertised_host,
+            "broker_port_start": c.broker_port_start,
+            "max_frame_bytes": c.max_frame_bytes,
+            "max_preauth_frame_bytes": c.max_preauth_frame_bytes,
+            "max_inflight_requests": c.max_inflight_requests,
+            "upstream_connect_timeout_ms": c.upstream_connect_timeout_ms,
+            "connections_max_idle_ms": c.connections_max_idle_ms,
+            "request_read_timeout_ms": c.request_read_timeout_ms,
+            "max_connections": c.max_connections,
+            "max_connections_per_ip": c.max_connections_per_ip,
+            "require_authentication": c.require_authentication,
+            "ceilings": version_ceilings(),
+            "throttle_first": throttle_first_versions(),
+            "tls_cert_file": c.tls_cert_file,
+            "tls_key_file": c.tls_key_file,
+            "tls_client_ca_file": c.tls_client_ca_file,
+        }
+
+    @property
+    def rewrites(self) -> list[tuple[int, int, list[Address]]]:
+        """(api key, version, upstream addresses) of the address rewrites so far (the latest 10,000)."""
+        return list(self._bridge.rewrites)
+
+    def node_endpoint_checks(self) -> dict[tuple[int, int], int]:
+        """{(api key, version): Produce / Fetch responses checked for KIP-951 NodeEndpoints}."""
+        return {(key, version): count for key, version, count in self._plane.node_endpoint_checks()}
+
+    @property
+    def bootstrap_address(self) -> Address:
+        return self.config.advertised_host, self._port
+
+    async def start(self) -> None:
+        self._port = await asyncio.get_running_loop().run_in_executor(None, self._plane.start)
+        self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
+        self._drain_task = asyncio.create_task(self._drain_throttles_periodically())
+        if self.config.usage_log_path:
+            from kconfigs_enforcement.gateway.usage_log import UsageLog
+
+            out = open(self.config.usage_log_path, "a", encoding="utf-8")
+            self.usage_log = UsageLog(out, self.config.usage_log_window_ms, self.quotas.quota_for)
+            self.quotas.usage_sinks.append(self.usage_log.record)  # what is still charged in Python
+            self.usage_log.sources.append(self._plane.drain_usage)  # what the data plane charged
+            self._plane.set_usage_window(self.config.usage_log_window_ms)
+            self._usage_task = asyncio.create_task(self.usage_log.run_periodic_flush())
+        host = self.config.listen[0]
+        log.info(
+            "gateway listening on %s:%d for upstream %s",
+            host,
+            self._port,
+            ",".join(f"{h}:{p}" for h, p in self.config.upstreams),
+        )
+        log.info(
+            "data path: native (Rust, %s worker threads); rate core: %s",
+            worker_threads(self.config) or os.cpu_count(),
+            rates.DESCRIPTION,
+        )
+
+    async def _expire_sensors_periodically(self, interval_s: float = 30.0) -> None:
+        while True:  # Kafka's expiry task runs every 30 s
+            await asyncio.sleep(interval_s)
+            self._drain_throttles()  # recorded before their sensors can expire
+            self.quotas.expire()
+            self._plane.invalidate_quotas()  # expired sensors are gone: resolve again
+
+    async def stop(self) -> None:
+        """Stop accepting, let in-flight requests finish (bounded by drain_timeout_ms), close."""
+        if self._expiry_task is not None:
+            self._expiry_task.cancel()
+            self._drain_task.cancel()
+        drained = await asyncio.get_running_loop().run_in_executor(None, self._plane.stop, self.config.drain_timeout_ms)
+        self._drain_throttles()
+        if self.usage_log is not None:
+            self._usage_task.cancel()
+            self.usage_log.flush()
+            self.usage_log.close()
+        log.info("gateway stopped after draining %d connections", drained)

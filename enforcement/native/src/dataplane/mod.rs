@@ -1,0 +1,9 @@
+//! The gateway's native data plane (see plane.rs); Python drives it through `DataPlane`.
+
+pub mod plane;
+pub mod quota;
+pub mod rewrite;
+pub mod sasl;
+pub mod testing;
+pub mod tls;
+pub mod wire;

@@ -1,0 +1,338 @@
+//! Quota charging on the worker threads, with no Python call per request.
+//!
+//! Each rule lives in one place. WHICH sensor and quota apply to a (user, client-id) — Kafka's
+//! precedence, the metric tags, whether the quota type is enabled — is decided by Python
+//! (`QuotaGate.resolve`), asked once per new (kind, user, client-id) and cached here until a
+//! snapshot reload or a sensor expiry run invalidates the cache (`invalidate`). The sensor it hands
+//! back is the very object Python's metrics, usage-log quota lookup and expiry read: a
+//! `RateCore` whose state is a `SharedSensor`, so the ring recorded here under its mutex is the
+//! one Python measures, and one entity's connections on different worker threads record into one
+//! rate, one charge after another. The throttle math is the rate core's (`ring.rs`).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use pyo3::prelude::*;
+
+use crate::ring::{SharedSensor, Value};
+use crate::RateCore;
+
+/// `ClientRequestQuotaManager.NanosToPercentagePerSecond`, as Python computes it.
+const NANOS_TO_PERCENT_PER_SEC: f64 = 100.0 / 1_000_000_000.0;
+/// Cached resolutions beyond this are dropped (client-id churn); the next request asks again.
+const MAX_CACHED: usize = 100_000;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Kind {
+    Produce,
+    Fetch,
+    Request,
+    /// whether a producer-id quota may apply to the user (no sensor: counted on the bridge)
+    ProducerIds,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Produce => "produce",
+            Kind::Fetch => "fetch",
+            Kind::Request => "request",
+            Kind::ProducerIds => "producer_id",
+        }
+    }
+}
+
+/// What Python resolved for one (kind, user, client-id).
+pub struct Resolution {
+    /// the shared sensor; None = the quota type is disabled (Kafka records nothing)
+    pub sensor: Option<SharedSensor>,
+    /// a finite quota applies (the response may throttle)
+    pub finite: bool,
+    /// the sensor is not a native one (pure-Python rates): charge through the bridge
+    pub via_bridge: bool,
+}
+
+type Key = (Kind, String, String);
+
+/// (quota type, user, client-id, throttle ms, now ms) of a throttle to record on `throttle-time`.
+pub type QueuedThrottle = (&'static str, String, String, i64, i64);
+/// Queued throttles beyond this wait for the next drain: the oldest are recorded, the rest dropped
+/// (the `throttle-time` average is a metric, never a decision).
+const MAX_QUEUED_THROTTLES: usize = 100_000;
+
+#[derive(Default)]
+pub struct Quotas {
+    /// off while the control plane's clock is not the monotonic one (tests with a manual clock)
+    pub native: AtomicBool,
+    generation: AtomicU64,
+    cache: Mutex<HashMap<Key, Arc<Resolution>>>,
+    pub usage: Usage,
+    throttles: Mutex<Vec<QueuedThrottle>>,
+    /// muted connections per listener since the last drain
+    throttled: Mutex<HashMap<String, u64>>,
+}
+
+impl Quotas {
+    pub fn queue_throttle(&self, quota_type: &'static str, user: &str, client_id: &str, throttle_ms: i64, now_ms: i64) {
+        let mut queue = self.throttles.lock().unwrap();
+        if queue.len() < MAX_QUEUED_THROTTLES {
+            queue.push((quota_type, user.to_string(), client_id.to_string(), throttle_ms, now_ms));
+        }
+    }
+
+    pub fn drain_throttles(&self) -> Vec<QueuedThrottle> {
+        std::mem::take(&mut *self.throttles.lock().unwrap())
+    }
+
+    pub fn count_throttled(&self, listener: &str) {
+        let mut counts = self.throttled.lock().unwrap();
+        match counts.get_mut(listener) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(listener.to_string(), 1);
+            }
+        }
+    }
+
+    pub fn drain_throttled(&self) -> Vec<(String, u64)> {
+        std::mem::take(&mut *self.throttled.lock().unwrap())
+            .into_iter()
+            .collect()
+    }
+
+    /// A reload or an expiry run changed what resolutions may answer: ask again.
+    pub fn invalidate(&self) {
+        let mut cache = self.cache.lock().unwrap();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        cache.clear();
+    }
+
+    /// Drop one cached resolution (its sensor was created behind the cache's back).
+    pub fn forget(&self, kind: Kind, user: &str, client_id: &str) {
+        let mut cache = self.cache.lock().unwrap();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        cache.remove(&(kind, user.to_string(), client_id.to_string()));
+    }
+
+    /// The cached resolution, else `ask` (Python, outside the cache lock). A resolution asked
+    /// across an invalidation is used once and not cached: it may predate the new snapshot.
+    pub fn resolve(
+        &self,
+        kind: Kind,
+        user: &str,
+        client_id: &str,
+        ask: impl FnOnce() -> Resolution,
+    ) -> Arc<Resolution> {
+        let key = (kind, user.to_string(), client_id.to_string());
+        let generation = {
+            let cache = self.cache.lock().unwrap();
+            if let Some(hit) = cache.get(&key) {
+                return hit.clone();
+            }
+            self.generation.load(Ordering::SeqCst)
+        };
+        let resolved = Arc::new(ask());
+        let mut cache = self.cache.lock().unwrap();
+        if self.generation.load(Ordering::SeqCst) == generation {
+            if cache.len() >= MAX_CACHED {
+                cache.clear();
+            }
+            cache.insert(key, resolved.clone());
+        }
+        resolved
+    }
+}
+
+/// Python's `QuotaGate.resolve(kind, user, client_id)` -> (sensor or None, finite quota).
+pub fn ask_python(bridge: &Py<PyAny>, kind: Kind, user: &str, client_id: &str) -> Resolution {
+    Python::attach(|py| {
+        let answer = bridge
+            .call_method1(py, "resolve", (kind.name(), user, client_id))
+            .and_then(|v| v.extract::<(Py<PyAny>, bool)>(py));
+        match answer {
+            Ok((sensor, finite)) => {
+                if sensor.is_none(py) {
+                    return Resolution {
+                        sensor: None,
+                        finite,
+                        via_bridge: false,
+                    };
+                }
+                match sensor.extract::<PyRef<'_, RateCore>>(py) {
+                    Ok(core) => Resolution {
+                        sensor: Some(core.shared()),
+                        finite,
+                        via_bridge: false,
+                    },
+                    Err(_) => Resolution {
+                        sensor: None,
+                        finite,
+                        via_bridge: true,
+                    },
+                }
+            }
+            Err(e) => {
+                e.print(py);
+                // unknown: charge through the bridge, which reports its own errors
+                Resolution {
+                    sensor: None,
+                    finite: true,
+                    via_bridge: true,
+                }
+            }
+        }
+    })
+}
+
+/// Milliseconds on CLOCK_MONOTONIC, the clock of Python's `time.monotonic_ns` (the control plane's
+/// `MONOTONIC.now_ms`): the data plane and Python's metrics and expiry read one clock.
+pub fn monotonic_ms() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec; CLOCK_MONOTONIC always exists on Linux
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
+}
+
+fn lock(sensor: &SharedSensor) -> std::sync::MutexGuard<'_, crate::ring::Sensor> {
+    sensor.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `ClientQuotaManager.record`: the produce throttle in ms.
+pub fn charge_bytes(sensor: &SharedSensor, nbytes: i64, now_ms: i64) -> i64 {
+    lock(sensor).record_and_throttle(Value::Int(nbytes), now_ms)
+}
+
+/// `RequestQuotaManager.record_time`: thread time in ns as percent-seconds.
+pub fn charge_request_time(sensor: &SharedSensor, time_ns: i64, now_ms: i64) -> i64 {
+    let percent_s = time_ns as f64 * NANOS_TO_PERCENT_PER_SEC;
+    lock(sensor).record_and_throttle(Value::Float(percent_s), now_ms)
+}
+
+/// `FetchQuotaManager.record_fetch`: record; if this or the request quota throttles, unrecord
+/// the bytes (the response is replaced by an empty throttled one). Both under one lock, so no
+/// other thread sees the bytes that are taken back.
+pub fn charge_fetch_replaced(sensor: &SharedSensor, nbytes: i64, request_throttle_ms: i64, now_ms: i64) -> i64 {
+    let mut s = lock(sensor);
+    let throttle_ms = s.record_and_throttle(Value::Int(nbytes), now_ms);
+    if throttle_ms > 0 || request_throttle_ms > 0 {
+        s.record_no_check(Value::Int(-nbytes), now_ms);
+    }
+    throttle_ms
+}
+
+type UsageKey = (i64, &'static str, String, String, String);
+
+/// The usage log's totals, per wall-clock window (epoch-aligned, as `UsageLog` aligns them), kept
+/// here so a charge costs no Python call; the usage log drains them before it writes a window.
+#[derive(Default)]
+pub struct Usage {
+    /// 0 = no usage log
+    pub window_ms: AtomicI64,
+    totals: Mutex<HashMap<UsageKey, (f64, f64)>>,
+}
+
+impl Usage {
+    pub fn record(&self, kind: Kind, user: &str, client_id: &str, ip: &str, value: f64, throttle_ms: i64) {
+        let window_ms = self.window_ms.load(Ordering::Relaxed);
+        if window_ms <= 0 {
+            return;
+        }
+        let wall_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        let key = (
+            wall_ms - wall_ms % window_ms,
+            kind.name(),
+            user.to_string(),
+            client_id.to_string(),
+            ip.to_string(),
+        );
+        let mut totals = self.totals.lock().unwrap();
+        let entry = totals.entry(key).or_insert((0.0, 0.0));
+        entry.0 += value;
+        entry.1 += throttle_ms as f64;
+    }
+
+    /// (window start ms, kind, user, client-id, ip, value, throttle ms), oldest window first.
+    pub fn drain(&self) -> Vec<(i64, &'static str, String, String, String, f64, f64)> {
+        let mut out: Vec<_> = std::mem::take(&mut *self.totals.lock().unwrap())
+            .into_iter()
+            .map(|((ts, kind, user, client_id, ip), (value, throttle))| {
+                (ts, kind, user, client_id, ip, value, throttle)
+            })
+            .collect();
+        out.sort_by_key(|a| a.0);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ring::{Ring, Sensor};
+
+    fn sensor(bound: f64) -> SharedSensor {
+        Arc::new(Mutex::new(Sensor {
+            ring: Ring::new(2, 1000, false),
+            bound,
+            cap_ms: i64::MAX,
+            last_record_ms: 0,
+        }))
+    }
+
+    #[test]
+    fn a_resolution_asked_across_an_invalidation_is_not_cached() {
+        let quotas = Quotas::default();
+        let asked = std::cell::Cell::new(0);
+        let ask = || {
+            asked.set(asked.get() + 1);
+            Resolution {
+                sensor: None,
+                finite: false,
+                via_bridge: false,
+            }
+        };
+        quotas.resolve(Kind::Produce, "u", "c", ask);
+        quotas.resolve(Kind::Produce, "u", "c", ask);
+        assert_eq!(asked.get(), 1);
+        quotas.invalidate(); // a reload: asked again, and another reload while Python answers
+        quotas.resolve(Kind::Produce, "u", "c", || {
+            quotas.invalidate();
+            ask()
+        });
+        quotas.resolve(Kind::Produce, "u", "c", ask);
+        assert_eq!(asked.get(), 3);
+    }
+
+    #[test]
+    fn one_sensor_charged_from_many_threads_adds_up_exactly() {
+        let shared = sensor(1e12);
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let s = shared.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..1000 {
+                        charge_bytes(&s, 100, 1_000);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(shared.lock().unwrap().ring.total(1_000), 800_000.0);
+    }
+
+    #[test]
+    fn a_throttled_fetch_is_unrecorded() {
+        let s = sensor(1000.0);
+        assert_eq!(charge_fetch_replaced(&s, 500, 0, 1_000), 0);
+        assert!(charge_fetch_replaced(&s, 5000, 0, 1_001) > 0);
+        assert_eq!(s.lock().unwrap().ring.total(1_002), 500.0);
+        assert_eq!(charge_fetch_replaced(&s, 100, 7, 1_003), 0);
+        assert_eq!(s.lock().unwrap().ring.total(1_004), 500.0);
+    }
+}

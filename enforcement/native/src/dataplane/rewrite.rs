@@ -1,0 +1,541 @@
+//! The responses the gateway changes, decoded and re-encoded with the `kafka-protocol` crate:
+//! broker addresses (Metadata, FindCoordinator, DescribeCluster, and the KIP-951 NodeEndpoints of
+//! Produce v10+ / Fetch v16+) and the version ranges of ApiVersions.
+//!
+//! Two phases, so the listener registry can bind ports in between: `AddressRewrite::decode` lists
+//! the upstream addresses, `apply` re-encodes with the gateway's. An unmapped address fails closed
+//! (an error, never the original address). The crate keeps unknown tagged fields on re-encode.
+
+use std::collections::HashSet;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsResponse, DescribeClusterResponse, FetchResponse, FindCoordinatorResponse, MetadataResponse,
+    ProduceResponse, ResponseHeader,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+
+use super::wire::{self, Malformed, API_VERSIONS, DESCRIBE_CLUSTER, FETCH, FIND_COORDINATOR, METADATA, PRODUCE};
+
+pub type Address = (String, i32);
+
+fn malformed(api_key: i16, version: i16, err: impl std::fmt::Display) -> Malformed {
+    Malformed(format!("cannot decode api {api_key} v{version} response: {err}"))
+}
+
+pub fn response_header_version(api_key: i16, version: i16) -> Option<i16> {
+    if api_key == API_VERSIONS {
+        return Some(0); // always v0, so any client can read the error
+    }
+    ApiKey::try_from(api_key)
+        .ok()
+        .map(|k| k.response_header_version(version))
+}
+
+/// The highest version `kafka-protocol` decodes for `api_key` (None: unknown to the crate).
+pub fn crate_max_version(api_key: i16) -> Option<i16> {
+    ApiKey::try_from(api_key).ok().map(|k| k.valid_versions().max)
+}
+
+enum Message {
+    Metadata(MetadataResponse),
+    FindCoordinator(FindCoordinatorResponse),
+    DescribeCluster(DescribeClusterResponse),
+    Produce(ProduceResponse),
+    Fetch(FetchResponse),
+}
+
+/// A decoded address-bearing response and the upstream addresses it names.
+pub struct AddressRewrite {
+    api_key: i16,
+    version: i16,
+    header: ResponseHeader,
+    message: Message,
+    pub addresses: Vec<Address>,
+}
+
+fn real(host: &str, port: i32) -> bool {
+    // FindCoordinator errors carry node -1, host "" and port -1: nothing to rewrite or leak
+    !host.is_empty() && port >= 0
+}
+
+fn decode<T: Decodable>(buf: &mut Bytes, api_key: i16, version: i16) -> Result<T, Malformed> {
+    let message = T::decode(buf, version).map_err(|e| malformed(api_key, version, e))?;
+    if !buf.is_empty() {
+        return Err(malformed(
+            api_key,
+            version,
+            format!("{} bytes after the message", buf.len()),
+        ));
+    }
+    Ok(message)
+}
+
+impl AddressRewrite {
+    /// Whether responses of this API and version may name brokers.
+    pub fn applies(api_key: i16, version: i16) -> bool {
+        matches!(api_key, METADATA | FIND_COORDINATOR | DESCRIBE_CLUSTER) || wire::has_node_endpoints(api_key, version)
+    }
+
+    /// Decode `frame` (header + body). None for APIs that carry no addresses.
+    pub fn decode(api_key: i16, version: i16, frame: &[u8]) -> Result<Option<AddressRewrite>, Malformed> {
+        if !Self::applies(api_key, version) {
+            return Ok(None);
+        }
+        let header_version = response_header_version(api_key, version).unwrap_or(0);
+        let mut buf = Bytes::copy_from_slice(frame);
+        let header = ResponseHeader::decode(&mut buf, header_version).map_err(|e| malformed(api_key, version, e))?;
+        let mut addresses = Vec::new();
+        let message = match api_key {
+            METADATA => {
+                let m: MetadataResponse = decode(&mut buf, api_key, version)?;
+                addresses.extend(m.brokers.iter().map(|b| (b.host.to_string(), b.port)));
+                Message::Metadata(m)
+            }
+            FIND_COORDINATOR => {
+                let m: FindCoordinatorResponse = decode(&mut buf, api_key, version)?;
+                if version >= 4 {
+                    addresses.extend(
+                        m.coordinators
+                            .iter()
+                            .filter(|c| real(&c.host, c.port))
+                            .map(|c| (c.host.to_string(), c.port)),
+                    );
+                } else if real(&m.host, m.port) {
+                    addresses.push((m.host.to_string(), m.port));
+                }
+                Message::FindCoordinator(m)
+            }
+            DESCRIBE_CLUSTER => {
+                let m: DescribeClusterResponse = decode(&mut buf, api_key, version)?;
+                addresses.extend(m.brokers.iter().map(|b| (b.host.to_string(), b.port)));
+                Message::DescribeCluster(m)
+            }
+            PRODUCE => {
+                let m: ProduceResponse = decode(&mut buf, api_key, version)?;
+                addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
+                Message::Produce(m)
+            }
+            FETCH => {
+                let m: FetchResponse = decode(&mut buf, api_key, version)?;
+                addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
+                Message::Fetch(m)
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(AddressRewrite {
+            api_key,
+            version,
+            header,
+            message,
+            addresses,
+        }))
+    }
+
+    /// Re-encode with every address replaced by `map(address)`; fails closed on an unmapped one.
+    pub fn apply(mut self, map: &dyn Fn(&str, i32) -> Option<Address>) -> Result<Vec<u8>, Malformed> {
+        fn swap(
+            host: &mut StrBytes,
+            port: &mut i32,
+            map: &dyn Fn(&str, i32) -> Option<Address>,
+        ) -> Result<(), Malformed> {
+            let Some((new_host, new_port)) = map(host.as_str(), *port) else {
+                return Err(Malformed(format!(
+                    "no gateway listener for broker {}:{}",
+                    host.as_str(),
+                    port
+                )));
+            };
+            *host = StrBytes::from_string(new_host);
+            *port = new_port;
+            Ok(())
+        }
+        match &mut self.message {
+            Message::Metadata(m) => m
+                .brokers
+                .iter_mut()
+                .try_for_each(|b| swap(&mut b.host, &mut b.port, map))?,
+            Message::DescribeCluster(m) => m
+                .brokers
+                .iter_mut()
+                .try_for_each(|b| swap(&mut b.host, &mut b.port, map))?,
+            Message::Produce(m) => m
+                .node_endpoints
+                .iter_mut()
+                .try_for_each(|b| swap(&mut b.host, &mut b.port, map))?,
+            Message::Fetch(m) => m
+                .node_endpoints
+                .iter_mut()
+                .try_for_each(|b| swap(&mut b.host, &mut b.port, map))?,
+            Message::FindCoordinator(m) => {
+                if self.version >= 4 {
+                    for c in m.coordinators.iter_mut().filter(|c| real(&c.host, c.port)) {
+                        swap(&mut c.host, &mut c.port, map)?;
+                    }
+                } else if real(&m.host, m.port) {
+                    swap(&mut m.host, &mut m.port, map)?;
+                }
+            }
+        }
+        let (api_key, version) = (self.api_key, self.version);
+        let mut out = BytesMut::new();
+        let header_version = response_header_version(api_key, version).unwrap_or(0);
+        let enc = |e: String| Malformed(format!("cannot encode api {api_key} v{version} response: {e}"));
+        self.header
+            .encode(&mut out, header_version)
+            .map_err(|e| enc(e.to_string()))?;
+        match &self.message {
+            Message::Metadata(m) => m.encode(&mut out, version),
+            Message::FindCoordinator(m) => m.encode(&mut out, version),
+            Message::DescribeCluster(m) => m.encode(&mut out, version),
+            Message::Produce(m) => m.encode(&mut out, version),
+            Message::Fetch(m) => m.encode(&mut out, version),
+        }
+        .map_err(|e| enc(e.to_string()))?;
+        Ok(out.to_vec())
+    }
+}
+
+/// (api key, min, max) ranges of an ApiVersions response.
+pub type Ranges = Vec<(i16, i16, i16)>;
+
+/// Decode an ApiVersions response (header v0). An error response is read as v0, as brokers send it.
+pub fn decode_api_versions(
+    frame: &[u8],
+    version: i16,
+) -> Result<(ResponseHeader, ApiVersionsResponse, i16), Malformed> {
+    let mut buf = Bytes::copy_from_slice(frame);
+    let header = ResponseHeader::decode(&mut buf, 0).map_err(|e| malformed(API_VERSIONS, version, e))?;
+    let error_code = wire::i16_at(&buf, 0)?;
+    let used = if error_code != 0 { 0 } else { version };
+    let message: ApiVersionsResponse = decode(&mut buf, API_VERSIONS, used)?;
+    Ok((header, message, used))
+}
+
+/// Re-encode an ApiVersions response with `ranges` as its api_keys.
+pub fn encode_api_versions(
+    header: &ResponseHeader,
+    mut message: ApiVersionsResponse,
+    version: i16,
+    ranges: &Ranges,
+) -> Result<Vec<u8>, Malformed> {
+    message.api_keys = ranges
+        .iter()
+        .map(|&(k, lo, hi)| {
+            ApiVersion::default()
+                .with_api_key(k)
+                .with_min_version(lo)
+                .with_max_version(hi)
+        })
+        .collect();
+    let mut out = BytesMut::new();
+    header.encode(&mut out, 0).map_err(|e| Malformed(e.to_string()))?;
+    message
+        .encode(&mut out, version)
+        .map_err(|e| Malformed(e.to_string()))?;
+    Ok(out.to_vec())
+}
+
+/// Intersect every broker range with the gateway's ceiling (`ceiling(key)`: None = none, -1 =
+/// remove the API); then add or replace the APIs the gateway answers itself, sorted by key.
+pub fn cap_ranges(broker: &Ranges, ceiling: &dyn Fn(i16) -> Option<i16>, owned: &Ranges) -> Ranges {
+    let mut out: std::collections::BTreeMap<i16, (i16, i16, i16)> = std::collections::BTreeMap::new();
+    for &(key, lo, hi) in broker {
+        let capped = match ceiling(key) {
+            None => hi,
+            Some(c) => hi.min(c),
+        };
+        if capped >= lo {
+            out.insert(key, (key, lo, capped));
+        }
+    }
+    for &r in owned {
+        out.insert(r.0, r);
+    }
+    out.into_values().collect()
+}
+
+/// A broker's answer to an ApiVersions request above its maximum: v0, UNSUPPORTED_VERSION (35),
+/// listing the ApiVersions range so the client retries lower.
+pub fn unsupported_api_versions(correlation_id: i32, max_version: i16) -> Vec<u8> {
+    let message = ApiVersionsResponse::default()
+        .with_error_code(35)
+        .with_api_keys(vec![ApiVersion::default()
+            .with_api_key(API_VERSIONS)
+            .with_min_version(0)
+            .with_max_version(max_version)]);
+    let mut out = BytesMut::new();
+    let _ = ResponseHeader::default()
+        .with_correlation_id(correlation_id)
+        .encode(&mut out, 0);
+    let _ = message.encode(&mut out, 0);
+    out.to_vec()
+}
+
+/// What a broker answers to a Fetch it throttles (KafkaApis `getThrottledResponse`): no data,
+/// `throttle_time_ms`, and the session of the response it replaces, so an incremental fetch session
+/// goes on (the consumer fetches the same offsets again). None when the response carries a
+/// top-level error: the broker would have sent that, unthrottled.
+pub fn throttled_fetch_response(version: i16, frame: &[u8], throttle_ms: i64) -> Result<Option<Vec<u8>>, Malformed> {
+    let header_version = response_header_version(FETCH, version).unwrap_or(0);
+    let mut buf = Bytes::copy_from_slice(frame);
+    let header = ResponseHeader::decode(&mut buf, header_version).map_err(|e| malformed(FETCH, version, e))?;
+    let (error_code, session_id) = if version >= 7 {
+        (wire::i16_at(&buf, 4)?, wire::i32_at(&buf, 6)?)
+    } else {
+        (0, 0)
+    };
+    if error_code != 0 {
+        return Ok(None);
+    }
+    let message = FetchResponse::default()
+        .with_throttle_time_ms(throttle_ms.min(i64::from(i32::MAX)) as i32)
+        .with_session_id(session_id);
+    let mut out = BytesMut::new();
+    header
+        .encode(&mut out, header_version)
+        .map_err(|e| Malformed(e.to_string()))?;
+    message
+        .encode(&mut out, version)
+        .map_err(|e| Malformed(e.to_string()))?;
+    Ok(Some(out.to_vec()))
+}
+
+/// The error code of a SaslHandshake / SaslAuthenticate response.
+pub fn sasl_response_error(api_key: i16, version: i16, frame: &[u8]) -> Result<i16, Malformed> {
+    let offset = wire::response_body_offset(frame, response_header_version(api_key, version) == Some(1))?;
+    wire::i16_at(frame, offset)
+}
+
+/// Raises a response's `throttle_time_ms` to at least `throttle_ms` where Kafka puts it: the first
+/// body field for the (api key, version) pairs in `throttle_first`, after `responses` in Produce
+/// v1+. `body` is the response without its length prefix; a response too short is left alone.
+pub fn patch_throttle(key: i16, version: i16, body: &mut [u8], throttle_ms: i64, throttle_first: &HashSet<(i16, i16)>) {
+    let offset = if throttle_first.contains(&(key, version)) {
+        response_header_version(key, version).and_then(|hv| wire::response_body_offset(body, hv == 1).ok())
+    } else if key == PRODUCE && version >= 1 {
+        wire::produce_positions(body, version).ok().and_then(|p| p.0)
+    } else {
+        None
+    };
+    if let Some(offset) = offset {
+        if offset + 4 <= body.len() {
+            wire::raise_i32_at(body, offset, throttle_ms);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::fetch_response::NodeEndpoint as FetchNodeEndpoint;
+    use kafka_protocol::messages::find_coordinator_response::Coordinator;
+    use kafka_protocol::messages::metadata_response::MetadataResponseBroker;
+    use kafka_protocol::messages::produce_response::NodeEndpoint;
+    use kafka_protocol::messages::BrokerId;
+
+    fn encode<T: Encodable>(api_key: i16, version: i16, corr: i32, message: &T) -> Vec<u8> {
+        let mut out = BytesMut::new();
+        let hv = response_header_version(api_key, version).unwrap();
+        ResponseHeader::default()
+            .with_correlation_id(corr)
+            .encode(&mut out, hv)
+            .unwrap();
+        message.encode(&mut out, version).unwrap();
+        out.to_vec()
+    }
+
+    fn gateway(host: &str, port: i32) -> Option<Address> {
+        (host == "broker-1").then(|| ("127.0.0.1".to_string(), port + 10_000))
+    }
+
+    #[test]
+    fn metadata_brokers_are_rewritten_at_every_version() {
+        for version in 0..=13 {
+            let broker = MetadataResponseBroker::default()
+                .with_node_id(BrokerId(1))
+                .with_host(StrBytes::from_static_str("broker-1"))
+                .with_port(9092);
+            let frame = encode(
+                METADATA,
+                version,
+                5,
+                &MetadataResponse::default().with_brokers(vec![broker]),
+            );
+            let rewrite = AddressRewrite::decode(METADATA, version, &frame).unwrap().unwrap();
+            assert_eq!(rewrite.addresses, vec![("broker-1".to_string(), 9092)]);
+            let out = rewrite.apply(&gateway).unwrap();
+            let again = AddressRewrite::decode(METADATA, version, &out).unwrap().unwrap();
+            assert_eq!(again.addresses, vec![("127.0.0.1".to_string(), 19092)], "v{version}");
+            assert_eq!(wire::i32_at(&out, 0).unwrap(), 5);
+        }
+    }
+
+    #[test]
+    fn unmapped_addresses_fail_closed() {
+        let broker = MetadataResponseBroker::default()
+            .with_host(StrBytes::from_static_str("elsewhere"))
+            .with_port(1);
+        let frame = encode(METADATA, 12, 1, &MetadataResponse::default().with_brokers(vec![broker]));
+        assert!(AddressRewrite::decode(METADATA, 12, &frame)
+            .unwrap()
+            .unwrap()
+            .apply(&gateway)
+            .is_err());
+    }
+
+    #[test]
+    fn find_coordinator_single_and_array_skip_errors() {
+        let v3 = FindCoordinatorResponse::default()
+            .with_host(StrBytes::from_static_str("broker-1"))
+            .with_port(9092);
+        let frame = encode(FIND_COORDINATOR, 3, 1, &v3);
+        let out = AddressRewrite::decode(FIND_COORDINATOR, 3, &frame)
+            .unwrap()
+            .unwrap()
+            .apply(&gateway)
+            .unwrap();
+        assert_eq!(
+            AddressRewrite::decode(FIND_COORDINATOR, 3, &out)
+                .unwrap()
+                .unwrap()
+                .addresses,
+            vec![("127.0.0.1".into(), 19092)]
+        );
+        let coordinators = vec![
+            Coordinator::default()
+                .with_key(StrBytes::from_static_str("g"))
+                .with_host(StrBytes::from_static_str("broker-1"))
+                .with_port(9092),
+            Coordinator::default()
+                .with_key(StrBytes::from_static_str("h"))
+                .with_node_id(BrokerId(-1))
+                .with_port(-1),
+        ];
+        let frame = encode(
+            FIND_COORDINATOR,
+            6,
+            1,
+            &FindCoordinatorResponse::default().with_coordinators(coordinators),
+        );
+        let rewrite = AddressRewrite::decode(FIND_COORDINATOR, 6, &frame).unwrap().unwrap();
+        assert_eq!(rewrite.addresses.len(), 1);
+        assert!(rewrite.apply(&gateway).is_ok());
+    }
+
+    #[test]
+    fn node_endpoints_of_produce_and_fetch_are_rewritten_and_unknown_tags_kept() {
+        let endpoint = NodeEndpoint::default()
+            .with_node_id(BrokerId(1))
+            .with_host(StrBytes::from_static_str("broker-1"))
+            .with_port(9093);
+        let produce = ProduceResponse::default()
+            .with_node_endpoints(vec![endpoint])
+            .with_throttle_time_ms(7);
+        let frame = encode(PRODUCE, 13, 9, &produce);
+        assert!(wire::node_endpoints_present(PRODUCE, 13, &frame).unwrap());
+        let out = AddressRewrite::decode(PRODUCE, 13, &frame)
+            .unwrap()
+            .unwrap()
+            .apply(&gateway)
+            .unwrap();
+        assert_eq!(
+            AddressRewrite::decode(PRODUCE, 13, &out).unwrap().unwrap().addresses,
+            vec![("127.0.0.1".into(), 19093)]
+        );
+        assert_eq!(
+            wire::produce_positions(&out, 13)
+                .unwrap()
+                .0
+                .map(|p| wire::i32_at(&out, p).unwrap()),
+            Some(7)
+        );
+
+        let mut fetch = FetchResponse::default().with_node_endpoints(vec![FetchNodeEndpoint::default()
+            .with_host(StrBytes::from_static_str("broker-1"))
+            .with_port(9094)]);
+        fetch.unknown_tagged_fields.insert(99, Bytes::from_static(b"xyz"));
+        let frame = encode(FETCH, 18, 3, &fetch);
+        assert!(wire::node_endpoints_present(FETCH, 18, &frame).unwrap());
+        let out = AddressRewrite::decode(FETCH, 18, &frame)
+            .unwrap()
+            .unwrap()
+            .apply(&gateway)
+            .unwrap();
+        let mut buf = Bytes::from(out[5..].to_vec());
+        let decoded = FetchResponse::decode(&mut buf, 18).unwrap();
+        assert_eq!(decoded.node_endpoints[0].port, 19094);
+        assert_eq!(
+            decoded.unknown_tagged_fields.get(&99).map(|b| b.to_vec()),
+            Some(b"xyz".to_vec())
+        );
+        let plain = encode(FETCH, 18, 3, &FetchResponse::default());
+        assert!(!wire::node_endpoints_present(FETCH, 18, &plain).unwrap());
+    }
+
+    #[test]
+    fn api_versions_are_capped_removed_and_owned() {
+        let broker = vec![(0, 3, 13), (1, 4, 18), (55, 0, 2), (76, 0, 1), (48, 0, 1)];
+        let ceiling = |k: i16| match k {
+            55 => Some(1),
+            76 => Some(-1),
+            0 => Some(12),
+            _ => None,
+        };
+        let capped = cap_ranges(&broker, &ceiling, &vec![(49, 0, 1)]);
+        assert_eq!(capped, vec![(0, 3, 12), (1, 4, 18), (48, 0, 1), (49, 0, 1), (55, 0, 1)]);
+        let message = ApiVersionsResponse::default()
+            .with_api_keys(vec![ApiVersion::default().with_api_key(0).with_max_version(13)]);
+        let frame = encode(API_VERSIONS, 3, 4, &message);
+        let (header, message, used) = decode_api_versions(&frame, 3).unwrap();
+        let out = encode_api_versions(&header, message, used, &capped).unwrap();
+        let (_, again, _) = decode_api_versions(&out, 3).unwrap();
+        assert_eq!(again.api_keys.len(), 5);
+        let unsupported = unsupported_api_versions(8, 4);
+        let (header, message, used) = decode_api_versions(&unsupported, 9).unwrap();
+        assert_eq!((header.correlation_id, message.error_code, used), (8, 35, 0));
+    }
+
+    #[test]
+    fn throttled_fetch_is_empty_and_keeps_the_session() {
+        use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+        let data = FetchResponse::default()
+            .with_session_id(77)
+            .with_responses(vec![FetchableTopicResponse::default().with_partitions(vec![
+                PartitionData::default().with_records(Some(Bytes::from_static(&[1; 300]))),
+            ])]);
+        for version in [4i16, 7, 12, 16, 18] {
+            let data = if version >= 7 {
+                data.clone()
+            } else {
+                data.clone().with_session_id(0)
+            };
+            let frame = encode(FETCH, version, 3, &data);
+            let out = throttled_fetch_response(version, &frame, 1500).unwrap().unwrap();
+            assert!(out.len() < 64, "v{version}: {} bytes", out.len());
+            let mut buf = Bytes::from(out);
+            let header = ResponseHeader::decode(&mut buf, response_header_version(FETCH, version).unwrap()).unwrap();
+            let decoded = FetchResponse::decode(&mut buf, version).unwrap();
+            assert_eq!((header.correlation_id, decoded.throttle_time_ms), (3, 1500));
+            assert!(decoded.responses.is_empty());
+            assert_eq!(decoded.session_id, if version >= 7 { 77 } else { 0 });
+        }
+        let failed = encode(FETCH, 12, 3, &FetchResponse::default().with_error_code(70));
+        assert_eq!(throttled_fetch_response(12, &failed, 10).unwrap(), None);
+    }
+
+    #[test]
+    fn truncated_responses_are_malformed_not_panics() {
+        let broker = MetadataResponseBroker::default()
+            .with_host(StrBytes::from_static_str("broker-1"))
+            .with_port(9092);
+        let frame = encode(METADATA, 12, 1, &MetadataResponse::default().with_brokers(vec![broker]));
+        for cut in 0..frame.len() {
+            assert!(
+                AddressRewrite::decode(METADATA, 12, &frame[..cut]).is_err(),
+                "cut at {cut}"
+            );
+        }
+    }
+}

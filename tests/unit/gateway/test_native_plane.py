@@ -1,0 +1,102 @@
+"""The control-plane side of the native data plane: one line when the extension is missing or
+the removed asyncio path is asked for, the version ceilings handed to Rust, and one exact quota
+state under charges from many threads."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from harness.cli import run_main
+from kconfigs_enforcement.gateway import native_plane
+from kconfigs_enforcement.gateway.quotas import QuotaGate
+
+#: runs the CLI as an install built without cargo would: importing the extension fails
+_WITHOUT_EXTENSION = (
+    "import sys; sys.modules['kconfigs_enforcement._native'] = None; "
+    "from kconfigs.__main__ import main; sys.argv[0] = 'kconfigs'; sys.exit(main())"
+)
+
+
+def _kconfigs_without_extension(*argv: str, cwd) -> subprocess.CompletedProcess:
+    env = {**os.environ, "KCONFIGS_HOME": str(cwd)}
+    return subprocess.run(
+        [sys.executable, "-c", _WITHOUT_EXTENSION, *argv], capture_output=True, text=True, cwd=cwd, env=env, timeout=60
+    )
+
+
+def test_without_the_extension_serve_says_so_in_one_line_and_nothing_else_breaks(tmp_path):
+    serve = _kconfigs_without_extension("serve", "--upstream", "127.0.0.1:1", "--store", "q.db", cwd=tmp_path)
+    assert serve.returncode != 0 and serve.stdout == ""
+    assert serve.stderr == (
+        "kconfigs serve needs the native extension (the gateway's Rust data plane), which was not built: "
+        "reinstall kconfigs with cargo (Rust) on PATH\n"
+    )
+    assert not (tmp_path / "q.db").exists()  # refused before anything was opened
+    # the embedded store ($KCONFIGS_HOME/quotas.db) and quota enforcement's pure-Python core
+    alter = _kconfigs_without_extension(
+        "--alter", "--user", "alice", "--add-config", "producer_byte_rate=1024", cwd=tmp_path
+    )
+    assert (alter.returncode, alter.stderr) == (0, ""), alter.stderr
+    describe = _kconfigs_without_extension("--describe", "--user", "alice", cwd=tmp_path)
+    assert describe.returncode == 0 and "producer_byte_rate=1024" in describe.stdout, describe.stderr
+
+
+@pytest.mark.parametrize("value", ["asyncio", "turbo"])
+def test_asking_for_another_data_plane_is_refused_in_one_line(value, monkeypatch):
+    monkeypatch.setenv("KCONFIGS_GATEWAY_DATA_PLANE", value)
+    code, out, err = run_main("serve", "--upstream", "127.0.0.1:1")
+    assert (code != 0, out) == (True, "")
+    assert err == (
+        f"KCONFIGS_GATEWAY_DATA_PLANE={value}: the asyncio data path was removed and the native data plane "
+        "is the only one; unset the variable\n"
+    )
+
+
+def test_data_plane_setting_is_refused_in_one_line(tmp_path):
+    config = tmp_path / "gateway.toml"
+    config.write_text('data_plane = "asyncio"\n')
+    code, out, err = run_main("serve", "--upstream", "127.0.0.1:1", "--config", str(config))
+    assert (code != 0, out) == (True, "")
+    assert err == "Gateway setting 'data_plane' is gone: the native data plane is the only one: remove it\n"
+
+
+def test_ceilings_remove_share_apis_and_cap_describe_quorum():
+    ceilings = native_plane.version_ceilings()
+    assert ceilings[78] == -1 and ceilings[79] == -1  # ShareFetch / ShareAcknowledge: NodeEndpoints not rewritten
+    assert ceilings[55] == 1
+    assert ceilings[0] >= 12  # Produce v12+: KIP-890 transactions
+    assert 19 not in ceilings  # CreateTopics is passed through at the broker's versions
+
+
+def test_throttle_first_versions_match_the_schemas():
+    pairs = set(native_plane.throttle_first_versions())
+    assert (3, 3) in pairs and (3, 2) not in pairs  # Metadata: from v3
+    assert (1, 1) in pairs and (1, 0) not in pairs  # Fetch: from v1
+    assert not any(key == 0 for key, _v in pairs)  # Produce keeps it after its responses
+
+
+def _produce_rate(threads: int, per_thread: int, size: int) -> float:
+    gate = QuotaGate(window_num=11, clock_ms=lambda: 1_000)
+    gate.load([({"client-id": "app"}, {"producer_byte_rate": 1e12})])
+
+    def charge():
+        for _ in range(per_thread):
+            gate.on_produce("ANONYMOUS", "app", "127.0.0.1", size)
+
+    workers = [threading.Thread(target=charge) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    rates = [s.value for s in gate.metric_samples() if s.group == "Produce" and s.name == "byte-rate"]
+    assert len(rates) == 1
+    return rates[0]
+
+
+def test_one_entity_charged_from_many_threads_is_charged_exactly():
+    """The native data plane charges from its worker threads: one entity's connections on
+    different threads must add up to exactly what one thread charging it all would."""
+    assert _produce_rate(8, 2_000, 1000) == _produce_rate(1, 16_000, 1000)
