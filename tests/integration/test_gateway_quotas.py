@@ -1,6 +1,6 @@
 """Quota enforcement through the gateway with real clients against tansu.
 
-Producer accuracy (issue: "with producer_byte_rate=Q the achieved rate is within 0.95-1.05·Q for
+Producer accuracy ("with producer_byte_rate=Q the achieved rate is within 0.95-1.05·Q for
 both clients, and an unthrottled client beside it is unaffected"). Method, also used by the Kafka
 reference runs in test_gateway_quota_reference.py (see tests/integration/quota_accuracy.py):
 
