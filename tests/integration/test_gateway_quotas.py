@@ -107,7 +107,6 @@ def test_one_client_id_on_connections_spread_over_two_workers_shares_one_quota(t
         tansu_upstream,
         usage_log_path=str(usage),
         quota_window_num=WINDOW_NUM,
-        data_plane="native",
         worker_threads=2,
     )
     topic, runs = f"q-{uuid.uuid4().hex[:6]}", []
