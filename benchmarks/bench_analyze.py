@@ -281,7 +281,7 @@ def render(results: list[dict], command: str, load_before: tuple, load_after: tu
         f"{r['samples']:.0e} in {r['generate_s']:.0f} s" for r in results if r["generate_s"] is not None
     )
     lines = [
-        "## `kconfigs analyze report` on Spark local[2] vs single-process pandas (issue 5)",
+        "## `kconfigs analyze report` on Spark local[2] vs single-process pandas",
         "",
         f"Command: `{command}` on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()},",
         f"Java 17, PySpark {pyspark.__version__} local[2] with {DRIVER_MEMORY} driver memory. Load average (1 min)",

@@ -117,7 +117,7 @@ def report(args, zk_s: dict[str, list[float]], zkcli: list[float], sqlite_s: tup
     zkcli_total = per_entity * args.entities
     create_s = statistics.median(zk_s["create"])
     load = os.getloadavg()[0]
-    return f"""## Bulk apply of {args.entities:,} entities on ZooKeeper (issue 7)
+    return f"""## Bulk apply of {args.entities:,} entities on ZooKeeper
 
 Command: `python benchmarks/bench_apply.py --entities {args.entities} --zkcli-sample {args.zkcli_sample} --runs {args.runs}`
 on {platform.machine()}, {os.cpu_count()} cores (1-min load average {load:.1f} at the end: the machine is shared

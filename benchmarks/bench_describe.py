@@ -120,7 +120,7 @@ def main() -> None:
     )
     ratio_zkcli = statistics.median(ours) / statistics.median(zkcli)
     ratio_kafka = statistics.median(ours) / statistics.median(kafka)
-    body = f"""## Whole-process describe of one entity (issue 2)
+    body = f"""## Whole-process describe of one entity
 
 Command: `python benchmarks/bench_describe.py --runs {runs}` on {platform.machine()}, {os.cpu_count()} cores,
 Python {platform.python_version()}; local ZooKeeper (Debian package), same run for all three tools;

@@ -221,7 +221,7 @@ def main() -> None:
             args.per_ms,
         )
     )
-    body = f"""## Enforcement decisions per second (issue 3)
+    body = f"""## Enforcement decisions per second
 
 Command: `python benchmarks/bench_enforcement.py --events {args.events} --entities {args.entities}` on
 {platform.machine()}, Python {platform.python_version()}, one process (one core). The 2-core machine

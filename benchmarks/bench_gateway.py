@@ -472,7 +472,7 @@ def render(args, results, latencies, idle, pinning, load_start) -> str:
         f"Memory per idle proxied connection (client + upstream sockets, after ApiVersions): {idle / 1024:.1f} KiB "
         f"(RSS delta over {args.idle} connections).",
         "",
-        "Targets (issue 4): throughput >= 0.95x direct, p99 added latency <= 2 ms at half of max load.",
+        "Targets: throughput >= 0.95x direct, p99 added latency <= 2 ms at half of max load.",
     ]
     return "\n".join(lines)
 

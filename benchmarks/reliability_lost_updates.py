@@ -73,7 +73,7 @@ def write_doc(section: str) -> None:
     text = (
         DOC.read_text()
         if DOC.exists()
-        else "# Reliability\n\nFigures for issue 8, each section written by the script it names.\n"
+        else "# Reliability\n\nReliability figures, each section written by the script it names.\n"
     )
     start, end = "<!-- lost-updates -->", "<!-- /lost-updates -->"
     block = f"{start}\n{section.rstrip()}\n{end}"

@@ -192,11 +192,14 @@ class AdminClient:
 
     def close(self) -> None:
         # Closing must not mask the error being reported; the IO thread is stopped even when
-        # closing the connections failed (else it would outlive the client).
+        # closing the connections failed (else it would outlive the client), and the selector is
+        # closed after it (stopping alone keeps its epoll descriptor and wake-up socket pair open).
         with contextlib.suppress(Exception):
             self._manager.close()
         with contextlib.suppress(Exception):
             self._net.stop(timeout_ms=2000)
+        with contextlib.suppress(Exception):
+            self._net.close()
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""Support for the gateway reliability tests and benchmarks/reliability_gateway.py (issue 8):
+"""Support for the gateway reliability tests and benchmarks/reliability_gateway.py:
 ``kconfigs serve`` as a real subprocess (its RSS, open sockets and log are read from outside),
 frames captured from real kafka-python clients, a seeded generator of hostile frames, and an
 asyncio driver that throws them at the gateway and records how each connection ended."""

@@ -1,4 +1,4 @@
-"""kconfigs as a drop-in for kafka-configs --bootstrap-server (issue 6.3/6.4): the same command
+"""kconfigs as a drop-in for kafka-configs --bootstrap-server: the same command
 lines, run through the real CLI against a KRaft broker, give the same output and state as
 Kafka's own ConfigCommand from the same jars; kconfigs' own commands work on this store too."""
 

@@ -6,7 +6,7 @@ lines (minus Kafka's deprecation warning; key and line order normalised where Ka
 hash map or ZooKeeper's child order), the znodes under /config (parsed JSON), and the change
 notifications. Then each tool describes what the other wrote.
 
-Deliberate differences (issue 2) are normalised explicitly, nowhere else:
+Deliberate differences (README) are normalised explicitly, nowhere else:
 - kconfigs removes an emptied quota znode as Kafka 3.5+ does; 2.8.2 keeps ``{"config":{}}``.
 """
 

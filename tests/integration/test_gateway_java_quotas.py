@@ -162,25 +162,7 @@ def _consumer_intervals(
 
 
 def _fill(bootstrap: str, topic: str, records: int) -> None:
-    argv = java_command(
-        KAFKA_4_VERSION,
-        "org.apache.kafka.tools.ProducerPerformance",
-        [
-            "--topic",
-            topic,
-            "--num-records",
-            str(records),
-            "--record-size",
-            str(RECORD_BYTES),
-            "--throughput",
-            "-1",
-            "--producer-props",
-            f"bootstrap.servers={bootstrap}",
-            "acks=1",
-        ],
-    )
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
-    assert result.returncode == 0, result.stderr[-3000:]
+    _producer_intervals(bootstrap, topic, "fill", records, RECORD_BYTES, timeout_s=180)
 
 
 def _gateway(broker) -> GatewayThread:

@@ -1,6 +1,6 @@
 """Quota enforcement through the gateway with real clients against tansu.
 
-Producer accuracy (issue: "with producer_byte_rate=Q the achieved rate is within 0.95-1.05·Q for
+Producer accuracy ("with producer_byte_rate=Q the achieved rate is within 0.95-1.05·Q for
 both clients, and an unthrottled client beside it is unaffected"). Method, also used by the Kafka
 reference runs in test_gateway_quota_reference.py (see tests/integration/quota_accuracy.py):
 
@@ -107,7 +107,6 @@ def test_one_client_id_on_connections_spread_over_two_workers_shares_one_quota(t
         tansu_upstream,
         usage_log_path=str(usage),
         quota_window_num=WINDOW_NUM,
-        data_plane="native",
         worker_threads=2,
     )
     topic, runs = f"q-{uuid.uuid4().hex[:6]}", []

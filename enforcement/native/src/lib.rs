@@ -1,7 +1,7 @@
 //! `kconfigs_enforcement._native`: the enforcement hot path in Rust.
 //!
 //! Why native code: a decision (record + quota check + throttle) is ~1.8 us in CPython even with
-//! the Python rate fused and inlined, half of the 1 us budget of issue 3. PyO3 (a maintained
+//! the Python rate fused and inlined, half of its 1 us budget per decision. PyO3 (a maintained
 //! library) does the CPython binding; the rate arithmetic itself is in ring.rs.
 //!
 //! `RateCore` carries a rate plus the sensor fields the hot path reads (bound, cap, last record
