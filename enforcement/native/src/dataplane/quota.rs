@@ -54,7 +54,52 @@ pub struct Resolution {
     pub via_bridge: bool,
 }
 
-type Key = (Kind, String, String);
+/// Resolutions by user, then client-id, then kind: a lookup borrows the caller's strings (a
+/// charge on a cache hit allocates nothing), and a (user, client-id) costs two keys at most.
+#[derive(Default)]
+struct Cache {
+    by_user: HashMap<String, HashMap<String, PerKind>>,
+    len: usize,
+}
+
+const KINDS: usize = 4;
+/// one slot per `Kind` (its discriminant)
+type PerKind = [Option<Arc<Resolution>>; KINDS];
+const _: () = assert!(Kind::ProducerIds as usize + 1 == KINDS, "one cache slot per Kind");
+
+impl Cache {
+    fn get(&self, kind: Kind, user: &str, client_id: &str) -> Option<&Arc<Resolution>> {
+        self.by_user.get(user)?.get(client_id)?[kind as usize].as_ref()
+    }
+
+    fn insert(&mut self, kind: Kind, user: &str, client_id: &str, resolved: Arc<Resolution>) {
+        let slots = self
+            .by_user
+            .entry(user.to_string())
+            .or_default()
+            .entry(client_id.to_string())
+            .or_default();
+        if slots[kind as usize].replace(resolved).is_none() {
+            self.len += 1;
+        }
+    }
+
+    fn remove(&mut self, kind: Kind, user: &str, client_id: &str) {
+        let slot = self
+            .by_user
+            .get_mut(user)
+            .and_then(|clients| clients.get_mut(client_id))
+            .and_then(|slots| slots[kind as usize].take());
+        if slot.is_some() {
+            self.len -= 1;
+        }
+    }
+
+    fn clear(&mut self) {
+        self.by_user.clear();
+        self.len = 0;
+    }
+}
 
 /// (quota type, user, client-id, throttle ms, now ms) of a throttle to record on `throttle-time`.
 pub type QueuedThrottle = (&'static str, String, String, i64, i64);
@@ -67,7 +112,7 @@ pub struct Quotas {
     /// off while the control plane's clock is not the monotonic one (tests with a manual clock)
     pub native: AtomicBool,
     generation: AtomicU64,
-    cache: Mutex<HashMap<Key, Arc<Resolution>>>,
+    cache: Mutex<Cache>,
     pub usage: Usage,
     throttles: Mutex<Vec<QueuedThrottle>>,
     /// muted connections per listener since the last drain
@@ -113,7 +158,7 @@ impl Quotas {
     pub fn forget(&self, kind: Kind, user: &str, client_id: &str) {
         let mut cache = self.cache.lock().unwrap();
         self.generation.fetch_add(1, Ordering::SeqCst);
-        cache.remove(&(kind, user.to_string(), client_id.to_string()));
+        cache.remove(kind, user, client_id);
     }
 
     /// The cached resolution, else `ask` (Python, outside the cache lock). A resolution asked
@@ -125,10 +170,9 @@ impl Quotas {
         client_id: &str,
         ask: impl FnOnce() -> Resolution,
     ) -> Arc<Resolution> {
-        let key = (kind, user.to_string(), client_id.to_string());
         let generation = {
             let cache = self.cache.lock().unwrap();
-            if let Some(hit) = cache.get(&key) {
+            if let Some(hit) = cache.get(kind, user, client_id) {
                 return hit.clone();
             }
             self.generation.load(Ordering::SeqCst)
@@ -136,10 +180,10 @@ impl Quotas {
         let resolved = Arc::new(ask());
         let mut cache = self.cache.lock().unwrap();
         if self.generation.load(Ordering::SeqCst) == generation {
-            if cache.len() >= MAX_CACHED {
+            if cache.len >= MAX_CACHED {
                 cache.clear();
             }
-            cache.insert(key, resolved.clone());
+            cache.insert(kind, user, client_id, resolved.clone());
         }
         resolved
     }
