@@ -1037,9 +1037,10 @@ impl Conn {
         }
     }
 
-    /// Producer ids and Produce bytes are charged as the request is forwarded, and the mute
-    /// starts now: the next request is held without waiting for this response, so produce stays
-    /// pipelined and a pipelining client still cannot get a request past a throttle.
+    /// Producer ids and Produce bytes are charged as the request is forwarded, and a mute starts
+    /// now: the next request is held without waiting for this response, so produce stays
+    /// pipelined and a pipelining client still cannot get a request past a throttle. The mute
+    /// starts again from the response (upstream_to_client), as the broker's does.
     fn observe_produce(
         &self,
         prefix: &RequestPrefix,
@@ -1166,7 +1167,7 @@ impl Conn {
             let _ = sent;
             let started = now();
             let mut frame = self.rewrite_response(key, version, frame).await.map_err(upstream_bad)?;
-            let mut throttle_ms = self.account(
+            let throttle_ms = self.account(
                 key,
                 &principal,
                 &client_id,
@@ -1175,14 +1176,12 @@ impl Conn {
                 service,
                 handling + started.elapsed(),
             );
-            if key == PRODUCE {
-                if throttle_ms > 0 {
-                    let until = self.state.lock().unwrap().muted_until;
-                    throttle_ms = until.saturating_duration_since(now()).as_millis() as i64;
-                }
-            } else {
-                self.mute(throttle_ms);
-            }
+            // As the broker does (KIP-219), the throttle runs from the response: the client waits
+            // the full throttle from when it reads it, and the connection stays muted as long. A
+            // Produce was muted from its forwarding already (so a pipelined request could not pass
+            // the throttle); counting only what remained of that made the client resume early,
+            // and the rate it reached swung around the quota by half of it, second to second.
+            self.mute(throttle_ms);
             if throttle_ms > 0 && key == FETCH {
                 if let Some(empty) =
                     rewrite::throttled_fetch_response(version, &frame[4..], throttle_ms).map_err(upstream_bad)?
@@ -1344,9 +1343,6 @@ impl Conn {
         } else if bandwidth_ms > 0 {
             self.shared
                 .record_throttle(bandwidth_type, principal, client_id, bandwidth_ms);
-        }
-        if key == PRODUCE {
-            self.mute(request_ms);
         }
         bandwidth_ms.max(request_ms)
     }
