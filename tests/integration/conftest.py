@@ -36,11 +36,17 @@ def store(broker):
 
 # -- shared by the declarative CLI tests --
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    """An isolated embedded store and config dir; no KCONFIGS_* from the outside."""
+def isolated_env(tmp_path, monkeypatch):
+    """No KCONFIGS_* from the outside; the default store and config dir inside tmp_path."""
     for name in [n for n in os.environ if n.startswith("KCONFIGS_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("KCONFIGS_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    (tmp_path / "quotas.toml").write_text(QUOTAS)
     return tmp_path
+
+
+@pytest.fixture
+def env(isolated_env):
+    """:func:`isolated_env` with a quotas.toml in it."""
+    (isolated_env / "quotas.toml").write_text(QUOTAS)
+    return isolated_env

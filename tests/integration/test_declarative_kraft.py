@@ -58,11 +58,7 @@ def _export_eventually(bootstrap: str, token: str, expected: str, timeout_s: flo
 
 
 @pytest.fixture
-def token(tmp_path, monkeypatch) -> str:
-    for name in [n for n in __import__("os").environ if n.startswith("KCONFIGS_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("KCONFIGS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+def token(isolated_env) -> str:
     return f"t{uuid.uuid4().hex[:8]}"
 
 

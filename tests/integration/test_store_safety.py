@@ -21,13 +21,9 @@ UNSET = "Embedded store {} does not exist (nothing has been written there; is th
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    """No KCONFIGS_* from outside; the default store and config file inside tmp_path."""
-    for name in [n for n in __import__("os").environ if n.startswith("KCONFIGS_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("KCONFIGS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    return tmp_path
+def env(isolated_env):
+    """No quotas.toml: these tests check what exists afterwards."""
+    return isolated_env
 
 
 def default_store(env: Path) -> Path:

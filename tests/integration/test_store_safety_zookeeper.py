@@ -15,12 +15,9 @@ ALTER = ("--alter", "--user", "u1", "--add-config", "producer_byte_rate=1")
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    for name in [n for n in __import__("os").environ if n.startswith("KCONFIGS_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("KCONFIGS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    return tmp_path
+def env(isolated_env):
+    """No quotas.toml: these tests check what exists afterwards."""
+    return isolated_env
 
 
 def _host(zk_connect: str) -> str:
