@@ -13,6 +13,7 @@ A Fetch over the quota gets an empty throttled response through the gateway as f
 from __future__ import annotations
 
 import datetime
+import statistics
 import subprocess
 import uuid
 
@@ -27,12 +28,10 @@ WINDOW_NUM = 2
 RECORD_BYTES = 1024
 PRODUCE_QUOTA = 1_000_000
 FETCH_QUOTA = 2_000_000
-# Long enough that the steady part spans many swings of the windowed rate: the achieved rate
-# alternates above and below the quota from one second to the next (by up to half the quota through
-# the gateway, less directly), and an average over ten seconds moved by up to 10 % with where the
-# swings fell at its two ends.
+# long enough for many reports once the client runs and the rate has settled (see _steady)
 RUN_S = 24
 SKIP_S = WINDOW_NUM + 1
+SETTLE_INTERVALS = 2 * (WINDOW_NUM + 1)
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +59,21 @@ def _alter_broker_quota(bootstrap: str, client_id: str, key: str, value: int) ->
 
 
 def _steady(intervals: list[tuple[float, float]]) -> float:
-    """The rate over the reporting intervals after the burst the windowed rate allows: their bytes
-    (or records) over their time. A plain mean of the per-interval rates overstates it: the tools
-    report when a record completes, so a throttled interval lasts longer and must weigh more."""
-    steady = intervals[SKIP_S:]
+    """The rate once the client runs and the windowed rate has settled: the least-squares slope of
+    the cumulative bytes (or records) over time. Leading intervals with next to nothing in them
+    are the client starting (a JVM on a loaded machine takes seconds), not throttling; the next
+    SETTLE_INTERVALS hold the burst the windowed rate allows and the swing when its sample is
+    purged. A slope weighs every report; bytes over time between the two ends (what a plain sum
+    gives) moved by up to 10 % with where the second-to-second swings fell at those ends."""
+    typical = statistics.median(b for b, _ in intervals)
+    started = next(i for i, (b, _) in enumerate(intervals) if b >= typical / 10)
+    steady = intervals[started + SETTLE_INTERVALS :]
     assert len(steady) >= 5, intervals
-    return sum(b for b, _ in steady) / sum(s for _, s in steady)
+    times, totals = [0.0], [0.0]
+    for amount, seconds in steady:
+        times.append(times[-1] + seconds)
+        totals.append(totals[-1] + amount)
+    return statistics.linear_regression(times, totals).slope
 
 
 def _rates(intervals: list[tuple[float, float]]) -> list[float]:
