@@ -44,6 +44,7 @@ _SMALL_INPUT_SETTINGS = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 
 
