@@ -38,7 +38,9 @@ OBJECT_AGG_GROUPS = 10_000
 
 #: inputs up to this size are small: compiling whole-stage code, adaptive re-planning (one more
 #: job per shuffle) and several shuffle partitions cost more there than they save (a few thousand
-#: samples: about 4 s of a cold JVM's time; benchmarks/RESULTS.md, small runs)
+#: samples: about 4 s of a cold JVM's time; benchmarks/RESULTS.md, small runs). Expressions are
+#: interpreted too: Janino, which compiles generated code, comes from a signed jar, which a
+#: class-data archive cannot hold, and its first compiles cost a cold JVM ~0.5 CPU-s.
 SMALL_INPUT_BYTES = 32 << 20
 _SMALL_INPUT_SETTINGS = {
     "spark.sql.codegen.wholeStage": "false",
