@@ -52,16 +52,18 @@ def prepare_archive(step: Callable[[str], None], master: str = "local[*]") -> tu
     from kconfigs_analysis.session import short_run_driver
 
     final = Path(short_run_driver().archive)
-    final.parent.mkdir(parents=True, exist_ok=True)
     partial = final.with_name(f".{final.name}.{os.getpid()}.partial")
     try:
+        final.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="kconfigs-prepare-") as work:
             _run_training_reports(partial, _training_dumps(work), master, step)
         if not class_archive.usable(partial):
             raise KconfigsError(f"The driver JVM wrote no class-data archive to {partial}")
         os.replace(partial, final)
+        for stale in class_archive.stale_archives(final):
+            stale.unlink(missing_ok=True)
+        return final, final.stat().st_size
+    except OSError as err:
+        raise KconfigsError(f"Cannot write the class-data archive in {final.parent}: {err.strerror}") from None
     finally:
         partial.unlink(missing_ok=True)
-    for stale in class_archive.stale_archives(final):
-        stale.unlink(missing_ok=True)
-    return final, final.stat().st_size

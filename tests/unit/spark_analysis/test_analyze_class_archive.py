@@ -1,0 +1,65 @@
+"""The driver's class-data archive is looked up by a fingerprint of what it was made from, in the
+kconfigs cache directory; nothing here starts a JVM or writes a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kconfigs_analysis import class_archive
+
+
+def _setup(tmp_path: Path) -> tuple[str, str]:
+    """A fake JDK (bin/java, lib/server/libjvm.so, lib/modules) and a fake PySpark home (jars/)."""
+    jdk = tmp_path / "jdk"
+    (jdk / "bin").mkdir(parents=True)
+    (jdk / "lib" / "server").mkdir(parents=True)
+    (jdk / "bin" / "java").write_bytes(b"#!")
+    (jdk / "lib" / "server" / "libjvm.so").write_bytes(b"jvm")
+    (jdk / "lib" / "modules").write_bytes(b"modules")
+    spark = tmp_path / "spark"
+    (spark / "jars").mkdir(parents=True)
+    (spark / "jars" / "spark-core_2.13-4.3.0.jar").write_bytes(b"core")
+    return str(jdk / "bin" / "java"), str(spark)
+
+
+def test_the_fingerprint_changes_with_the_jars_the_jdk_the_options_and_the_class_path(tmp_path):
+    java, spark = _setup(tmp_path)
+    first = class_archive.fingerprint(java, spark, "-XX:TieredStopAtLevel=1", "a.jar")
+    assert class_archive.fingerprint(java, spark, "-XX:TieredStopAtLevel=1", "a.jar") == first
+    assert class_archive.fingerprint(java, spark, "-Xint", "a.jar") != first
+    assert class_archive.fingerprint(java, spark, "-XX:TieredStopAtLevel=1", "b.jar") != first
+    (Path(spark) / "jars" / "spark-core_2.13-4.3.0.jar").write_bytes(b"core, rebuilt")
+    second = class_archive.fingerprint(java, spark, "-XX:TieredStopAtLevel=1", "a.jar")
+    assert second != first
+    (Path(java).parents[1] / "lib" / "server" / "classes.jsa").write_bytes(b"base archive")
+    assert class_archive.fingerprint(java, spark, "-XX:TieredStopAtLevel=1", "a.jar") != second
+
+
+def test_the_cache_is_under_kconfigs_home_else_the_xdg_cache_else_home(tmp_path):
+    assert class_archive.cache_dir({"KCONFIGS_HOME": "/k", "XDG_CACHE_HOME": "/x"}) == Path("/k/cache")
+    assert class_archive.cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/kconfigs")
+    assert class_archive.cache_dir({}) == Path.home() / ".cache" / "kconfigs"
+    path = class_archive.archive_path("abc", {"KCONFIGS_HOME": str(tmp_path)})
+    assert path == tmp_path / "cache" / "spark-driver-abc.jsa"
+    assert not class_archive.usable(path) and not (tmp_path / "cache").exists()  # looking creates nothing
+
+
+def test_only_a_non_empty_file_is_used_and_other_setups_archives_are_stale(tmp_path):
+    env = {"KCONFIGS_HOME": str(tmp_path)}
+    keep = class_archive.archive_path("new", env)
+    keep.parent.mkdir(parents=True)
+    keep.write_bytes(b"")
+    assert not class_archive.usable(keep)
+    keep.write_bytes(b"x")
+    assert class_archive.usable(keep)
+    old = class_archive.archive_path("old", env)
+    old.write_bytes(b"x")
+    (keep.parent / "notes.txt").write_text("not an archive")
+    assert class_archive.stale_archives(keep, env) == [old]
+
+
+def test_jvm_options_quote_a_path_with_blanks_and_send_the_jvm_log_to_stderr():
+    options = class_archive.use_options(Path("/home/a b/spark-driver-x.jsa"))
+    assert options.startswith('"-XX:SharedArchiveFile=/home/a b/spark-driver-x.jsa" -Xshare:auto ')
+    assert options.endswith("-Xlog:disable -Xlog:all=warning:stderr")
+    assert class_archive.dump_options(Path("/tmp/x.jsa")).startswith("-XX:ArchiveClassesAtExit=/tmp/x.jsa ")
