@@ -2,7 +2,7 @@
 
 Small reports over generated dumps of each input format, in one short-run session whose JVM
 writes the classes it loaded on exit (class_archive). The archive is written beside its final
-name and renamed only once the JVM has written it whole, so a run never maps a partial file.
+name and renamed, with its size in the name, once the JVM has written it whole.
 """
 
 from __future__ import annotations
@@ -51,19 +51,22 @@ def prepare_archive(step: Callable[[str], None], master: str = "local[*]") -> tu
     from kconfigs_analysis import class_archive
     from kconfigs_analysis.session import short_run_driver
 
-    final = Path(short_run_driver().archive)
-    partial = final.with_name(f".{final.name}.{os.getpid()}.partial")
+    directory = class_archive.cache_dir()
+    digest = short_run_driver().digest
+    partial = directory / f".{class_archive.ARCHIVE_PREFIX}{digest}.{os.getpid()}.partial"
     try:
-        final.parent.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="kconfigs-prepare-") as work:
             _run_training_reports(partial, _training_dumps(work), master, step)
-        if not class_archive.usable(partial):
+        size_bytes = partial.stat().st_size if partial.is_file() else 0
+        if not size_bytes:
             raise KconfigsError(f"The driver JVM wrote no class-data archive to {partial}")
+        final = class_archive.archive_path(digest, size_bytes)
         os.replace(partial, final)
         for stale in class_archive.stale_archives(final):
             stale.unlink(missing_ok=True)
-        return final, final.stat().st_size
+        return final, size_bytes
     except OSError as err:
-        raise KconfigsError(f"Cannot write the class-data archive in {final.parent}: {err.strerror}") from None
+        raise KconfigsError(f"Cannot write the class-data archive in {directory}: {err.strerror}") from None
     finally:
         partial.unlink(missing_ok=True)

@@ -202,7 +202,8 @@ class ShortRunDriver:
 
     java_options: str
     class_path: str | None
-    archive: str  # where this JDK, PySpark and these options' class-data archive lives
+    digest: str  # class_archive.fingerprint of this JDK, PySpark, options and class path
+    archive: str | None  # the class-data archive mapped (None: none)
 
 
 def short_run_driver(archive_classes_to: str | None = None) -> ShortRunDriver:
@@ -215,14 +216,15 @@ def short_run_driver(archive_classes_to: str | None = None) -> ShortRunDriver:
     spark_home = _find_spark_home()
     class_path = hot_jars_first(spark_home)
     digest = class_archive.fingerprint(find_java(), spark_home, SHORT_RUN_JAVA_OPTS, class_path or "")
-    archive = class_archive.archive_path(digest)
+    archive = None if archive_classes_to is not None else class_archive.find_archive(digest)
     if archive_classes_to is not None:
         extra = class_archive.dump_options(archive_classes_to)
-    elif class_archive.usable(archive):
+    elif archive is not None:
         extra = class_archive.use_options(archive)
     else:
         extra = ""
-    return ShortRunDriver(f"{SHORT_RUN_JAVA_OPTS} {extra}".strip(), class_path, str(archive))
+    java_options = f"{SHORT_RUN_JAVA_OPTS} {extra}".strip()
+    return ShortRunDriver(java_options, class_path, digest, None if archive is None else str(archive))
 
 
 #: a JVM writing its class-data archive on exit takes a few seconds to tens of seconds (2 cores)

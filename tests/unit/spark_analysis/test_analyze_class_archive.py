@@ -39,20 +39,31 @@ def test_the_cache_is_under_kconfigs_home_else_the_xdg_cache_else_home(tmp_path)
     assert class_archive.cache_dir({"KCONFIGS_HOME": "/k", "XDG_CACHE_HOME": "/x"}) == Path("/k/cache")
     assert class_archive.cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/kconfigs")
     assert class_archive.cache_dir({}) == Path.home() / ".cache" / "kconfigs"
-    path = class_archive.archive_path("abc", {"KCONFIGS_HOME": str(tmp_path)})
-    assert path == tmp_path / "cache" / "spark-driver-abc.jsa"
-    assert not class_archive.usable(path) and not (tmp_path / "cache").exists()  # looking creates nothing
-
-
-def test_only_a_non_empty_file_is_used_and_other_setups_archives_are_stale(tmp_path):
     env = {"KCONFIGS_HOME": str(tmp_path)}
-    keep = class_archive.archive_path("new", env)
+    assert class_archive.archive_path("abc", 12, env) == tmp_path / "cache" / "spark-driver-abc-12.jsa"
+    assert class_archive.find_archive("abc", env) is None
+    assert not (tmp_path / "cache").exists()  # looking creates nothing
+
+
+def test_only_a_file_of_the_size_in_its_name_is_used(tmp_path):
+    env = {"KCONFIGS_HOME": str(tmp_path)}
+    path = class_archive.archive_path("abc", 4, env)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"abc")  # cut short: the JVM would map it and die
+    assert class_archive.find_archive("abc", env) is None
+    path.write_bytes(b"abcd")
+    assert class_archive.find_archive("abc", env) == path
+    assert class_archive.find_archive("abd", env) is None  # another setup's fingerprint
+    class_archive.archive_path("abc", 0, env).write_bytes(b"")
+    assert class_archive.find_archive("abc", env) == path
+
+
+def test_other_setups_archives_are_stale(tmp_path):
+    env = {"KCONFIGS_HOME": str(tmp_path)}
+    keep = class_archive.archive_path("new", 1, env)
     keep.parent.mkdir(parents=True)
-    keep.write_bytes(b"")
-    assert not class_archive.usable(keep)
     keep.write_bytes(b"x")
-    assert class_archive.usable(keep)
-    old = class_archive.archive_path("old", env)
+    old = class_archive.archive_path("old", 1, env)
     old.write_bytes(b"x")
     (keep.parent / "notes.txt").write_text("not an archive")
     assert class_archive.stale_archives(keep, env) == [old]
@@ -61,5 +72,6 @@ def test_only_a_non_empty_file_is_used_and_other_setups_archives_are_stale(tmp_p
 def test_jvm_options_quote_a_path_with_blanks_and_send_the_jvm_log_to_stderr():
     options = class_archive.use_options(Path("/home/a b/spark-driver-x.jsa"))
     assert options.startswith('"-XX:SharedArchiveFile=/home/a b/spark-driver-x.jsa" -Xshare:auto ')
+    assert "-XX:+VerifySharedSpaces" in options.split()
     assert options.endswith("-Xlog:disable -Xlog:all=warning:stderr")
     assert class_archive.dump_options(Path("/tmp/x.jsa")).startswith("-XX:ArchiveClassesAtExit=/tmp/x.jsa ")
