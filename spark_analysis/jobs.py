@@ -1,7 +1,8 @@
 """``run_<job>(spark, args)``: the analyses behind ``kconfigs analyze`` subcommands.
 
 The report reads the dumps in one pass for all statistics and the input summary, then in a small
-pass for the charted entities only (report_scan); the what-if reads them once (persisted). Each
+pass for the charted entities only (report_scan); a tiny JmxTool input is read once and its
+cells aggregated on the driver (cell_stats); the what-if reads them once (persisted). Each
 aggregates in Spark and collects only small results (one row per entity and source, one point
 per chart bucket) to the driver for rendering.
 """
