@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -243,7 +244,10 @@ def _await_jvm_exit() -> None:
     if process is None:  # not a JVM this process started
         return
     process.stdin.close()
-    process.wait(timeout=JVM_EXIT_TIMEOUT_S)
+    try:
+        process.wait(timeout=JVM_EXIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise KconfigsError(f"Spark's driver JVM did not exit within {JVM_EXIT_TIMEOUT_S} s") from None
     SparkContext._gateway = None
     SparkContext._jvm = None
 
