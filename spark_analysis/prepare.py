@@ -7,6 +7,7 @@ name and renamed, with its size in the name, once the JVM has written it whole.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -69,4 +70,5 @@ def prepare_archive(step: Callable[[str], None], master: str = "local[*]") -> tu
     except OSError as err:
         raise KconfigsError(f"Cannot write the class-data archive in {directory}: {err.strerror}") from None
     finally:
-        partial.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # e.g. the directory itself could not be made
+            partial.unlink(missing_ok=True)

@@ -3,6 +3,7 @@ kconfigs cache directory; nothing here starts a JVM or writes a file."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from kconfigs_analysis import class_archive
@@ -75,3 +76,23 @@ def test_jvm_options_quote_a_path_with_blanks_and_send_the_jvm_log_to_stderr():
     assert "-XX:+VerifySharedSpaces" in options.split()
     assert options.endswith("-Xlog:disable -Xlog:all=warning:stderr")
     assert class_archive.dump_options(Path("/tmp/x.jsa")).startswith("-XX:ArchiveClassesAtExit=/tmp/x.jsa ")
+
+
+def test_prepare_into_an_unwritable_cache_is_one_line_and_starts_no_spark(tmp_path):
+    import subprocess
+    import sys
+
+    not_a_dir = tmp_path / "home"
+    not_a_dir.write_text("a file where the kconfigs home should be")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
+    env["KCONFIGS_HOME"] = str(not_a_dir)
+    result = subprocess.run(
+        [sys.executable, "-m", "kconfigs", "analyze", "prepare", "--quiet"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode != 0 and result.stdout == ""
+    assert result.stderr.startswith(f"Cannot write the class-data archive in {not_a_dir / 'cache'}: ")
+    assert len(result.stderr.splitlines()) == 1
