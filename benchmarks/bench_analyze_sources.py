@@ -1,7 +1,9 @@
 """``kconfigs analyze`` where operators' data lives: small-run overhead, the Prometheus source, a cluster.
 
 1. Small runs: a report over a 4,000-sample JmxTool dump vs a bare Spark session start (the same
-   session options), alternated ``--repeat`` times in the same run; medians and their difference.
+   session options), ``--repeat`` pairs run back to back, with the class-data archive of
+   ``kconfigs analyze prepare`` (made first, in the work directory) on both sides, then without
+   it on both sides; medians and the median of the pairs' differences.
 2. Prometheus: a real ``prometheus`` serving a TSDB backfilled with ``promtool tsdb create-blocks-from
    openmetrics`` (``--series`` quota series, one sample a second for ``--hours``); samples/s read
    through query_range by kconfigs' reader (kconfigs_analysis.prometheus_api, chunked), no Spark.
@@ -59,8 +61,13 @@ def _generate(out: Path, samples: int, entities: int) -> Path:
     return out
 
 
-def small_runs(work: Path, repeat: int) -> str:
-    dump = _generate(work / "small", 4000, 10)
+def _home_env(home: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
+    return {**env, "KCONFIGS_HOME": str(home)}
+
+
+def _pairs(dump: Path, env: dict, repeat: int) -> list[tuple[float, float, float]]:
+    """(bare s, report s, 1-min load) per pair, each pair run back to back."""
     bare = [
         PY,
         "-c",
@@ -80,15 +87,39 @@ def small_runs(work: Path, repeat: int) -> str:
         "json",
         "--quiet",
     ]
-    bares, reports = [], []
+    pairs = []
     for _ in range(repeat):
-        bares.append(_timed(bare))
-        reports.append(_timed(report))
-    b, r = statistics.median(bares), statistics.median(reports)
+        load = os.getloadavg()[0]
+        pairs.append((_timed(bare, env), _timed(report, env), load))
+    return pairs
+
+
+def _pairs_row(label: str, pairs: list[tuple[float, float, float]]) -> str:
+    b = statistics.median(p[0] for p in pairs)
+    r = statistics.median(p[1] for p in pairs)
+    over = statistics.median(p[1] - p[0] for p in pairs)
+    return f"| {label} | {r:.1f} | {b:.1f} | {over:+.1f} |\n"
+
+
+def small_runs(work: Path, repeat: int) -> str:
+    """Pairs (bare session, report) with the class-data archive of ``analyze prepare`` on both
+    sides, then pairs without it (an empty kconfigs home) on both sides."""
+    dump = _generate(work / "small", 4000, 10)
+    prepared, empty = work / "home-prepared", work / "home-empty"
+    prepare_s = _timed([PY, "-m", "kconfigs", "analyze", "prepare", "--quiet"], _home_env(prepared))
+    with_archive = _pairs(dump, _home_env(prepared), repeat)
+    without = _pairs(dump, _home_env(empty), repeat)
+
+    def runs(pairs):
+        return "; ".join(f"{b:.1f} / {r:.1f} (load {load:.1f})" for b, r, load in pairs)
+
     return (
-        "| run | report s (median) | bare session start+stop s (median) | overhead s |\n|---|---|---|---|\n"
-        f"| small report (4,000 samples, 2 files, local[2]) | {r:.1f} | {b:.1f} | {r - b:+.1f} |\n"
-        f"\nRuns (s): bare {', '.join(f'{x:.1f}' for x in bares)}; report {', '.join(f'{x:.1f}' for x in reports)}.\n"
+        "| run (4,000 samples, 2 files, local[2]) | report s (median) | bare session start+stop s (median) "
+        "| overhead s (median of pairs) |\n|---|---|---|---|\n"
+        + _pairs_row("small report, archive of `analyze prepare` on both sides", with_archive)
+        + _pairs_row("small report, no archive on either side", without)
+        + f"\n`kconfigs analyze prepare` took {prepare_s:.1f} s. Pairs, bare / report s: with the archive "
+        f"{runs(with_archive)}; without {runs(without)}.\n"
     )
 
 

@@ -1,7 +1,8 @@
 """``run_<job>(spark, args)``: the analyses behind ``kconfigs analyze`` subcommands.
 
 The report reads the dumps in one pass for all statistics and the input summary, then in a small
-pass for the charted entities only (report_scan); the what-if reads them once (persisted). Each
+pass for the charted entities only (report_scan); a tiny JmxTool input is read once and its
+cells aggregated on the driver (cell_stats); the what-if reads them once (persisted). Each
 aggregates in Spark and collects only small results (one row per entity and source, one point
 per chart bucket) to the driver for rendering.
 """
@@ -25,6 +26,9 @@ from kconfigs_analysis.schemas import ENTITY_COLUMNS
 from kconfigs_analysis.session import SMALL_INPUT_BYTES, sized_for
 
 CHART_BUCKETS = 120
+#: JmxTool inputs up to this size are aggregated on the driver from their collected cells
+#: (report_scan.Inputs.local_stats): some 30,000 cells at most, a fraction of a second to collect
+LOCAL_STATS_INPUT_BYTES = 256 << 10
 NO_QUOTA_METRICS = (
     "No quota metrics in the input: brokers emit per-client Produce/Fetch/Request metrics only "
     "while some quota of that type is set (set a high default quota first)"
@@ -179,7 +183,8 @@ def run_report(spark: SparkSession, args: ReportArgs, step: Step = lambda _: Non
 
 def _report(spark: SparkSession, args: ReportArgs, files: list, step: Step, small: bool) -> ReportOutcome:
     step(f"reading {len(files)} input(s)")
-    inputs = report_scan.open_inputs(spark, files, args.inputs.read, reuse_scan=small)
+    local = small and input_bytes(files) <= LOCAL_STATS_INPUT_BYTES
+    inputs = report_scan.open_inputs(spark, files, args.inputs.read, reuse_scan=small, local_stats=local)
     groups = report_scan.scan_stats(inputs)
     summary = {**transforms.summary_of(groups), "ignored_columns": sum(h.ignored_columns for h, _, _ in inputs.jmx)}
     examples = report_scan.malformed_examples(inputs) if summary["malformed_lines"] else []

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from kconfigs_analysis import jmxtool, readers, transforms
+from kconfigs_analysis import cell_stats, jmxtool, readers, transforms
 from kconfigs_analysis.dumpfiles import ReadOptions
 from kconfigs_analysis.schemas import ENTITY_COLUMNS
 
@@ -34,13 +34,27 @@ class Inputs:
     #: building a narrower parse; on a cold JVM building a plan costs more than parsing a small file
     reuse_scan: bool = False
     scanned: dict = field(default_factory=dict)  # "narrow" / "canonical" -> DataFrame (reuse_scan)
+    #: tiny JmxTool-only inputs: Spark parses, the driver aggregates the collected cells
+    #: (cell_stats): one Spark job instead of two, and no shuffle
+    local_stats: bool = False
+    cells: list | None = None  # cell_stats.Cell of every narrow cell (local_stats)
 
 
 def open_inputs(
-    spark: SparkSession, files: list, options: ReadOptions | None = None, reuse_scan: bool = False
+    spark: SparkSession,
+    files: list,
+    options: ReadOptions | None = None,
+    reuse_scan: bool = False,
+    local_stats: bool = False,
 ) -> Inputs:
-    """Read the JmxTool headers and number their series (same source + entity = same series)."""
-    inputs = Inputs(spark, [f for f in files if f.format != "jmxtool"], options or ReadOptions(), reuse_scan=reuse_scan)
+    """Read the JmxTool headers and number their series (same source + entity = same series).
+
+    ``local_stats``: aggregate on the driver when every input is a JmxTool file of fewer lines
+    than cell_stats.EXACT_PERCENTILE_VALUES (ignored otherwise).
+    """
+    others = [f for f in files if f.format != "jmxtool"]
+    local_stats = local_stats and not others and all(_lines_fewer_than(f.read_path) for f in files)
+    inputs = Inputs(spark, others, options or ReadOptions(), reuse_scan=reuse_scan, local_stats=local_stats)
     numbers: dict[tuple, int] = {}
 
     def number(key: tuple) -> int:
@@ -54,6 +68,12 @@ def open_inputs(
         series_of = {c.index: number((c.kind, c.user, c.client_id, c.ip, header.source)) for c in header.columns}
         inputs.jmx.append((header, series_of, number((None, None, None, None, header.source))))
     return inputs
+
+
+def _lines_fewer_than(path: str, limit: int = cell_stats.EXACT_PERCENTILE_VALUES) -> bool:
+    """The file has fewer than ``limit`` lines: no series in it has that many values."""
+    with open(path, "rb") as text:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: text.read(1 << 20), b"")) < limit - 1
 
 
 def _narrow(inputs: Inputs, only: set[int] | None = None, check_cells: bool = True) -> DataFrame | None:
@@ -86,12 +106,23 @@ def scan_stats(inputs: Inputs) -> list[dict]:
     if inputs.reuse_scan:
         inputs.scanned.update(narrow=narrow, canonical=canonical)
     if narrow is not None:
-        for row in transforms.group_stats(narrow, ["series"]).collect():
-            values = row.asDict()
+        for values in _local_stats(inputs, narrow) if inputs.local_stats else _spark_stats(narrow):
             groups.append({**dict(zip(_CANONICAL_KEYS, inputs.dims[values.pop("series")])), **values})
     if canonical is not None:
         groups += [row.asDict() for row in transforms.group_stats(canonical, _CANONICAL_KEYS).collect()]
     return groups
+
+
+def _spark_stats(narrow: DataFrame) -> list[dict]:
+    return [row.asDict() for row in transforms.group_stats(narrow, ["series"]).collect()]
+
+
+def _local_stats(inputs: Inputs, narrow: DataFrame) -> list[dict]:
+    """group_stats rows computed on the driver from the collected cells (kept for the charts)."""
+    partition = F.spark_partition_id().alias("partition")
+    frame = narrow.select(partition, "series", "ts_ms", "rate", "throttle_ms", "_bad")
+    inputs.cells = [cell_stats.Cell(*row) for row in frame.collect()]
+    return cell_stats.group_stats(inputs.cells)
 
 
 def source_rows(groups: list[dict]) -> list[dict]:
@@ -111,6 +142,8 @@ def chart_points(inputs: Inputs, entities: list[tuple], bucket_ms: int, inputs_c
     have every cell checked again (only the charted cells are cast).
     """
     chart_of = {s: entities.index(d[:4]) for s, d in inputs.dims.items() if d[:4] in entities}
+    if inputs.cells is not None:
+        return [Row(**p) for p in cell_stats.chart_buckets(inputs.cells, chart_of, bucket_ms)] if entities else []
     frames = []
     narrow = _charted_cells(inputs, set(chart_of), inputs_clean) if chart_of else None
     if narrow is not None:

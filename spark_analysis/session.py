@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -38,12 +39,15 @@ OBJECT_AGG_GROUPS = 10_000
 
 #: inputs up to this size are small: compiling whole-stage code, adaptive re-planning (one more
 #: job per shuffle) and several shuffle partitions cost more there than they save (a few thousand
-#: samples: about 4 s of a cold JVM's time; benchmarks/RESULTS.md, small runs)
+#: samples: about 4 s of a cold JVM's time; benchmarks/RESULTS.md, small runs). Expressions are
+#: interpreted too: Janino, which compiles generated code, comes from a signed jar, which a
+#: class-data archive cannot hold, and its first compiles cost a cold JVM ~0.5 CPU-s.
 SMALL_INPUT_BYTES = 32 << 20
 _SMALL_INPUT_SETTINGS = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 
 
@@ -61,6 +65,8 @@ class SessionOptions:
     driver_memory: str = "2g"
     app_name: str = "kconfigs-analyze"
     small_input: bool = False  # a short run: JIT and class path sized for it (SHORT_RUN_JAVA_OPTS, HOT_JAR_PREFIXES)
+    #: ``analyze prepare`` only: the short run's driver writes its class-data archive here on exit
+    archive_classes_to: str | None = None
 
 
 #: a run over a small input lasts seconds: C2's optimizing compiles cost more CPU than they win
@@ -144,7 +150,8 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
         jvm_log = os.path.join(tempfile.gettempdir(), f"kconfigs-spark-{os.getpid()}.log")
         log4j = _write_log4j2(scratch, options.verbose)
         java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
-        driver_opts = f"{java_opts} {SHORT_RUN_JAVA_OPTS}" if options.small_input else java_opts
+        short_run = short_run_driver(options.archive_classes_to) if options.small_input else None
+        driver_opts = f"{java_opts} {short_run.java_options}" if short_run is not None else java_opts
         builder = (
             SparkSession.builder.master(options.master)
             .appName(options.app_name)
@@ -165,8 +172,10 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .config("spark.local.dir", scratch)
         )
-        if options.small_input:
-            builder = _short_run_class_path(builder)
+        if short_run is not None and short_run.class_path is not None:
+            # replaces any spark.driver.extraClassPath of spark-defaults.conf, which the
+            # analysis's own jobs (text files in, rows out) do not need
+            builder = builder.config("spark.driver.extraClassPath", short_run.class_path)
         try:
             with _jvm_stderr_to(None if options.verbose else jvm_log):
                 spark = builder.getOrCreate()
@@ -182,18 +191,65 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
         finally:
             with contextlib.suppress(Exception):  # the JVM may already be gone
                 spark.stop()
+            if options.archive_classes_to is not None:
+                _await_jvm_exit()
         with contextlib.suppress(OSError):
             os.remove(jvm_log)  # kept only when something failed
 
 
-def _short_run_class_path(builder):
-    """A short run's driver finds its classes in :data:`HOT_JAR_PREFIXES` first. Only for small
-    inputs: the setting replaces any ``spark.driver.extraClassPath`` of spark-defaults.conf,
-    which the analysis's own jobs (text files in, rows out) do not need."""
+@dataclass(frozen=True)
+class ShortRunDriver:
+    """A short run's driver: its extra JVM options and class path prefix (None: Spark's own)."""
+
+    java_options: str
+    class_path: str | None
+    digest: str  # class_archive.fingerprint of this JDK, PySpark, options and class path
+    archive: str | None  # the class-data archive mapped (None: none)
+
+
+def short_run_driver(archive_classes_to: str | None = None) -> ShortRunDriver:
+    """JIT options, :data:`HOT_JAR_PREFIXES` first, and the class-data archive of ``analyze
+    prepare`` when there is one for this setup (``archive_classes_to``: write one there instead)."""
     from pyspark.find_spark_home import _find_spark_home
 
-    prefix = hot_jars_first(_find_spark_home())
-    return builder if prefix is None else builder.config("spark.driver.extraClassPath", prefix)
+    from kconfigs_analysis import class_archive
+
+    spark_home = _find_spark_home()
+    class_path = hot_jars_first(spark_home)
+    digest = class_archive.fingerprint(find_java(), spark_home, SHORT_RUN_JAVA_OPTS, class_path or "")
+    archive = None if archive_classes_to is not None else class_archive.find_archive(digest)
+    if archive_classes_to is not None:
+        extra = class_archive.dump_options(archive_classes_to)
+    elif archive is not None:
+        extra = class_archive.use_options(archive)
+    else:
+        extra = ""
+    java_options = f"{SHORT_RUN_JAVA_OPTS} {extra}".strip()
+    return ShortRunDriver(java_options, class_path, digest, None if archive is None else str(archive))
+
+
+#: a JVM writing its class-data archive on exit takes a few seconds to tens of seconds (2 cores)
+JVM_EXIT_TIMEOUT_S = 600
+
+
+def _await_jvm_exit() -> None:
+    """Let the driver JVM exit and wait for it: it writes its class-data archive on the way out.
+
+    PySpark's driver JVM exits when its standard input closes (that is how it follows a Python
+    driver that dies); ``spark.stop()`` alone leaves it running until this process ends.
+    """
+    from pyspark import SparkContext
+
+    process = getattr(SparkContext._gateway, "proc", None)
+    if process is None:  # not a JVM this process started
+        return
+    process.stdin.close()
+    try:
+        process.wait(timeout=JVM_EXIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise KconfigsError(f"Spark's driver JVM did not exit within {JVM_EXIT_TIMEOUT_S} s") from None
+    SparkContext._gateway = None
+    SparkContext._jvm = None
 
 
 @contextlib.contextmanager

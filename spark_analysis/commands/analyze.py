@@ -394,6 +394,23 @@ def whatif_command(proposed_file, fmt, output_path, top_n, **kwargs) -> None:
         outputs.write_rows(rows, fmt, output_path, {"entities": rows})
 
 
+@analyze.command("prepare")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (errors only).")
+def prepare_command(quiet) -> None:
+    """Make small runs start quicker: write the driver JVM's class-data archive.
+
+    Runs small reports over generated dumps once and keeps the classes Spark's driver loaded
+    (JDK class-data sharing) in $KCONFIGS_HOME/cache, else $XDG_CACHE_HOME/kconfigs
+    (~/.cache/kconfigs). Small runs map it when it matches this JDK, PySpark and driver class
+    path, and run without it otherwise: run prepare again after upgrading either.
+    """
+    with _progress({"quiet": quiet, "no_progress": False}, "prepare: starting") as progress:
+        from kconfigs_analysis.prepare import prepare_archive
+
+        path, size_bytes = prepare_archive(progress.step)
+    click.echo(f"Wrote {path} ({size_bytes / 2**20:.0f} MiB)", err=True)
+
+
 @analyze.command("generate")
 @click.option(
     "--format",

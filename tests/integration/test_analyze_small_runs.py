@@ -57,41 +57,88 @@ def test_progress_is_on_stderr_within_one_second(small_dump, terminal):
         assert first.startswith(b"kconfigs analyze: report: starting")
 
 
-def _timed(argv: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+def _timed(argv: list[str], env: dict | None = None) -> tuple[float, subprocess.CompletedProcess]:
     started = time.monotonic()
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
     return time.monotonic() - started, result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not met yet: on the shared 2-core machine a 4,000-sample report measured "
-    "19.6 s against a 10.3 s bare session at load 4 (9.3 s over; the driver's CPU time for the "
-    "report fell from 10.7 to 6.6 s, most of it a cold JVM's first query: benchmarks/RESULTS.md, "
-    "small runs)",
-)
-def test_small_report_costs_at_most_a_bare_session_plus_three_seconds(small_dump):
-    # the session the command starts for a small input (spark_session, same options)
-    bare_code = (
-        "from kconfigs_analysis.session import SessionOptions, spark_session\n"
-        "with spark_session(SessionOptions(master='local[2]', small_input=True)):\n    pass\n"
-    )
-    report = [
+def _env_with_home(home: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
+    env["KCONFIGS_HOME"] = str(home)
+    return env
+
+
+@pytest.fixture(scope="module")
+def prepared_home(tmp_path_factory) -> Path:
+    """A kconfigs home whose cache holds the driver's class-data archive (``analyze prepare``)."""
+    home = tmp_path_factory.mktemp("prepared") / "home"
+    _, result = _timed([sys.executable, "-m", "kconfigs", "analyze", "prepare"], _env_with_home(home))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    (archive,) = (home / "cache").glob("spark-driver-*.jsa")
+    assert result.stderr.splitlines()[-1].startswith(f"Wrote {archive} (")
+    return home
+
+
+def _report_argv(dump: Path) -> list[str]:
+    return [
         sys.executable,
         "-m",
         "kconfigs",
         "analyze",
         "report",
-        str(small_dump),
+        str(dump),
         "--master",
         "local[2]",
         "--format",
         "json",
         "--quiet",
     ]
-    bare_s, bare = _timed([sys.executable, "-c", bare_code])
-    report_s, result = _timed(report)
-    assert bare.returncode == 0, bare.stderr
-    assert result.returncode == 0 and result.stderr == "", result.stderr  # --quiet: nothing on stderr
-    assert '"samples": 8000' in result.stdout
-    assert report_s <= bare_s + OVERHEAD_S, f"report {report_s:.1f} s, bare session {bare_s:.1f} s"
+
+
+#: the session the command starts for a small input (spark_session, same options and archive)
+_BARE_CODE = (
+    "from kconfigs_analysis.session import SessionOptions, spark_session\n"
+    "with spark_session(SessionOptions(master='local[2]', small_input=True)):\n    pass\n"
+)
+PAIRS = 3
+
+
+def test_small_report_costs_at_most_a_bare_session_plus_three_seconds(small_dump, prepared_home):
+    # pairs run back to back (bare, then report) so both see the same load on a shared machine
+    env = _env_with_home(prepared_home)
+    overheads = []
+    for _ in range(PAIRS):
+        bare_s, bare = _timed([sys.executable, "-c", _BARE_CODE], env)
+        report_s, result = _timed(_report_argv(small_dump), env)
+        assert bare.returncode == 0, bare.stderr
+        assert result.returncode == 0 and result.stderr == "", result.stderr  # --quiet: nothing on stderr
+        assert '"samples": 8000' in result.stdout
+        overheads.append((report_s - bare_s, report_s, bare_s))
+    overheads.sort()
+    median_s, report_s, bare_s = overheads[len(overheads) // 2]
+    assert median_s <= OVERHEAD_S, f"median pair: report {report_s:.1f} s, bare session {bare_s:.1f} s; {overheads}"
+
+
+def test_a_damaged_archive_falls_back_to_the_same_report_and_a_run_creates_no_file(small_dump, prepared_home, tmp_path):
+    home = tmp_path / "home"
+    _, reference = _timed(_report_argv(small_dump), _env_with_home(home))
+    assert reference.returncode == 0, reference.stderr
+    assert not home.exists()  # reads never create files: no cache directory, no archive
+    _, with_archive = _timed(_report_argv(small_dump), _env_with_home(prepared_home))
+    assert with_archive.stdout == reference.stdout
+    (archive,) = (prepared_home / "cache").glob("spark-driver-*.jsa")
+    damaged = home / "cache" / archive.name  # the name this setup looks for
+    damaged.parent.mkdir(parents=True)
+    whole = archive.read_bytes()
+    middle = len(whole) // 2
+    for content in (
+        whole[:middle],  # cut short (a JDK 17 that mapped it would die of SIGBUS)
+        whole[:middle] + bytes(4096) + whole[middle + 4096 :],  # same size, a region zeroed
+        bytes(4096) + whole[4096:],  # same size, no header
+    ):
+        damaged.write_bytes(content)
+        _, result = _timed(_report_argv(small_dump), _env_with_home(home))
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+        assert result.stdout == reference.stdout

@@ -18,6 +18,7 @@ def test_every_analyze_help_renders():
         ["analyze", "recommend", "--help"],
         ["analyze", "whatif", "--help"],
         ["analyze", "generate", "--help"],
+        ["analyze", "prepare", "--help"],
     ):
         result = runner.invoke(cli, args)
         assert result.exit_code == 0 and "Usage: cli analyze" in result.output, args
