@@ -11,6 +11,7 @@
 //! The client side is plain TCP or TLS; the enums keep the TCP socket reachable, so that large
 //! frames can be moved socket to socket in the kernel (splice.rs).
 
+use std::cell::RefCell;
 use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
@@ -23,6 +24,36 @@ use tokio_rustls::server::TlsStream;
 /// Bytes a reader or writer buffers at most: enough for a burst of pipelined small requests;
 /// anything larger bypasses the buffer.
 pub const BUFFER_BYTES: usize = 16 * 1024;
+/// Buffers given back are kept for reuse by each worker thread, up to this many: a busy
+/// connection takes and gives back a buffer several times per request, which would otherwise be
+/// a malloc and a free each time. Bounded per thread, not per connection (512 KiB a thread).
+const SPARE_BUFFERS_PER_THREAD: usize = 32;
+
+thread_local! {
+    static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An empty buffer of BUFFER_BYTES capacity, reused when this thread has one.
+fn take_buffer() -> Vec<u8> {
+    SPARE
+        .with(|spare| spare.borrow_mut().pop())
+        .unwrap_or_else(|| Vec::with_capacity(BUFFER_BYTES))
+}
+
+/// Hand `buf` back (left empty with no capacity).
+fn give_back(buf: &mut Vec<u8>) {
+    let mut buf = std::mem::take(buf);
+    if buf.capacity() < BUFFER_BYTES {
+        return;
+    }
+    buf.clear();
+    SPARE.with(|spare| {
+        let mut spare = spare.borrow_mut();
+        if spare.len() < SPARE_BUFFERS_PER_THREAD {
+            spare.push(buf);
+        }
+    });
+}
 
 pub enum ClientRead {
     Plain(OwnedReadHalf),
@@ -140,7 +171,9 @@ impl<R: AsyncRead + Unpin> AsyncBufRead for LeanReader<R> {
         if this.pos >= this.buf.len() {
             this.buf.clear();
             this.pos = 0;
-            this.buf.reserve_exact(BUFFER_BYTES);
+            if this.buf.capacity() == 0 {
+                this.buf = take_buffer();
+            }
             let mut read = ReadBuf::uninit(this.buf.spare_capacity_mut());
             match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
                 Poll::Ready(Ok(())) => {
@@ -150,7 +183,7 @@ impl<R: AsyncRead + Unpin> AsyncBufRead for LeanReader<R> {
                 }
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Pending => {
-                    this.buf = Vec::new(); // nothing to read: give the buffer back while waiting
+                    give_back(&mut this.buf); // nothing to read: no buffer while waiting
                     return Poll::Pending;
                 }
             }
@@ -168,7 +201,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for LeanReader<R> {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, out: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         if this.pos >= this.buf.len() && out.remaining() >= BUFFER_BYTES {
-            this.buf = Vec::new();
+            give_back(&mut this.buf);
             this.pos = 0;
             return Pin::new(&mut this.inner).poll_read(cx, out); // large reads skip the buffer
         }
@@ -215,7 +248,7 @@ impl<W: AsyncWrite + Unpin> LeanWriter<W> {
             }
             self.written += n;
         }
-        self.buf = Vec::new();
+        give_back(&mut self.buf);
         self.written = 0;
         Poll::Ready(Ok(()))
     }
@@ -231,7 +264,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for LeanWriter<W> {
             return Pin::new(&mut this.inner).poll_write(cx, src);
         }
         if this.buf.capacity() == 0 {
-            this.buf.reserve_exact(BUFFER_BYTES);
+            this.buf = take_buffer();
         }
         this.buf.extend_from_slice(src);
         Poll::Ready(Ok(src.len()))
