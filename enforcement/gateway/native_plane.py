@@ -277,6 +277,12 @@ class NativeGateway:
         """{(api key, version): Produce / Fetch responses checked for KIP-951 NodeEndpoints}."""
         return {(key, version): count for key, version, count in self._plane.node_endpoint_checks()}
 
+    def streamed_frames(self) -> dict[str, int]:
+        """Large frames forwarded as they arrived instead of held whole: Produce requests, Fetch
+        responses, and the bytes of theirs moved socket to socket by splice."""
+        produce, fetch, spliced = self._plane.streamed()
+        return {"produce_requests": produce, "fetch_responses": fetch, "spliced_bytes": spliced}
+
     @property
     def bootstrap_address(self) -> Address:
         return self.config.advertised_host, self._port

@@ -1,13 +1,19 @@
-"""Large frames through the gateway's data plane, byte for byte, with librdkafka.
+"""Large frames through the gateway's data plane, byte for byte, with librdkafka and kafka-python.
 
 A single 900 KiB record spans many socket reads on each side. Everything produced through the
-gateway must come back through it unchanged. Against Kafka 4.x, librdkafka fetches with v16+
-(KIP-951), so large Fetch responses are walked for NodeEndpoints on their way through."""
+gateway must come back through it unchanged. Produce requests and Fetch responses of 64 KiB and
+more are forwarded as they arrive (their records spliced socket to socket on Linux) instead of
+being held whole; the data plane counts them, so these tests fail if that path is not taken.
+Against Kafka 4.x, clients fetch with v16+ (KIP-951), so large Fetch responses are walked for
+NodeEndpoints as they stream. Where the bytes must be seen, frames are still held whole: a
+producer-id quota reads every Produce request's batches."""
 
 from __future__ import annotations
 
 import hashlib
 import random
+import sys
+import time
 import uuid
 
 import pytest
@@ -84,3 +90,124 @@ def test_large_produce_and_fetch_frames_stream_through_unchanged(upstream):
     assert sorted(hashlib.sha256(p).digest() for p in got) == sorted(hashlib.sha256(p).digest() for p in payloads)
     if upstream[0] == "kraft":
         assert walked and min(walked) >= 16  # streamed Fetch v16+ responses were walked
+    _assert_streamed(gateway, produce=True)
+
+
+def _assert_streamed(gateway: GatewayThread, produce: bool) -> None:
+    streamed = gateway.gateway.streamed_frames()
+    assert (streamed["produce_requests"] > 0) == produce, streamed
+    assert streamed["fetch_responses"] > 0, streamed
+    if sys.platform.startswith("linux"):  # elsewhere large frames are held whole
+        assert streamed["spliced_bytes"] > 0, streamed
+
+
+def _digests(payloads: list[bytes]) -> list[bytes]:
+    return sorted(hashlib.sha256(p).digest() for p in payloads)
+
+
+def _kafka_python_round_trip(
+    bootstrap: str,
+    payloads: list[bytes],
+    batch_bytes: int = 1024 * 1024,
+    fetch_bytes: int = 4 * 1024 * 1024,
+    **producer_settings,
+) -> tuple[list[bytes], float]:
+    """Produce ``payloads`` in batches of up to ``batch_bytes`` with kafka-python, then consume
+    them all; (what came back, seconds the consume took)."""
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    topic = f"stream-kp-{uuid.uuid4().hex[:8]}"
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap,
+        batch_size=batch_bytes,
+        linger_ms=100,
+        max_request_size=8 * 1024 * 1024,
+        **producer_settings,
+    )
+    try:
+        for payload in payloads:
+            producer.send(topic, payload)
+        producer.flush(60)
+    finally:
+        producer.close()
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        client_id="stream-consumer",
+        enable_auto_commit=False,
+        fetch_max_bytes=fetch_bytes,
+        max_partition_fetch_bytes=fetch_bytes,
+    )
+    got: list[bytes] = []
+    started = time.monotonic()
+    try:
+        partitions = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or {0}]
+        consumer.assign(partitions)
+        consumer.seek_to_beginning(*partitions)
+        deadline = started + 120
+        while len(got) < len(payloads) and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=1000).values():
+                got.extend(r.value for r in records)
+    finally:
+        consumer.close()
+    return got, time.monotonic() - started
+
+
+def _large_payloads(count: int = 40, size: int = 100 * 1024) -> list[bytes]:
+    rng = random.Random(23)
+    return [rng.randbytes(size) for _ in range(count)]
+
+
+def test_kafka_python_megabyte_batches_stream_through_unchanged(upstream):
+    payloads = _large_payloads()
+    gateway = GatewayThread(upstream[1])
+    try:
+        got, _seconds = _kafka_python_round_trip(gateway.bootstrap, payloads)
+    finally:
+        gateway.stop()
+    assert _digests(got) == _digests(payloads)
+    _assert_streamed(gateway, produce=True)
+
+
+def test_a_producer_id_quota_holds_produce_requests_whole_and_still_streams_fetches(tansu_upstream):
+    """Producer ids are read from every batch of a Produce request when a producer-id quota
+    applies to its principal: those requests are not streamed (their bytes are read), the
+    Fetch responses still are."""
+    payloads = _large_payloads(count=20)
+    gateway = GatewayThread(tansu_upstream, enforce_producer_ids=True)
+    try:
+        gateway.call_soon(gateway.gateway.quotas.load, [({"user": None}, {"producer_ids_rate": 1000.0})])
+        time.sleep(0.5)
+        got, _seconds = _kafka_python_round_trip(gateway.bootstrap, payloads, enable_idempotence=True)
+    finally:
+        gateway.stop()
+    assert _digests(got) == _digests(payloads)
+    _assert_streamed(gateway, produce=False)
+
+
+def test_an_over_quota_streamed_fetch_is_answered_empty_and_nothing_is_lost(kraft_broker):
+    """Over consumer_byte_rate, a broker answers a Fetch with an empty throttled response and
+    the consumer fetches the same offsets again. A streamed Fetch response is charged by its
+    length prefix before its records are forwarded, so it gets the same treatment: its records
+    are read and dropped. The consumer still gets every record, at about the quota's pace."""
+    payloads = _large_payloads(count=30)  # 3 MiB
+    quota = 400_000.0
+    gateway = GatewayThread(kraft_broker.bootstrap, quota_window_num=2)
+    try:
+        gateway.call_soon(
+            gateway.gateway.quotas.load, [({"client-id": "stream-consumer"}, {"consumer_byte_rate": quota})]
+        )
+        time.sleep(0.5)
+        # one record per batch and about two per Fetch response (~200 KB, streamed): a response
+        # must stay below what one window allows (Q·(N-1)·W = 400 kB), or, answered empty and
+        # unrecorded each time, it would be refused for ever (a broker caps the fetch size at
+        # that instead, which the gateway does not; tansu ignores the client's fetch limits)
+        got, seconds = _kafka_python_round_trip(
+            gateway.bootstrap, payloads, batch_bytes=128 * 1024, fetch_bytes=256 * 1024
+        )
+    finally:
+        gateway.stop()
+    assert _digests(got) == _digests(payloads)
+    _assert_streamed(gateway, produce=True)
+    # 3.1 MB at 400 kB/s, less the one-window burst allowance of 0.4 MB: about 7 s;
+    # unthrottled it takes well under a second
+    assert seconds > 3.0, seconds

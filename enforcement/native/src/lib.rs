@@ -357,6 +357,11 @@ impl DataPlane {
         self.shared.node_endpoint_checks()
     }
 
+    /// (Produce requests, Fetch responses) forwarded as they arrived, and the bytes spliced.
+    fn streamed(&self) -> (u64, u64, u64) {
+        self.shared.streamed()
+    }
+
     fn open_connections(&self) -> usize {
         self.shared.connections.load(Ordering::SeqCst)
     }

@@ -15,14 +15,17 @@ use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Mutex as AsyncMutex, Notify};
 
+use super::io::{ClientRead, ClientWrite, LeanReader, LeanWriter, PlainSocket};
 use super::quota::{self, Kind, Quotas, Resolution};
 use super::rewrite::{self, AddressRewrite};
 use super::sasl::SaslState;
+use super::splice::Pipe;
+use super::stream::{self, Fault, Forward};
 use super::wire::{self, Malformed, RequestPrefix, API_VERSIONS, FETCH, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE};
 
 const EXEMPT_APIS: [i16; 3] = [API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE];
@@ -30,11 +33,6 @@ const EXEMPT_APIS: [i16; 3] = [API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE];
 /// trip is not service time, so only the gateway's own handling time counts for them.
 const PARKING_APIS: [i16; 3] = [FETCH, 11, 14];
 const MAX_REMEMBERED_PRODUCER_IDS: usize = 1024;
-const IO_BUFFER_BYTES: usize = 64 * 1024;
-
-/// The client side of a connection: plain TCP or TLS.
-type ClientRead = Box<dyn AsyncRead + Send + Unpin>;
-type ClientWrite = Box<dyn AsyncWrite + Send + Unpin>;
 
 #[derive(Clone)]
 pub struct Settings {
@@ -97,6 +95,10 @@ pub struct Shared {
     next_conn_id: AtomicU64,
     /// Produce / Fetch responses checked for NodeEndpoints, by [api key][version] (observability)
     node_endpoint_checks: [[AtomicU64; 32]; 2],
+    /// Produce requests and Fetch responses forwarded as they arrived (stream.rs), and the bytes
+    /// of theirs moved by splice (observability; tests prove the path is taken)
+    streamed: [AtomicU64; 2],
+    spliced_bytes: AtomicU64,
 }
 
 impl Shared {
@@ -119,6 +121,8 @@ impl Shared {
             conns: Mutex::new(HashMap::new()),
             next_conn_id: AtomicU64::new(0),
             node_endpoint_checks: Default::default(),
+            streamed: Default::default(),
+            spliced_bytes: AtomicU64::new(0),
         })
     }
 
@@ -144,6 +148,21 @@ impl Shared {
             }
         }
         out
+    }
+
+    /// (Produce requests streamed, Fetch responses streamed, bytes spliced) so far.
+    pub fn streamed(&self) -> (u64, u64, u64) {
+        (
+            self.streamed[0].load(Ordering::Relaxed),
+            self.streamed[1].load(Ordering::Relaxed),
+            self.spliced_bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// One frame streamed: `api_key` Produce (a request) or Fetch (a response).
+    fn count_streamed(&self, api_key: i16, spliced: u64) {
+        self.streamed[usize::from(api_key == FETCH)].fetch_add(1, Ordering::Relaxed);
+        self.spliced_bytes.fetch_add(spliced, Ordering::Relaxed);
     }
 
     pub fn mapping(&self) -> Vec<((String, i32), (String, i32))> {
@@ -498,7 +517,7 @@ async fn serve_admitted(
     let (client_r, client_w, tls_principal): (ClientRead, ClientWrite, Option<String>) = match &shared.settings.tls {
         None => {
             let (r, w) = client.into_split();
-            (Box::new(r), Box::new(w), None)
+            (ClientRead::Plain(r), ClientWrite::Plain(w), None)
         }
         Some(acceptor) => {
             match tokio::time::timeout(shared.settings.request_read_timeout, acceptor.accept(client)).await {
@@ -510,7 +529,7 @@ async fn serve_admitted(
                         .and_then(|certs| certs.first())
                         .and_then(|cert| super::tls::subject_dn(cert));
                     let (r, w) = tokio::io::split(stream);
-                    (Box::new(r), Box::new(w), principal)
+                    (ClientRead::Tls(r), ClientWrite::Tls(w), principal)
                 }
                 Ok(Err(e)) => {
                     shared.log("info", format!("TLS handshake with client {ip}:{port} failed: {e}"));
@@ -525,7 +544,7 @@ async fn serve_admitted(
     };
     // The first frame's length is checked before an upstream connection is opened: a flood of
     // hostile prefixes costs no upstream connections, and a client that never speaks none either.
-    let mut client_r = BufReader::with_capacity(IO_BUFFER_BYTES, client_r);
+    let mut client_r = LeanReader::new(client_r);
     let mut stop_rx = shared.stop_tx.subscribe();
     if *stop_rx.borrow_and_update() {
         return;
@@ -626,6 +645,19 @@ struct Entry {
     quota_bound: bool,
 }
 
+/// What a response needs from the request it answers.
+struct Matched {
+    api_key: i16,
+    api_version: i16,
+    client_id: Option<String>,
+    principal: String,
+    handling: Duration,
+    produce_throttle_ms: i64,
+    quota_bound: bool,
+    /// the broker's share of the round trip (see `broker_work`)
+    service: Duration,
+}
+
 struct State {
     inflight: VecDeque<Entry>,
     sasl: SaslState,
@@ -648,7 +680,7 @@ struct Conn {
     state: Mutex<State>,
     /// an in-flight entry was popped or a quota-bound response handled
     changed: Notify,
-    client_out: AsyncMutex<BufWriter<ClientWrite>>,
+    client_out: AsyncMutex<LeanWriter<ClientWrite>>,
 }
 
 fn now() -> Instant {
@@ -683,7 +715,7 @@ impl Conn {
                 rtt_floor: None,
             }),
             changed: Notify::new(),
-            client_out: AsyncMutex::new(BufWriter::with_capacity(IO_BUFFER_BYTES, client_w)),
+            client_out: AsyncMutex::new(LeanWriter::new(client_w)),
         }
     }
 
@@ -691,23 +723,17 @@ impl Conn {
         self.state.lock().unwrap().sasl.principal.clone()
     }
 
-    async fn run(self: &Arc<Self>, client_r: BufReader<ClientRead>, upstream: TcpStream) {
+    async fn run(self: &Arc<Self>, client_r: LeanReader<ClientRead>, upstream: TcpStream) {
         let (up_r, up_w) = upstream.into_split();
         let mut stop_rx = self.shared.stop_tx.subscribe();
         let requests = {
             let conn = self.clone();
             let stop_rx = stop_rx.clone();
-            tokio::spawn(async move {
-                conn.client_to_upstream(client_r, BufWriter::with_capacity(IO_BUFFER_BYTES, up_w), stop_rx)
-                    .await
-            })
+            tokio::spawn(async move { conn.client_to_upstream(client_r, LeanWriter::new(up_w), stop_rx).await })
         };
         let responses = {
             let conn = self.clone();
-            tokio::spawn(async move {
-                conn.upstream_to_client(BufReader::with_capacity(IO_BUFFER_BYTES, up_r))
-                    .await
-            })
+            tokio::spawn(async move { conn.upstream_to_client(LeanReader::new(up_r)).await })
         };
         let mut requests = requests;
         let mut responses = responses;
@@ -792,11 +818,12 @@ impl Conn {
 
     async fn client_to_upstream(
         self: Arc<Self>,
-        mut client: BufReader<ClientRead>,
-        mut up: BufWriter<OwnedWriteHalf>,
+        mut client: LeanReader<ClientRead>,
+        mut up: LeanWriter<OwnedWriteHalf>,
         mut stop_rx: watch::Receiver<bool>,
     ) -> Result<(), Close> {
         let s = self.shared.settings.clone();
+        let mut pipe: Option<Pipe> = None;
         loop {
             if self.state.lock().unwrap().inflight.len() >= s.max_inflight {
                 up.flush().await?;
@@ -856,20 +883,40 @@ impl Conn {
             }
             let size = i32::from_be_bytes(size_bytes);
             wire::check_frame_size(size, wire::MIN_REQUEST_FRAME_BYTES, self.request_limit(size))?;
-            let mut frame = vec![0u8; 4 + size as usize];
+            let whole = 4 + size as usize;
+            // a large Produce is read only as far as its acks; the rest is forwarded unread
+            let streamable = whole >= stream::STREAM_MIN_BYTES + 4 && self.splices(&client);
+            let head = if streamable {
+                4 + stream::REQUEST_HEAD_BYTES
+            } else {
+                whole
+            };
+            let mut frame = vec![0u8; head];
             frame[..4].copy_from_slice(&size_bytes);
+            let incomplete = |e: Option<std::io::Error>| match e {
+                None => Close::Bad(
+                    format!(
+                        "request of {size} bytes not complete within request_read_timeout_ms={}",
+                        s.request_read_timeout.as_millis()
+                    ),
+                    "client",
+                ),
+                Some(e) => Close::Bad(format!("connection ended inside a frame: {e}"), "client"),
+            };
             match tokio::time::timeout_at(deadline, client.read_exact(&mut frame[4..])).await {
-                Err(_) => {
-                    return Err(Close::Bad(
-                        format!(
-                            "request of {size} bytes not complete within request_read_timeout_ms={}",
-                            s.request_read_timeout.as_millis()
-                        ),
-                        "client",
-                    ))
-                }
-                Ok(Err(e)) => return Err(Close::Bad(format!("connection ended inside a frame: {e}"), "client")),
+                Err(_) => return Err(incomplete(None)),
+                Ok(Err(e)) => return Err(incomplete(Some(e))),
                 Ok(Ok(_)) => {}
+            }
+            let mut rest = whole - frame.len();
+            if rest > 0 && !self.streams_produce(&frame[4..]) {
+                frame.resize(whole, 0);
+                match tokio::time::timeout_at(deadline, client.read_exact(&mut frame[head..])).await {
+                    Err(_) => return Err(incomplete(None)),
+                    Ok(Err(e)) => return Err(incomplete(Some(e))),
+                    Ok(Ok(_)) => {}
+                }
+                rest = 0;
             }
             self.state.lock().unwrap().last_active = now();
             // a broker reads one request per connection at a time: one whose response may
@@ -886,11 +933,48 @@ impl Conn {
                 up.flush().await?;
                 tokio::time::sleep_until(until.into()).await;
             }
-            self.handle_request(frame, &mut up).await?;
+            self.handle_request(frame, rest == 0, &mut up).await?;
+            if rest > 0 {
+                // the in-flight entry is pushed and the head is on its way: now the records
+                let deadline = tokio::time::Instant::now() + s.request_read_timeout;
+                let mut forward = Forward::new(&mut client, &mut up, &mut pipe, rest);
+                match tokio::time::timeout_at(deadline, forward.pass(rest)).await {
+                    Err(_) => return Err(incomplete(None)),
+                    Ok(result) => result.map_err(|f| fault(f, "client"))?,
+                }
+                self.shared.count_streamed(0, forward.spliced);
+            }
         }
     }
 
-    async fn handle_request(self: &Arc<Self>, frame: Vec<u8>, up: &mut BufWriter<OwnedWriteHalf>) -> Result<(), Close> {
+    /// Whether large frames from this reader can be spliced (a plain socket, on Linux).
+    fn splices<R>(&self, reader: &LeanReader<R>) -> bool
+    where
+        R: tokio::io::AsyncRead + Unpin + PlainSocket,
+    {
+        stream::splice_available() && reader.get_ref().plain_socket().is_some()
+    }
+
+    /// Whether a large request whose start is `head` (header + body) may be forwarded as it
+    /// arrives: a Produce whose acks are in `head` and whose producer ids need not be read.
+    fn streams_produce(&self, head: &[u8]) -> bool {
+        let Ok(prefix) = wire::parse_request_prefix(head) else {
+            return false;
+        };
+        if prefix.api_key != PRODUCE || wire::produce_acks(head, &prefix).is_err() {
+            return false;
+        }
+        !(self.shared.quota_active.load(Ordering::Relaxed) && self.shared.wants_producer_ids(&self.principal()))
+    }
+
+    /// One request: `frame` is the whole of it, or (not `whole`) the head of a Produce whose
+    /// rest the caller forwards next.
+    async fn handle_request(
+        self: &Arc<Self>,
+        frame: Vec<u8>,
+        whole: bool,
+        up: &mut LeanWriter<OwnedWriteHalf>,
+    ) -> Result<(), Close> {
         let started = now();
         let body = &frame[4..];
         let prefix = wire::parse_request_prefix(body)?;
@@ -950,7 +1034,7 @@ impl Conn {
                     .on_request(key, prefix.api_version, body)?;
                 true
             }
-            PRODUCE => self.observe_produce(&prefix, body, size_of(&frame), &mut entry)?,
+            PRODUCE => self.observe_produce(&prefix, body, whole, size_of(&frame), &mut entry)?,
             _ => true,
         };
         entry.handling = started.elapsed();
@@ -980,7 +1064,7 @@ impl Conn {
         &self,
         prefix: &RequestPrefix,
         body: &[u8],
-        up: &mut BufWriter<OwnedWriteHalf>,
+        up: &mut LeanWriter<OwnedWriteHalf>,
     ) -> Result<Option<Vec<u8>>, Close> {
         let key = prefix.api_key;
         if key == API_VERSIONS {
@@ -1045,6 +1129,7 @@ impl Conn {
         &self,
         prefix: &RequestPrefix,
         body: &[u8],
+        whole: bool,
         request_bytes: i64,
         entry: &mut Entry,
     ) -> Result<bool, Close> {
@@ -1053,7 +1138,9 @@ impl Conn {
         if self.shared.quota_active.load(Ordering::Relaxed) {
             let principal = entry.principal.as_str();
             let mut pid_throttle = 0;
-            if self.shared.wants_producer_ids(principal) {
+            // a streamed request was judged not to need its producer ids when its head was read;
+            // only a quota reload in between could change that, and the next one is judged anew
+            if whole && self.shared.wants_producer_ids(principal) {
                 let ids = produce_request_producer_ids(prefix.api_version, body)?;
                 let new: Vec<i64> = {
                     let mut st = self.state.lock().unwrap();
@@ -1086,9 +1173,10 @@ impl Conn {
         Ok(acks != 0)
     }
 
-    async fn upstream_to_client(self: Arc<Self>, mut up: BufReader<OwnedReadHalf>) -> Result<(), Close> {
+    async fn upstream_to_client(self: Arc<Self>, mut up: LeanReader<OwnedReadHalf>) -> Result<(), Close> {
         let max_frame = self.shared.settings.max_frame_bytes;
         let upstream_bad = |m: Malformed| Close::Bad(m.0, "upstream");
+        let mut pipe: Option<Pipe> = None;
         loop {
             if up.buffer().is_empty() {
                 self.client_out.lock().await.flush().await?;
@@ -1121,6 +1209,20 @@ impl Conn {
                 .map_err(|e| Close::Bad(format!("response truncated: {e}"), "upstream"))?;
             let size = i32::from_be_bytes(size_bytes);
             wire::check_frame_size(size, wire::MIN_RESPONSE_FRAME_BYTES, max_frame).map_err(upstream_bad)?;
+            let next = self
+                .state
+                .lock()
+                .unwrap()
+                .inflight
+                .front()
+                .map(|e| (e.api_key, e.api_version));
+            if let Some((FETCH, version)) = next {
+                if size as usize >= stream::STREAM_MIN_BYTES && self.splices_to_client().await {
+                    let quota_bound = self.relay_streamed_fetch(&mut up, size, version, &mut pipe).await?;
+                    self.response_sent(quota_bound);
+                    continue;
+                }
+            }
             let mut frame = vec![0u8; 4 + size as usize];
             frame[..4].copy_from_slice(&size_bytes);
             up.read_exact(&mut frame[4..])
@@ -1128,53 +1230,18 @@ impl Conn {
                 .map_err(|e| Close::Bad(format!("response truncated: {e}"), "upstream"))?;
             let received = now();
             let corr = wire::i32_at(&frame, 4).map_err(upstream_bad)?;
-            let (key, version, client_id, principal, sent, handling, produce_throttle, quota_bound, service) = {
-                let mut guard = self.state.lock().unwrap();
-                let st = &mut *guard;
-                let Some(e) = st.inflight.front() else {
-                    return Err(Close::Bad(
-                        format!("unsolicited response with correlation id {corr}"),
-                        "upstream",
-                    ));
-                };
-                if e.correlation_id != corr {
-                    return Err(Close::Bad(
-                        format!(
-                            "response correlation id {corr} does not match the oldest request's {}",
-                            e.correlation_id
-                        ),
-                        "upstream",
-                    ));
-                }
-                let mut service = received.saturating_duration_since(e.sent.max(st.last_response));
-                if !PARKING_APIS.contains(&e.api_key) {
-                    service = broker_work(service, &mut st.rtt_floor);
-                }
-                let r = (
-                    e.api_key,
-                    e.api_version,
-                    e.client_id.clone(),
-                    e.principal.clone(),
-                    e.sent,
-                    e.handling,
-                    e.produce_throttle_ms,
-                    e.quota_bound,
-                    service,
-                );
-                st.last_response = received;
-                r
-            };
-            let _ = sent;
+            let m = self.match_response(corr, received)?;
+            let (key, version) = (m.api_key, m.api_version);
             let started = now();
             let mut frame = self.rewrite_response(key, version, frame).await.map_err(upstream_bad)?;
             let throttle_ms = self.account(
                 key,
-                &principal,
-                &client_id,
+                &m.principal,
+                &m.client_id,
                 size,
-                produce_throttle,
-                service,
-                handling + started.elapsed(),
+                m.produce_throttle_ms,
+                m.service,
+                m.handling + started.elapsed(),
             );
             // As the broker does (KIP-219), the throttle runs from the response: the client waits
             // the full throttle from when it reads it, and the connection stays muted as long. A
@@ -1198,16 +1265,156 @@ impl Conn {
                     out.flush().await?;
                 }
             }
-            {
-                let mut st = self.state.lock().unwrap();
-                st.inflight.pop_front();
-                if quota_bound {
-                    st.quota_bound -= 1;
-                }
-                st.last_active = now();
-            }
-            self.changed.notify_waiters();
+            self.response_sent(m.quota_bound);
         }
+    }
+
+    /// Whether a large response can be spliced to this client (a plain socket, on Linux).
+    async fn splices_to_client(&self) -> bool {
+        stream::splice_available() && self.client_out.lock().await.get_ref().plain_socket().is_some()
+    }
+
+    /// The in-flight request `corr` answers: it must be the oldest (Kafka answers in order).
+    fn match_response(&self, corr: i32, received: Instant) -> Result<Matched, Close> {
+        let mut guard = self.state.lock().unwrap();
+        let st = &mut *guard;
+        let Some(e) = st.inflight.front() else {
+            return Err(Close::Bad(
+                format!("unsolicited response with correlation id {corr}"),
+                "upstream",
+            ));
+        };
+        if e.correlation_id != corr {
+            return Err(Close::Bad(
+                format!(
+                    "response correlation id {corr} does not match the oldest request's {}",
+                    e.correlation_id
+                ),
+                "upstream",
+            ));
+        }
+        let mut service = received.saturating_duration_since(e.sent.max(st.last_response));
+        if !PARKING_APIS.contains(&e.api_key) {
+            service = broker_work(service, &mut st.rtt_floor);
+        }
+        let matched = Matched {
+            api_key: e.api_key,
+            api_version: e.api_version,
+            client_id: e.client_id.clone(),
+            principal: e.principal.clone(),
+            handling: e.handling,
+            produce_throttle_ms: e.produce_throttle_ms,
+            quota_bound: e.quota_bound,
+            service,
+        };
+        st.last_response = received;
+        Ok(matched)
+    }
+
+    /// The oldest in-flight request is answered: a local answer or a drain may follow it now.
+    fn response_sent(&self, quota_bound: bool) {
+        {
+            let mut st = self.state.lock().unwrap();
+            st.inflight.pop_front();
+            if quota_bound {
+                st.quota_bound -= 1;
+            }
+            st.last_active = now();
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// A large Fetch response, forwarded as it arrives (stream.rs): its head is read and charged,
+    /// throttle_time_ms patched in place; over quota it is replaced by the broker's empty
+    /// throttled response and its records are read and dropped; otherwise its records are
+    /// spliced to the client and, from v16, its NodeEndpoints rewritten at the same length.
+    /// Returns whether the request was quota-bound.
+    async fn relay_streamed_fetch(
+        &self,
+        up: &mut LeanReader<OwnedReadHalf>,
+        size: i32,
+        version: i16,
+        pipe: &mut Option<Pipe>,
+    ) -> Result<bool, Close> {
+        let upstream_bad = |m: Malformed| Close::Bad(m.0, "upstream");
+        let mut out = self.client_out.lock().await;
+        let mut forward = Forward::new(up, &mut out, pipe, size as usize);
+        let mut head = stream::read_fetch_head(&mut forward, version)
+            .await
+            .map_err(|f| fault(f, "upstream"))?;
+        let received = now();
+        let corr = wire::i32_at(&head, 0).map_err(upstream_bad)?;
+        let m = self.match_response(corr, received)?;
+        let started = now();
+        if wire::has_node_endpoints(FETCH, version) {
+            if let Some(count) = self.shared.node_endpoint_checks[FETCH as usize].get(version as usize) {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let throttle_ms = self.account(
+            FETCH,
+            &m.principal,
+            &m.client_id,
+            size,
+            0,
+            m.service,
+            m.handling + started.elapsed(),
+        );
+        self.mute(throttle_ms);
+        if throttle_ms > 0 {
+            if let Some(empty) = rewrite::throttled_fetch_response(version, &head, throttle_ms).map_err(upstream_bad)? {
+                // as a broker: nothing is delivered, and the consumer fetches the same offsets again
+                forward.discard_rest().await.map_err(|f| fault(f, "upstream"))?;
+                forward
+                    .write(&with_prefix(empty))
+                    .await
+                    .map_err(|f| fault(f, "upstream"))?;
+                drop(forward);
+                out.flush().await?;
+                return Ok(m.quota_bound);
+            }
+            rewrite::patch_throttle(
+                FETCH,
+                version,
+                &mut head,
+                throttle_ms,
+                &self.shared.settings.throttle_first,
+            );
+        }
+        forward
+            .write(&size.to_be_bytes())
+            .await
+            .map_err(|f| fault(f, "upstream"))?;
+        forward.write(&head).await.map_err(|f| fault(f, "upstream"))?;
+        let section = stream::relay_fetch_records(&mut forward, version)
+            .await
+            .map_err(|f| fault(f, "upstream"))?;
+        if let Some(section) = section {
+            let rewritten = match rewrite::TaggedSectionRewrite::decode(version, &section).map_err(upstream_bad)? {
+                None => section,
+                Some(rewrite) => {
+                    self.shared
+                        .map_addresses(&rewrite.addresses)
+                        .await
+                        .map_err(upstream_bad)?;
+                    let _ = Python::attach(|py| {
+                        self.shared
+                            .bridge
+                            .call_method1(py, "rewritten", (FETCH, version, rewrite.addresses.clone()))
+                    });
+                    let shared = self.shared.clone();
+                    rewrite.apply(&|h, p| shared.mapped(h, p)).map_err(upstream_bad)?
+                }
+            };
+            forward.write(&rewritten).await.map_err(|f| fault(f, "upstream"))?;
+        }
+        let spliced = forward.spliced;
+        drop(forward);
+        self.shared.count_streamed(FETCH, spliced);
+        if up.buffer().is_empty() {
+            out.flush().await?;
+        }
+        Ok(m.quota_bound)
     }
 
     async fn rewrite_response(&self, key: i16, version: i16, frame: Vec<u8>) -> Result<Vec<u8>, Malformed> {
@@ -1371,8 +1578,17 @@ pub fn broker_work(service: Duration, floor: &mut Option<Duration>) -> Duration 
     service.saturating_sub(f)
 }
 
+/// The size a frame's length prefix announces (its head alone may be in `frame`).
 fn size_of(frame: &[u8]) -> i64 {
-    frame.len() as i64 - 4
+    wire::i32_at(frame, 0).map_or(0, i64::from)
+}
+
+/// A streamed frame's fault as a reason to close: the sender's protocol error, or a closed peer.
+fn fault(f: Fault, side: &'static str) -> Close {
+    match f {
+        Fault::Source(msg) => Close::Bad(msg, side),
+        Fault::Sink(e) => Close::Quiet(e.to_string()),
+    }
 }
 
 fn with_prefix(body: Vec<u8>) -> Vec<u8> {
