@@ -167,6 +167,20 @@ class FetchQuotaManager(ClientQuotaManager):
     def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings):
         super().__init__(_FETCH.metric_group, _FETCH.name, "byte-rate", snapshot, settings)
 
+    def max_value_in_window(self, user: str, client_id: str) -> float | None:
+        """``getMaxValueInQuotaWindow``: the most one Fetch can return without being throttled on
+        an otherwise empty window, Q·(N-1)·W; None without a quota. A broker caps a consumer's
+        Fetch ``max_bytes`` (and ``min_bytes``) to it: a larger response would be throttled, and
+        so answered empty, on every try, and the consumer would never get past it."""
+        if not self._enabled:
+            return None
+        user_tag, client_tag = self._snapshot.metric_tags(user, client_id, self.key)
+        quota, _level = self._snapshot.limit_for_tags(self.key, user, client_id, user_tag, client_tag)
+        if quota is None:
+            return None
+        s = self._settings
+        return quota * (s.samples - 1) * (s.window_ms / 1000)
+
     def record_fetch(self, user: str, client_id: str, nbytes: int, now_ms: int, request_throttle_ms: int = 0) -> int:
         """Record; if this *or the request quota* throttles, unrecord the bytes (KafkaApis
         handleFetchRequest). Returns the bandwidth throttle ms."""

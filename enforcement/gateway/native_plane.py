@@ -105,6 +105,10 @@ class Bridge:
         """Asked once per new (kind, user, client-id); the data plane then records into the sensor."""
         return self.quotas.resolve(kind, user, client_id)
 
+    def max_fetch_bytes(self, user: str, client_id: str | None) -> float | None:
+        """Asked with ``resolve`` for a new (fetch, user, client-id)."""
+        return self.quotas.max_fetch_bytes(user, client_id)
+
     def may_throttle(self, user: str, client_id: str | None, kinds: list[str]) -> bool:
         return self.quotas.may_throttle(user, client_id, tuple(kinds))
 

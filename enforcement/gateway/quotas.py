@@ -99,6 +99,13 @@ class QuotaGate:
         )
 
     @_locked
+    def max_fetch_bytes(self, user: str, client_id: str | None) -> float | None:
+        """What a consumer's Fetch may ask for at most (``FetchQuotaManager.max_value_in_window``)."""
+        if self._enforcer is None:
+            return None
+        return self._enforcer.fetch.max_value_in_window(user, client_id or "")
+
+    @_locked
     def may_throttle(self, user: str, client_id: str | None, kinds: tuple[str, ...]) -> bool:
         """Whether a finite quota of one of ``kinds`` ("produce", "fetch", "request") applies."""
         if self._enforcer is None or not self._any_client_quota:

@@ -197,10 +197,8 @@ def test_an_over_quota_streamed_fetch_is_answered_empty_and_nothing_is_lost(kraf
             gateway.gateway.quotas.load, [({"client-id": "stream-consumer"}, {"consumer_byte_rate": quota})]
         )
         time.sleep(0.5)
-        # one record per batch and about two per Fetch response (~200 KB, streamed): a response
-        # must stay below what one window allows (Q·(N-1)·W = 400 kB), or, answered empty and
-        # unrecorded each time, it would be refused for ever (a broker caps the fetch size at
-        # that instead, which the gateway does not; tansu ignores the client's fetch limits)
+        # one record per batch and about two per Fetch response (~200 KB, streamed), below what
+        # one window allows (Q·(N-1)·W = 400 kB): test_a_fetch_asking_for_more_... covers larger
         got, seconds = _kafka_python_round_trip(
             gateway.bootstrap, payloads, batch_bytes=128 * 1024, fetch_bytes=256 * 1024
         )
@@ -211,3 +209,25 @@ def test_an_over_quota_streamed_fetch_is_answered_empty_and_nothing_is_lost(kraf
     # 3.1 MB at 400 kB/s, less the one-window burst allowance of 0.4 MB: about 7 s;
     # unthrottled it takes well under a second
     assert seconds > 3.0, seconds
+
+
+def test_a_fetch_asking_for_more_than_one_quota_window_is_capped_as_a_broker_caps_it(kraft_broker):
+    """A consumer asks for 4 MiB per Fetch under a 400 kB/s quota with two 1 s samples: one
+    response that large would be over the quota even on an empty window, so, answered empty and
+    unrecorded, it would be refused on every try and the consumer would never get past it. A
+    broker lowers the Fetch's max_bytes to what one window allows (Q·(N-1)·W = 400 kB,
+    KafkaApis handleFetchRequest) before it reads the log; the gateway does the same."""
+    payloads = _large_payloads(count=30)  # 3 MiB
+    gateway = GatewayThread(kraft_broker.bootstrap, quota_window_num=2)
+    try:
+        gateway.call_soon(
+            gateway.gateway.quotas.load, [({"client-id": "stream-consumer"}, {"consumer_byte_rate": 400_000.0})]
+        )
+        time.sleep(0.5)
+        got, seconds = _kafka_python_round_trip(
+            gateway.bootstrap, payloads, batch_bytes=128 * 1024, fetch_bytes=4 * 1024 * 1024
+        )
+    finally:
+        gateway.stop()
+    assert _digests(got) == _digests(payloads), f"{len(got)} of {len(payloads)} records in {seconds:.0f} s"
+    assert seconds > 3.0, seconds  # held to the quota all the same

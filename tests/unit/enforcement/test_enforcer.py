@@ -163,3 +163,13 @@ def test_legacy_pre_3_8_brokers_use_a_ring_of_n_samples():
                 enforcer.record_produce("u", "c", 100, T0 + t + 900)
         rate = [m.value for m in enforcer.metrics(T0 + 5800) if m.name == "byte-rate"][0]
         assert rate == expected
+
+
+def test_a_fetch_may_ask_for_at_most_the_quota_window_bytes():
+    # Kafka's ClientQuotaManagerTest vector: quota 10, N=4 samples of 1 s -> 10 * 3 * 1 = 30
+    enforcer = enforcer_with(({"client-id": "app"}, {"consumer_byte_rate": 10}), samples=4, window_ms=1000)
+    assert enforcer.fetch.max_value_in_window("", "app") == 30
+    assert enforcer.fetch.max_value_in_window("", "other") is None  # no quota for its tags: no cap
+    defaults = enforcer_with(({"client-id": "app"}, {"consumer_byte_rate": 2_000_000}))  # N=11, W=1 s
+    assert defaults.fetch.max_value_in_window("", "app") == 20_000_000
+    assert enforcer_with().fetch.max_value_in_window("", "app") is None  # fetch quotas disabled

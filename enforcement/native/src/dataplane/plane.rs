@@ -227,6 +227,11 @@ impl Shared {
         self.bridge_bool("may_throttle", (user, client_id.clone(), names))
     }
 
+    /// The most a consumer's Fetch may ask for under its fetch quota (None: no cap).
+    fn max_fetch_bytes(&self, user: &str, client_id: &Option<String>) -> Option<i32> {
+        self.resolution(Kind::Fetch, user, client_id).max_fetch_bytes
+    }
+
     fn wants_producer_ids(&self, user: &str) -> bool {
         if self.quotas.native.load(Ordering::Relaxed) {
             return self.resolution(Kind::ProducerIds, user, &None).finite;
@@ -971,7 +976,7 @@ impl Conn {
     /// rest the caller forwards next.
     async fn handle_request(
         self: &Arc<Self>,
-        frame: Vec<u8>,
+        mut frame: Vec<u8>,
         whole: bool,
         up: &mut LeanWriter<OwnedWriteHalf>,
     ) -> Result<(), Close> {
@@ -1054,6 +1059,11 @@ impl Conn {
                 st.quota_bound += 1;
             }
             st.inflight.push_back(entry);
+        }
+        if key == FETCH && self.shared.quota_active.load(Ordering::Relaxed) {
+            if let Some(cap) = self.shared.max_fetch_bytes(&principal, &prefix.client_id) {
+                wire::cap_fetch_bytes(&mut frame[4..], &prefix, cap)?;
+            }
         }
         up.write_all(&frame).await?;
         Ok(())

@@ -52,6 +52,9 @@ pub struct Resolution {
     pub finite: bool,
     /// the sensor is not a native one (pure-Python rates): charge through the bridge
     pub via_bridge: bool,
+    /// Fetch only: the most a consumer's Fetch may ask for (the broker's
+    /// `getMaxValueInQuotaWindow`, saturated to an int32 as Kafka's `.toInt`); None = no cap
+    pub max_fetch_bytes: Option<i32>,
 }
 
 /// Resolutions by user, then client-id, then kind: a lookup borrows the caller's strings (a
@@ -191,6 +194,26 @@ impl Quotas {
 
 /// Python's `QuotaGate.resolve(kind, user, client_id)` -> (sensor or None, finite quota).
 pub fn ask_python(bridge: &Py<PyAny>, kind: Kind, user: &str, client_id: &str) -> Resolution {
+    let mut resolved = ask_python_for_sensor(bridge, kind, user, client_id);
+    if kind == Kind::Fetch && resolved.finite {
+        resolved.max_fetch_bytes = Python::attach(|py| {
+            match bridge
+                .call_method1(py, "max_fetch_bytes", (user, client_id))
+                .and_then(|v| v.extract::<Option<f64>>(py))
+            {
+                // `as` truncates toward zero and saturates (NaN = 0), as Scala's Double.toInt
+                Ok(bytes) => bytes.map(|b| b as i32),
+                Err(e) => {
+                    e.print(py);
+                    None
+                }
+            }
+        });
+    }
+    resolved
+}
+
+fn ask_python_for_sensor(bridge: &Py<PyAny>, kind: Kind, user: &str, client_id: &str) -> Resolution {
     Python::attach(|py| {
         let answer = bridge
             .call_method1(py, "resolve", (kind.name(), user, client_id))
@@ -202,6 +225,7 @@ pub fn ask_python(bridge: &Py<PyAny>, kind: Kind, user: &str, client_id: &str) -
                         sensor: None,
                         finite,
                         via_bridge: false,
+                        max_fetch_bytes: None,
                     };
                 }
                 match sensor.extract::<PyRef<'_, RateCore>>(py) {
@@ -209,11 +233,13 @@ pub fn ask_python(bridge: &Py<PyAny>, kind: Kind, user: &str, client_id: &str) -
                         sensor: Some(core.shared()),
                         finite,
                         via_bridge: false,
+                        max_fetch_bytes: None,
                     },
                     Err(_) => Resolution {
                         sensor: None,
                         finite,
                         via_bridge: true,
+                        max_fetch_bytes: None,
                     },
                 }
             }
@@ -224,6 +250,7 @@ pub fn ask_python(bridge: &Py<PyAny>, kind: Kind, user: &str, client_id: &str) -
                     sensor: None,
                     finite: true,
                     via_bridge: true,
+                    max_fetch_bytes: None,
                 }
             }
         }
@@ -337,6 +364,7 @@ mod tests {
                 sensor: None,
                 finite: false,
                 via_bridge: false,
+                max_fetch_bytes: None,
             }
         };
         quotas.resolve(Kind::Produce, "u", "c", ask);

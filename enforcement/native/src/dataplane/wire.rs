@@ -174,6 +174,36 @@ pub fn produce_acks(frame: &[u8], prefix: &RequestPrefix) -> Result<i16, Malform
     i16_at(frame, pos).map_err(|_| Malformed("produce request truncated before acks".into()))
 }
 
+/// Lower a consumer's Fetch `max_bytes` to `cap` and `min_bytes` to the result, in place, as a
+/// broker does with its quota-window bytes before it reads the log (KafkaApis
+/// handleFetchRequest). Versions before 3 have no `max_bytes`; a follower's fetch (a replica
+/// id of 0 or more before v15; later it is a tagged field followers put at the end) is left
+/// alone, as Kafka leaves it. Returns whether anything changed.
+pub fn cap_fetch_bytes(frame: &mut [u8], prefix: &RequestPrefix, cap: i32) -> Result<bool, Malformed> {
+    let version = prefix.api_version;
+    if version < 3 {
+        return Ok(false);
+    }
+    let mut pos = prefix.client_id_end;
+    if version >= 12 {
+        pos = skip_tagged_fields(frame, pos)?;
+    }
+    if version < 15 {
+        if i32_at(frame, pos)? >= 0 {
+            return Ok(false);
+        }
+        pos += 4; // replica_id
+    }
+    let (min_at, max_at) = (pos + 4, pos + 8); // after max_wait_ms
+    let max_bytes = i32_at(frame, max_at).map_err(|_| Malformed("fetch request truncated before max_bytes".into()))?;
+    let min_bytes = i32_at(frame, min_at)?;
+    let capped_max = max_bytes.min(cap);
+    let capped_min = min_bytes.min(capped_max);
+    frame[max_at..max_at + 4].copy_from_slice(&capped_max.to_be_bytes());
+    frame[min_at..min_at + 4].copy_from_slice(&capped_min.to_be_bytes());
+    Ok(capped_max != max_bytes || capped_min != min_bytes)
+}
+
 /// Producer ids (>= 0) of the magic-v2 batches in one partition's records.
 pub fn batch_producer_ids(records: &[u8], out: &mut Vec<i64>) {
     let mut pos = 0usize;
@@ -367,6 +397,75 @@ pub fn raise_i32_at(frame: &mut [u8], offset: usize, throttle_ms: i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fetch_request(version: i16, replica: i32, min_bytes: i32, max_bytes: i32) -> Vec<u8> {
+        use kafka_protocol::messages::{BrokerId, FetchRequest, RequestHeader};
+        use kafka_protocol::protocol::{Encodable, StrBytes};
+        let header_version = if version >= 12 { 2 } else { 1 };
+        let header = RequestHeader::default()
+            .with_request_api_key(FETCH)
+            .with_request_api_version(version)
+            .with_correlation_id(7)
+            .with_client_id(Some(StrBytes::from_static_str("consumer-1")));
+        let mut request = FetchRequest::default()
+            .with_max_wait_ms(500)
+            .with_min_bytes(min_bytes)
+            .with_max_bytes(max_bytes);
+        if version < 15 {
+            request = request.with_replica_id(BrokerId(replica));
+        }
+        let mut out = bytes::BytesMut::new();
+        header.encode(&mut out, header_version).unwrap();
+        request.encode(&mut out, version).unwrap();
+        out.to_vec()
+    }
+
+    fn decoded_limits(frame: &[u8], version: i16) -> (i32, i32) {
+        use kafka_protocol::messages::{FetchRequest, RequestHeader};
+        use kafka_protocol::protocol::Decodable;
+        let mut buf = bytes::Bytes::copy_from_slice(frame);
+        RequestHeader::decode(&mut buf, if version >= 12 { 2 } else { 1 }).unwrap();
+        let request = FetchRequest::decode(&mut buf, version).unwrap();
+        (request.min_bytes, request.max_bytes)
+    }
+
+    #[test]
+    fn a_consumer_fetch_is_capped_at_every_version_and_min_bytes_follows() {
+        use kafka_protocol::messages::FetchRequest;
+        use kafka_protocol::protocol::Message;
+        for version in FetchRequest::VERSIONS.min..=FetchRequest::VERSIONS.max {
+            let mut frame = fetch_request(version, -1, 1_000_000, 52_428_800);
+            let prefix = parse_request_prefix(&frame).unwrap();
+            assert!(cap_fetch_bytes(&mut frame, &prefix, 50_000).unwrap(), "v{version}");
+            assert_eq!(decoded_limits(&frame, version), (50_000, 50_000), "v{version}");
+            let mut small = fetch_request(version, -1, 1, 10_000);
+            let prefix = parse_request_prefix(&small).unwrap();
+            assert!(!cap_fetch_bytes(&mut small, &prefix, 50_000).unwrap(), "v{version}");
+            assert_eq!(decoded_limits(&small, version), (1, 10_000), "v{version}");
+        }
+    }
+
+    #[test]
+    fn follower_fetches_and_versions_without_max_bytes_are_left_alone() {
+        let mut follower = fetch_request(11, 2, 1, 52_428_800);
+        let original = follower.clone();
+        let prefix = parse_request_prefix(&follower).unwrap();
+        assert!(!cap_fetch_bytes(&mut follower, &prefix, 50_000).unwrap());
+        assert_eq!(follower, original);
+        let mut old = request(FETCH, 2, 7, Some("consumer-1"));
+        old.extend((-1i32).to_be_bytes()); // replica_id, max_wait_ms, min_bytes, no topics
+        old.extend(500i32.to_be_bytes());
+        old.extend(1i32.to_be_bytes());
+        old.extend(0i32.to_be_bytes());
+        let original = old.clone();
+        let prefix = parse_request_prefix(&old).unwrap();
+        assert!(!cap_fetch_bytes(&mut old, &prefix, 50_000).unwrap());
+        assert_eq!(old, original);
+        let mut truncated = fetch_request(11, -1, 1, 52_428_800);
+        truncated.truncate(prefix.client_id_end + 10);
+        let prefix = parse_request_prefix(&truncated).unwrap();
+        assert!(cap_fetch_bytes(&mut truncated, &prefix, 50_000).is_err());
+    }
 
     fn request(api_key: i16, version: i16, corr: i32, client: Option<&str>) -> Vec<u8> {
         let mut out = Vec::new();
