@@ -133,6 +133,8 @@ class GatewayThread:
         self.call(self.gateway.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(10)
+        if not self._thread.is_alive():
+            self.loop.close()  # its selector and self-pipe: three descriptors per gateway
 
 
 def run_client_script(code: str, *args: str, timeout_s: float = 120.0) -> dict:
