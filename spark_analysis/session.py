@@ -204,7 +204,6 @@ class ShortRunDriver:
     java_options: str
     class_path: str | None
     digest: str  # class_archive.fingerprint of this JDK, PySpark, options and class path
-    archive: str | None  # the class-data archive mapped (None: none)
 
 
 def short_run_driver(archive_classes_to: str | None = None) -> ShortRunDriver:
@@ -217,15 +216,12 @@ def short_run_driver(archive_classes_to: str | None = None) -> ShortRunDriver:
     spark_home = _find_spark_home()
     class_path = hot_jars_first(spark_home)
     digest = class_archive.fingerprint(find_java(), spark_home, SHORT_RUN_JAVA_OPTS, class_path or "")
-    archive = None if archive_classes_to is not None else class_archive.find_archive(digest)
     if archive_classes_to is not None:
         extra = class_archive.dump_options(archive_classes_to)
-    elif archive is not None:
-        extra = class_archive.use_options(archive)
     else:
-        extra = ""
-    java_options = f"{SHORT_RUN_JAVA_OPTS} {extra}".strip()
-    return ShortRunDriver(java_options, class_path, digest, None if archive is None else str(archive))
+        archive = class_archive.find_archive(digest)
+        extra = "" if archive is None else class_archive.use_options(archive)
+    return ShortRunDriver(f"{SHORT_RUN_JAVA_OPTS} {extra}".strip(), class_path, digest)
 
 
 #: a JVM writing its class-data archive on exit takes a few seconds to tens of seconds (2 cores)

@@ -357,6 +357,24 @@ impl Shared {
         }
     }
 
+    /// Listeners for the broker `addresses` a `key` v`version` response is about to carry,
+    /// opened as needed, and the control plane told which were rewritten (its metrics).
+    async fn advertise(self: &Arc<Self>, key: i16, version: i16, addresses: &[(String, i32)]) -> Result<(), Malformed> {
+        self.map_addresses(addresses).await?;
+        let _ = Python::attach(|py| {
+            self.bridge
+                .call_method1(py, "rewritten", (key, version, addresses.to_vec()))
+        });
+        Ok(())
+    }
+
+    /// One Produce / Fetch response of a version that may carry NodeEndpoints (observability).
+    fn count_node_endpoint_check(&self, key: i16, version: i16) {
+        if let Some(count) = self.node_endpoint_checks[key as usize].get(version as usize) {
+            count.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// The advertised gateway address of each upstream address, binding listeners on first sight.
     async fn map_addresses(self: &Arc<Self>, addresses: &[(String, i32)]) -> Result<(), Malformed> {
         let missing: Vec<(String, i32)> = {
@@ -947,7 +965,7 @@ impl Conn {
                     Err(_) => return Err(incomplete(None)),
                     Ok(result) => result.map_err(|f| fault(f, "client"))?,
                 }
-                self.shared.count_streamed(0, forward.spliced);
+                self.shared.count_streamed(PRODUCE, forward.spliced);
             }
         }
     }
@@ -1219,15 +1237,19 @@ impl Conn {
                 .map_err(|e| Close::Bad(format!("response truncated: {e}"), "upstream"))?;
             let size = i32::from_be_bytes(size_bytes);
             wire::check_frame_size(size, wire::MIN_RESPONSE_FRAME_BYTES, max_frame).map_err(upstream_bad)?;
-            let next = self
-                .state
-                .lock()
-                .unwrap()
-                .inflight
-                .front()
-                .map(|e| (e.api_key, e.api_version));
+            // only a large response may stream: small ones (nearly all) skip the look at the queue
+            let next = if size as usize >= stream::STREAM_MIN_BYTES {
+                self.state
+                    .lock()
+                    .unwrap()
+                    .inflight
+                    .front()
+                    .map(|e| (e.api_key, e.api_version))
+            } else {
+                None
+            };
             if let Some((FETCH, version)) = next {
-                if size as usize >= stream::STREAM_MIN_BYTES && self.splices_to_client().await {
+                if self.splices_to_client().await {
                     let quota_bound = self.relay_streamed_fetch(&mut up, size, version, &mut pipe).await?;
                     self.response_sent(quota_bound);
                     continue;
@@ -1357,9 +1379,7 @@ impl Conn {
         let m = self.match_response(corr, received)?;
         let started = now();
         if wire::has_node_endpoints(FETCH, version) {
-            if let Some(count) = self.shared.node_endpoint_checks[FETCH as usize].get(version as usize) {
-                count.fetch_add(1, Ordering::Relaxed);
-            }
+            self.shared.count_node_endpoint_check(FETCH, version);
         }
         let throttle_ms = self.account(
             FETCH,
@@ -1404,14 +1424,9 @@ impl Conn {
                 None => section,
                 Some(rewrite) => {
                     self.shared
-                        .map_addresses(&rewrite.addresses)
+                        .advertise(FETCH, version, &rewrite.addresses)
                         .await
                         .map_err(upstream_bad)?;
-                    let _ = Python::attach(|py| {
-                        self.shared
-                            .bridge
-                            .call_method1(py, "rewritten", (FETCH, version, rewrite.addresses.clone()))
-                    });
                     let shared = self.shared.clone();
                     rewrite.apply(&|h, p| shared.mapped(h, p)).map_err(upstream_bad)?
                 }
@@ -1430,9 +1445,7 @@ impl Conn {
     async fn rewrite_response(&self, key: i16, version: i16, frame: Vec<u8>) -> Result<Vec<u8>, Malformed> {
         let body = &frame[4..];
         if wire::has_node_endpoints(key, version) {
-            if let Some(count) = self.shared.node_endpoint_checks[key as usize].get(version as usize) {
-                count.fetch_add(1, Ordering::Relaxed);
-            }
+            self.shared.count_node_endpoint_check(key, version);
             if !wire::node_endpoints_present(key, version, body)? {
                 return Ok(frame); // the usual case: NodeEndpoints come only with NOT_LEADER_OR_FOLLOWER
             }
@@ -1493,12 +1506,7 @@ impl Conn {
                     .flush()
                     .await
                     .map_err(|e| Malformed(e.to_string()))?;
-                self.shared.map_addresses(&rewrite.addresses).await?;
-                let _ = Python::attach(|py| {
-                    self.shared
-                        .bridge
-                        .call_method1(py, "rewritten", (key, version, rewrite.addresses.clone()))
-                });
+                self.shared.advertise(key, version, &rewrite.addresses).await?;
                 let shared = self.shared.clone();
                 Ok(with_prefix(rewrite.apply(&|h, p| shared.mapped(h, p))?))
             }

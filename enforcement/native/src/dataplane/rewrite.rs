@@ -135,22 +135,6 @@ impl AddressRewrite {
 
     /// Re-encode with every address replaced by `map(address)`; fails closed on an unmapped one.
     pub fn apply(mut self, map: &dyn Fn(&str, i32) -> Option<Address>) -> Result<Vec<u8>, Malformed> {
-        fn swap(
-            host: &mut StrBytes,
-            port: &mut i32,
-            map: &dyn Fn(&str, i32) -> Option<Address>,
-        ) -> Result<(), Malformed> {
-            let Some((new_host, new_port)) = map(host.as_str(), *port) else {
-                return Err(Malformed(format!(
-                    "no gateway listener for broker {}:{}",
-                    host.as_str(),
-                    port
-                )));
-            };
-            *host = StrBytes::from_string(new_host);
-            *port = new_port;
-            Ok(())
-        }
         match &mut self.message {
             Message::Metadata(m) => m
                 .brokers
@@ -195,6 +179,20 @@ impl AddressRewrite {
         .map_err(|e| enc(e.to_string()))?;
         Ok(out.to_vec())
     }
+}
+
+/// One broker address replaced by `map(address)`; fails closed on an unmapped one.
+fn swap(host: &mut StrBytes, port: &mut i32, map: &dyn Fn(&str, i32) -> Option<Address>) -> Result<(), Malformed> {
+    let Some((new_host, new_port)) = map(host.as_str(), *port) else {
+        return Err(Malformed(format!(
+            "no gateway listener for broker {}:{}",
+            host.as_str(),
+            port
+        )));
+    };
+    *host = StrBytes::from_string(new_host);
+    *port = new_port;
+    Ok(())
 }
 
 /// The top-level tagged fields of a Fetch v16+ response streaming through, rewritten without
@@ -245,17 +243,10 @@ impl TaggedSectionRewrite {
     /// fails closed on an unmapped address.
     pub fn apply(mut self, map: &dyn Fn(&str, i32) -> Option<Address>) -> Result<Vec<u8>, Malformed> {
         let (section_len, value_len) = self.lengths;
-        for endpoint in self.message.node_endpoints.iter_mut() {
-            let Some((host, port)) = map(endpoint.host.as_str(), endpoint.port) else {
-                return Err(Malformed(format!(
-                    "no gateway listener for broker {}:{}",
-                    endpoint.host.as_str(),
-                    endpoint.port
-                )));
-            };
-            endpoint.host = StrBytes::from_string(host);
-            endpoint.port = port;
-        }
+        self.message
+            .node_endpoints
+            .iter_mut()
+            .try_for_each(|b| swap(&mut b.host, &mut b.port, map))?;
         let exact = self.encode(&self.message)?;
         if exact.len() == section_len {
             return Ok(exact);
