@@ -77,11 +77,16 @@ def _lines_fewer_than(path: str, limit: int = cell_stats.EXACT_PERCENTILE_VALUES
 
 
 def _narrow(inputs: Inputs, only: set[int] | None = None, check_cells: bool = True) -> DataFrame | None:
-    frames = [
-        jmxtool.cells(inputs.spark, header, inputs.options, series_of, bad, only, check_cells)
-        for header, series_of, bad in inputs.jmx
-        if only is None or only & set(series_of.values())
-    ]
+    """The JmxTool files' narrow cells; for driver-side statistics (``local_stats``) the files are
+    read inline and each cell carries its file's number as ``partition`` (Spark reads a file
+    this small as one partition, the order cell_stats adds in to give Spark's sums)."""
+    frames = []
+    for number, (header, series_of, bad) in enumerate(inputs.jmx):
+        if only is None or only & set(series_of.values()):
+            frame = jmxtool.cells(
+                inputs.spark, header, inputs.options, series_of, bad, only, check_cells, inline=inputs.local_stats
+            )
+            frames.append(frame.withColumn("partition", F.lit(number)) if inputs.local_stats else frame)
     return _union(frames)
 
 
@@ -119,8 +124,7 @@ def _spark_stats(narrow: DataFrame) -> list[dict]:
 
 def _local_stats(inputs: Inputs, narrow: DataFrame) -> list[dict]:
     """group_stats rows computed on the driver from the collected cells (kept for the charts)."""
-    partition = F.spark_partition_id().alias("partition")
-    frame = narrow.select(partition, "series", "ts_ms", "rate", "throttle_ms", "_bad")
+    frame = narrow.select("partition", "series", "ts_ms", "rate", "throttle_ms", "_bad")
     inputs.cells = [cell_stats.Cell(*row) for row in frame.collect()]
     return cell_stats.group_stats(inputs.cells)
 
