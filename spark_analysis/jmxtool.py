@@ -229,19 +229,44 @@ def cells(
         picked = [index for index, _, _ in picks]
         rows = parsed_rows(spark, jmx, options, picked, check_cells, inline).filter(~F.col("_bad"))
         picks = [(position, series, is_rate) for position, (_, series, is_rate) in enumerate(picks)]
-    width = len(picks) if only is not None else max(jmx.width, 1)
-    series_at, is_rate_at = [None] * width, [None] * width
-    for position, series, is_rate in picks:
-        series_at[position], is_rate_at[position] = series, is_rate
-    # look the column up in two literal arrays (folded to constants): no join, so no broadcast job
+    series_at, is_rate_at = _column_arrays(picks, len(picks) if only is not None else max(jmx.width, 1))
     index = F.col("_index")
     # F.get: 0-based, null outside the array (a bad line's -1), never an error
-    series = F.when(index == -1, F.lit(bad_series)).otherwise(F.get(_literal_array(series_at, "int"), index))
-    is_rate = F.get(_literal_array(is_rate_at, "boolean"), index)
-    exploded = _exploded(rows).select("*", series.alias("series"), is_rate.alias("_is_rate"))
+    series = F.when(index == -1, F.lit(bad_series)).otherwise(F.get(series_at, index))
+    exploded = _exploded(rows).select("*", series.alias("series"), F.get(is_rate_at, index).alias("_is_rate"))
     kept = exploded.filter(F.col("series").isNotNull())
     rate, throttle_ms = _rate_and_throttle(F.col("_value"), F.col("_is_rate"))
     return kept.select("series", "ts_ms", rate.alias("rate"), throttle_ms.alias("throttle_ms"), "_bad", "_line")
+
+
+def line_cells(spark: SparkSession, jmx: JmxFile, options: ReadOptions, series_of: dict[int, int]) -> DataFrame:
+    """A small file's :func:`cells`, one row per line: ``ts_ms``, ``_bad``, ``cells`` (the
+    line's quota cells in column order: ``series``, ``rate``, ``throttle_ms``; null on a bad line).
+
+    The file is read inline and nothing is exploded, so the whole query is projections and
+    filters over a table in the query, which Spark evaluates while planning it: collecting it
+    starts no job (a cold JVM's first job costs most of a second). A bad line's cell is the
+    caller's to add (:func:`cells` gives it the ``bad_series``, no time and no values).
+    """
+    rows = parsed_rows(spark, jmx, options, None, True, inline=True)
+    picks = [(c.index, series_of[c.index], c.is_rate) for c in jmx.columns]
+    series_at, is_rate_at = _column_arrays(picks, max(jmx.width, 1))
+
+    def cell(value: Column, index: Column) -> Column:
+        rate, throttle_ms = _rate_and_throttle(value, F.get(is_rate_at, index))
+        return F.struct(F.get(series_at, index).alias("series"), rate.alias("rate"), throttle_ms.alias("throttle_ms"))
+
+    quota_cells = F.filter(F.transform("_vals", cell), lambda c: c["series"].isNotNull())
+    return rows.select("ts_ms", "_bad", quota_cells.alias("cells"))
+
+
+def _column_arrays(picks: list[tuple[int, int, bool]], width: int) -> tuple[Column, Column]:
+    """The series and is-rate of each position as two literal arrays (folded to constants): a
+    column is looked up without a join, so without a broadcast job."""
+    series_at, is_rate_at = [None] * width, [None] * width
+    for position, series, is_rate in picks:
+        series_at[position], is_rate_at[position] = series, is_rate
+    return _literal_array(series_at, "int"), _literal_array(is_rate_at, "boolean")
 
 
 def _literal_array(values: list, sql_type: str) -> Column:
