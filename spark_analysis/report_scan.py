@@ -34,8 +34,8 @@ class Inputs:
     #: building a narrower parse; on a cold JVM building a plan costs more than parsing a small file
     reuse_scan: bool = False
     scanned: dict = field(default_factory=dict)  # "narrow" / "canonical" -> DataFrame (reuse_scan)
-    #: tiny JmxTool-only inputs: Spark parses, the driver aggregates the collected cells
-    #: (cell_stats): one Spark job instead of two, and no shuffle
+    #: tiny JmxTool-only inputs: Spark parses while planning (jmxtool.line_cells), the driver
+    #: aggregates the collected cells (cell_stats): no Spark job instead of two with a shuffle
     local_stats: bool = False
     cells: list | None = None  # cell_stats.Cell of every narrow cell (local_stats)
 
