@@ -35,7 +35,10 @@ Workloads:
     and proxy CPU ms per MB.
 (c) scaling: (a) with each --native-workers count.
 (d) native plane (the largest --native-workers): p99 added produce latency at half of its max
-    batched load (bench_gateway.py's paced rounds, direct and gateway alternating), memory per idle
+    batched load (bench_gateway.py's paced rounds, direct and gateway alternating) and again at
+    --light-load of it (on a small machine, half of max load keeps every core busy, so its
+    percentiles measure the wait for a core; the machine's busy cores over the light rounds are
+    shown), memory per idle
     connection (RSS delta over --idle connections; also shown for Kroxylicious).
 
 Every round runs every path back to back in rotated order; figures are median (min–max) over
@@ -456,6 +459,9 @@ def run(args) -> str:
         native = native_name(max(args.native_workers))
         half_load = statistics.median(batched[native]["produce"]) / 2
         latency = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], half_load, 5)
+        light_load = half_load * 2 * args.light_load
+        with BusyCores() as busy:
+            light = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], light_load, 5)
         idle = {}
         for path in (native, KROXY):
             try:
@@ -470,7 +476,31 @@ def run(args) -> str:
         for server in servers:
             server.stop()
         broker.stop()
-    return render(args, bootstraps, small, batched, (half_load, *latency), idle, failures, load_start, loads)
+    light_latency = (light_load, *light, busy.cores)
+    return render(
+        args, bootstraps, small, batched, (half_load, *latency), light_latency, idle, failures, load_start, loads
+    )
+
+
+class BusyCores:
+    """The machine's average busy cores (all processes) over a ``with`` block, from /proc/stat."""
+
+    cores = 0.0
+
+    @staticmethod
+    def _jiffies() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+        idle = fields[3] + fields[4]  # idle + iowait
+        return sum(fields) - idle, time.monotonic_ns()
+
+    def __enter__(self):
+        self._start = self._jiffies()
+        return self
+
+    def __exit__(self, *_exc):
+        (busy0, t0), (busy1, t1) = self._start, self._jiffies()
+        self.cores = (busy1 - busy0) / os.sysconf("SC_CLK_TCK") / ((t1 - t0) / 1e9)
 
 
 # --- the report ---------------------------------------------------------------------------------
@@ -493,7 +523,7 @@ def command_line(args) -> str:
     )
 
 
-def render(args, bootstraps, small, batched, latency, idle, failures, load_start, loads) -> str:
+def render(args, bootstraps, small, batched, latency, light_latency, idle, failures, load_start, loads) -> str:
     spread = bg.spread
     natives = [native_name(w) for w in args.native_workers]
     headline = natives[-1]
@@ -527,8 +557,8 @@ def render(args, bootstraps, small, batched, latency, idle, failures, load_start
         lines += render_small(args, small[client], labels[client], natives)
     lines += render_batched(args, batched)
     lines += render_scaling(args, small, natives)
-    lines += render_latency_memory(args, headline, latency, idle)
-    lines += render_targets(small, batched, latency, headline)
+    lines += render_latency_memory(args, headline, latency, light_latency, idle)
+    lines += render_targets(small, batched, latency, light_latency, headline)
     return "\n".join(lines)
 
 
@@ -611,13 +641,20 @@ def render_scaling(args, small, natives) -> list[str]:
     return lines
 
 
-def render_latency_memory(args, headline, latency, idle) -> list[str]:
+def render_latency_memory(args, headline, latency, light_latency, idle) -> list[str]:
     half_load, direct_rounds, via_rounds, paced = latency
     lines = bg.render_latency(args, half_load, 5, direct_rounds, via_rounds, paced, half_load=True)
     lines[1] = lines[1].replace(
         "the gateway's median produce throughput above", "its median batched produce MB/s above"
     )
-    lines = ["", f"### Added latency and memory, {headline}", *lines]
+    light_load, light_direct, light_via, light_paced, busy = light_latency
+    light = bg.render_latency(args, light_load, 5, light_direct, light_via, light_paced, half_load=True)
+    light[1] = light[1].replace(
+        "half of max load: half of the gateway's median produce throughput above",
+        f"--light-load {args.light_load:g} of its median batched produce MB/s above; the machine's busy cores "
+        f"averaged {busy:.2f} of {os.cpu_count()} over these rounds, the latency generator included",
+    )
+    lines = ["", f"### Added latency and memory, {headline}", *lines, *light]
     lines += ["", f"Memory per idle proxied connection (RSS delta over {args.idle} connections after ApiVersions):", ""]
     lines += [f"- {path}: {value / 1024:.1f} KiB" for path, value in idle.items()]
     if KROXY in idle:
@@ -625,7 +662,7 @@ def render_latency_memory(args, headline, latency, idle) -> list[str]:
     return lines
 
 
-def render_targets(small, batched, latency, headline) -> list[str]:
+def render_targets(small, batched, latency, light_latency, headline) -> list[str]:
     med = statistics.median
     lines = ["", f"### Targets for the gateway ({headline})", ""]
     for client, r in small.items():
@@ -653,6 +690,13 @@ def render_targets(small, batched, latency, headline) -> list[str]:
         f"- p99 added latency at half of max load: {added:.2f} ms, median of round pairs "
         f"(target <= {TARGETS['p99_added_ms']:g}: {verdict(added <= TARGETS['p99_added_ms'])})"
     )
+    light_mbs, direct_rounds, via_rounds, _paced, busy = light_latency
+    added = med([bg.percentile(v, 99) - bg.percentile(d, 99) for d, v in zip(direct_rounds, via_rounds)])
+    lines.append(
+        f"- p99 added latency at {light_mbs:.1f} MB/s ({busy:.2f} of {os.cpu_count()} cores busy): "
+        f"{added:.2f} ms, median of round pairs "
+        f"(target <= {TARGETS['p99_added_ms']:g}: {verdict(added <= TARGETS['p99_added_ms'])})"
+    )
     return lines
 
 
@@ -671,6 +715,12 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=200, help="MB per batched produce/consume run")
     parser.add_argument("--latency-rounds", type=int, default=4)
     parser.add_argument("--latency-seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--light-load",
+        type=float,
+        default=0.05,
+        help="a second latency measure at this fraction of max load, one meant to leave a core free (default 0.05)",
+    )
     parser.add_argument("--idle", type=int, default=500, help="idle connections of the memory measurement")
     parser.add_argument(
         "--native-workers",

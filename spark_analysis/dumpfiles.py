@@ -178,6 +178,31 @@ def plain_copy(path: str) -> str:
     return target
 
 
+#: a line ends at LF, CR or CR LF, as in Hadoop's LineRecordReader (Spark's text source)
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def text_lines(data: bytes) -> list[bytes]:
+    """The lines Spark's text source reads from ``data``: split at LF, CR or CR LF, a UTF-8 byte
+    order mark at the start dropped, no empty line after a final line end. Pure."""
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM) :]
+    lines = _LINE_END.split(data)
+    if lines[-1] == b"":
+        lines.pop()  # the text after the last line end, when there is none
+    return lines
+
+
+def file_lines(read_path: str) -> list[bytes]:
+    """:func:`text_lines` of a plain file. :raises UsageError: it cannot be read."""
+    try:
+        with open(read_path, "rb") as handle:
+            return text_lines(handle.read())
+    except _read_errors() as err:
+        raise UsageError(f"Cannot read {read_path}: {getattr(err, 'strerror', None) or err}") from None
+
+
 def cut_last_line(read_path: str) -> str | None:
     """The last line's text (stripped) if the file does not end with a newline, else None."""
     size = os.path.getsize(read_path)

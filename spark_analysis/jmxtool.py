@@ -21,7 +21,7 @@ from kconfigs.errors import UsageError
 from kconfigs_analysis import dumpfiles
 from kconfigs_analysis import metric_names as names
 from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
-from kconfigs_analysis.local_frames import local_frame
+from kconfigs_analysis.local_frames import local_frame, text_frame
 
 SNIFF_LINES = 50
 #: letters of a date pattern that print a zone or an offset (the time is then absolute)
@@ -101,7 +101,12 @@ def _time_ms(cell: Column, options: ReadOptions) -> Column:
 
 
 def parsed_rows(
-    spark: SparkSession, jmx: JmxFile, options: ReadOptions, pick: list[int] | None = None, check_cells: bool = True
+    spark: SparkSession,
+    jmx: JmxFile,
+    options: ReadOptions,
+    pick: list[int] | None = None,
+    check_cells: bool = True,
+    inline: bool = False,
 ) -> DataFrame:
     """One row per data line: ``ts_ms``, ``_bad``, ``_line`` (text when bad), ``_vals`` (doubles).
 
@@ -114,7 +119,7 @@ def parsed_rows(
     line: Java's regex recursion per repeated group overflows the stack on rows of thousands of
     columns (and kills the JVM).
     """
-    lines = spark.read.text(jmx.path).select(F.trim("value").alias("_raw")).filter(F.col("_raw") != "")
+    lines = _lines(spark, jmx.path, inline).select(F.trim("value").alias("_raw")).filter(F.col("_raw") != "")
     is_data = ~F.col("_raw").startswith('"time"') & ~F.col("_raw").isin(*jmx.preamble)
     parts = lines.filter(is_data).select("_raw", F.split("_raw", ",").alias("_parts"))
     cells = F.slice("_parts", 2, max(jmx.width, 1))
@@ -144,6 +149,16 @@ def parsed_rows(
         F.when(F.col("_bad"), F.col("_raw")).alias("_line"),
         F.when(~F.col("_bad"), F.col("_typed")).alias("_vals"),
     )
+
+
+def _lines(spark: SparkSession, path: str, inline: bool) -> DataFrame:
+    """The file's lines as Spark's text source reads them. ``inline`` (a file of a few hundred
+    KiB at most): read here and handed to Spark as a table in the query, because the text source
+    compiles a projection with Janino for every scan, whatever the codegen settings, and on a
+    cold JVM that costs about a second (benchmarks/RESULTS.md, small runs)."""
+    if inline:
+        return text_frame(spark, dumpfiles.file_lines(path))
+    return spark.read.text(path)
 
 
 def _exploded(rows: DataFrame) -> DataFrame:
@@ -196,34 +211,62 @@ def cells(
     bad_series: int,
     only: set[int] | None = None,
     check_cells: bool = True,
+    inline: bool = False,
 ) -> DataFrame:
     """Narrow cells ``(series, ts_ms, rate, throttle_ms, _bad, _line)`` of one file.
 
     ``series_of`` maps a column index to its series number; bad lines get ``bad_series`` (so
     their source is still known). With ``only`` (series numbers), just those columns are cast
-    and exploded and bad lines are left out, which makes the chart pass cheap.
+    and exploded and bad lines are left out, which makes the chart pass cheap. ``inline``: see
+    :func:`_lines`.
     """
     picks = [
         (c.index, series_of[c.index], c.is_rate) for c in jmx.columns if only is None or series_of[c.index] in only
     ]
     if only is None:
-        rows = parsed_rows(spark, jmx, options, None, check_cells)
+        rows = parsed_rows(spark, jmx, options, None, check_cells, inline)
     else:
-        rows = parsed_rows(spark, jmx, options, [index for index, _, _ in picks], check_cells).filter(~F.col("_bad"))
+        picked = [index for index, _, _ in picks]
+        rows = parsed_rows(spark, jmx, options, picked, check_cells, inline).filter(~F.col("_bad"))
         picks = [(position, series, is_rate) for position, (_, series, is_rate) in enumerate(picks)]
-    width = len(picks) if only is not None else max(jmx.width, 1)
-    series_at, is_rate_at = [None] * width, [None] * width
-    for position, series, is_rate in picks:
-        series_at[position], is_rate_at[position] = series, is_rate
-    # look the column up in two literal arrays (folded to constants): no join, so no broadcast job
+    series_at, is_rate_at = _column_arrays(picks, len(picks) if only is not None else max(jmx.width, 1))
     index = F.col("_index")
     # F.get: 0-based, null outside the array (a bad line's -1), never an error
-    series = F.when(index == -1, F.lit(bad_series)).otherwise(F.get(_literal_array(series_at, "int"), index))
-    is_rate = F.get(_literal_array(is_rate_at, "boolean"), index)
-    exploded = _exploded(rows).select("*", series.alias("series"), is_rate.alias("_is_rate"))
+    series = F.when(index == -1, F.lit(bad_series)).otherwise(F.get(series_at, index))
+    exploded = _exploded(rows).select("*", series.alias("series"), F.get(is_rate_at, index).alias("_is_rate"))
     kept = exploded.filter(F.col("series").isNotNull())
     rate, throttle_ms = _rate_and_throttle(F.col("_value"), F.col("_is_rate"))
     return kept.select("series", "ts_ms", rate.alias("rate"), throttle_ms.alias("throttle_ms"), "_bad", "_line")
+
+
+def line_cells(spark: SparkSession, jmx: JmxFile, options: ReadOptions, series_of: dict[int, int]) -> DataFrame:
+    """A small file's :func:`cells`, one row per line: ``ts_ms``, ``_bad``, ``cells`` (the
+    line's quota cells in column order: ``series``, ``rate``, ``throttle_ms``; null on a bad line).
+
+    The file is read inline and nothing is exploded, so the whole query is projections and
+    filters over a table in the query, which Spark evaluates while planning it: collecting it
+    starts no job (a cold JVM's first job costs most of a second). A bad line's cell is the
+    caller's to add (:func:`cells` gives it the ``bad_series``, no time and no values).
+    """
+    rows = parsed_rows(spark, jmx, options, None, True, inline=True)
+    picks = [(c.index, series_of[c.index], c.is_rate) for c in jmx.columns]
+    series_at, is_rate_at = _column_arrays(picks, max(jmx.width, 1))
+
+    def cell(value: Column, index: Column) -> Column:
+        rate, throttle_ms = _rate_and_throttle(value, F.get(is_rate_at, index))
+        return F.struct(F.get(series_at, index).alias("series"), rate.alias("rate"), throttle_ms.alias("throttle_ms"))
+
+    quota_cells = F.filter(F.transform("_vals", cell), lambda c: c["series"].isNotNull())
+    return rows.select("ts_ms", "_bad", quota_cells.alias("cells"))
+
+
+def _column_arrays(picks: list[tuple[int, int, bool]], width: int) -> tuple[Column, Column]:
+    """The series and is-rate of each position as two literal arrays (folded to constants): a
+    column is looked up without a join, so without a broadcast job."""
+    series_at, is_rate_at = [None] * width, [None] * width
+    for position, series, is_rate in picks:
+        series_at[position], is_rate_at[position] = series, is_rate
+    return _literal_array(series_at, "int"), _literal_array(is_rate_at, "boolean")
 
 
 def _literal_array(values: list, sql_type: str) -> Column:

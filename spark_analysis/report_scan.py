@@ -34,8 +34,8 @@ class Inputs:
     #: building a narrower parse; on a cold JVM building a plan costs more than parsing a small file
     reuse_scan: bool = False
     scanned: dict = field(default_factory=dict)  # "narrow" / "canonical" -> DataFrame (reuse_scan)
-    #: tiny JmxTool-only inputs: Spark parses, the driver aggregates the collected cells
-    #: (cell_stats): one Spark job instead of two, and no shuffle
+    #: tiny JmxTool-only inputs: Spark parses while planning (jmxtool.line_cells), the driver
+    #: aggregates the collected cells (cell_stats): no Spark job instead of two with a shuffle
     local_stats: bool = False
     cells: list | None = None  # cell_stats.Cell of every narrow cell (local_stats)
 
@@ -78,7 +78,7 @@ def _lines_fewer_than(path: str, limit: int = cell_stats.EXACT_PERCENTILE_VALUES
 
 def _narrow(inputs: Inputs, only: set[int] | None = None, check_cells: bool = True) -> DataFrame | None:
     frames = [
-        jmxtool.cells(inputs.spark, header, inputs.options, series_of, bad, only, check_cells)
+        jmxtool.cells(inputs.spark, header, inputs.options, series_of, bad, only, check_cells, inputs.local_stats)
         for header, series_of, bad in inputs.jmx
         if only is None or only & set(series_of.values())
     ]
@@ -101,13 +101,13 @@ def _union(frames: list[DataFrame]) -> DataFrame | None:
 def scan_stats(inputs: Inputs) -> list[dict]:
     """:func:`transforms.group_stats` rows with entity and source columns (one Spark job per shape)."""
     groups = []
-    narrow = _narrow(inputs)
+    narrow = None if inputs.local_stats else _narrow(inputs)
     canonical = _canonical(inputs)
     if inputs.reuse_scan:
         inputs.scanned.update(narrow=narrow, canonical=canonical)
-    if narrow is not None:
-        for values in _local_stats(inputs, narrow) if inputs.local_stats else _spark_stats(narrow):
-            groups.append({**dict(zip(_CANONICAL_KEYS, inputs.dims[values.pop("series")])), **values})
+    stats = _local_stats(inputs) if inputs.local_stats else _spark_stats(narrow) if narrow is not None else []
+    for values in stats:
+        groups.append({**dict(zip(_CANONICAL_KEYS, inputs.dims[values.pop("series")])), **values})
     if canonical is not None:
         groups += [row.asDict() for row in transforms.group_stats(canonical, _CANONICAL_KEYS).collect()]
     return groups
@@ -117,11 +117,21 @@ def _spark_stats(narrow: DataFrame) -> list[dict]:
     return [row.asDict() for row in transforms.group_stats(narrow, ["series"]).collect()]
 
 
-def _local_stats(inputs: Inputs, narrow: DataFrame) -> list[dict]:
-    """group_stats rows computed on the driver from the collected cells (kept for the charts)."""
-    partition = F.spark_partition_id().alias("partition")
-    frame = narrow.select(partition, "series", "ts_ms", "rate", "throttle_ms", "_bad")
-    inputs.cells = [cell_stats.Cell(*row) for row in frame.collect()]
+def _local_stats(inputs: Inputs) -> list[dict]:
+    """group_stats rows computed on the driver from the collected cells (kept for the charts).
+
+    The cells are jmxtool.cells' (line by line, column by column), each with its file's number
+    as its partition: Spark reads a file this small as one partition, and cell_stats adds in
+    partition order to give Spark's sums.
+    """
+    inputs.cells = []
+    for number, (header, series_of, bad_series) in enumerate(inputs.jmx):
+        for line in jmxtool.line_cells(inputs.spark, header, inputs.options, series_of).collect():
+            if line["_bad"]:
+                inputs.cells.append(cell_stats.Cell(number, bad_series, None, None, None, True))
+                continue
+            for cell in line["cells"]:
+                inputs.cells.append(cell_stats.Cell(number, cell[0], line["ts_ms"], cell[1], cell[2], False))
     return cell_stats.group_stats(inputs.cells)
 
 

@@ -170,6 +170,10 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
             .config("spark.sql.ansi.enabled", "false")
             .config("spark.sql.mapKeyDedupPolicy", "LAST_WIN")  # repeated Prometheus labels
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            # PySpark 4 records the Python call site of every Column function for its error
+            # messages: ~6 JVM round trips each, about half a second of building a small run's
+            # plan; kconfigs reports Spark errors in its own one line and never shows them
+            .config("spark.python.sql.dataFrameDebugging.enabled", "false")
             .config("spark.local.dir", scratch)
         )
         if short_run is not None and short_run.class_path is not None:

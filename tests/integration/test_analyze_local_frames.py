@@ -1,5 +1,7 @@
 """local_frames.local_frame: driver rows as an inline table, value for value (any text, NaN,
-infinities, nulls, big and negative numbers), without a Python worker or a job to plan."""
+infinities, nulls, big and negative numbers), without a Python worker or a job to plan; and
+local_frames.text_frame over dumpfiles.file_lines: a file's lines, byte for byte as Spark's text
+source reads them (LF, CR, CR LF, byte order marks, invalid UTF-8, empty lines, no final newline)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ import math
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyspark.sql import functions as F
 
-from kconfigs_analysis.local_frames import local_frame
+from kconfigs_analysis.dumpfiles import file_lines
+from kconfigs_analysis.local_frames import local_frame, text_frame
 from kconfigs_analysis.session import SessionOptions, spark_session
 
 pytestmark = pytest.mark.integration
@@ -50,3 +54,32 @@ def test_no_python_worker_starts_for_a_local_frame(spark):
     before = spark.sparkContext.statusTracker().getJobIdsForGroup()
     local_frame(spark, [("a", 1, 1.0, True)], SCHEMA).collect()
     assert spark.sparkContext.statusTracker().getJobIdsForGroup() == before  # collected on the driver: no job
+
+
+#: the bytes that decide where lines end and what a line holds, and ordinary text around them
+_LINE_PIECES = [
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xc3",
+    b"\xc3\xa9",
+    b" ",
+    b",",
+    b"time",
+    b"1.5",
+    b"\t",
+]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(_LINE_PIECES), max_size=30))
+def test_a_files_lines_are_the_text_sources_lines_byte_for_byte(spark, tmp_path_factory, pieces):
+    path = tmp_path_factory.mktemp("lines") / "dump.jmx.csv"
+    path.write_bytes(b"".join(pieces))
+
+    def raw(frame):
+        return [bytes(r[0]) for r in frame.select(F.col("value").cast("binary")).collect()]
+
+    assert raw(text_frame(spark, file_lines(str(path)))) == raw(spark.read.text(str(path)))
