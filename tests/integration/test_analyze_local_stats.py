@@ -1,7 +1,8 @@
 """A tiny JmxTool input aggregated on the driver from its collected cells (cell_stats) gives
 bit for bit what Spark's aggregation gives: statistics, summary and chart buckets, with the
 values that tell summation orders and Java's double order apart (-0.0, NaN, Infinity, empty
-cells, malformed lines), three brokers, and one broker's series split over two files."""
+cells, malformed lines), three brokers, and one broker's series split over two files; and does
+so without starting a Spark job."""
 
 from __future__ import annotations
 
@@ -74,3 +75,16 @@ def test_mixed_formats_and_long_files_stay_in_spark(spark, tmp_path):
     text = (FIXTURES / "broker-1.jmx.csv").read_text()
     long_file.write_text(text + (text.splitlines()[-1] + "\n") * 50_000)
     assert not report_scan.open_inputs(spark, readers.classify_inputs([str(long_file)]), local_stats=True).local_stats
+
+
+def test_a_tiny_input_is_parsed_and_aggregated_without_a_spark_job(spark, tmp_path):
+    # a cold JVM's first job costs most of a second: the small-run budget rests on there being none
+    files = readers.classify_inputs([str(FIXTURES / "broker-1.jmx.csv"), str(FIXTURES / "broker-2.jmx.csv")])
+    tracker = spark.sparkContext.statusTracker()
+    before = tracker.getJobIdsForGroup()
+    inputs = report_scan.open_inputs(spark, files, reuse_scan=True, local_stats=True)
+    groups = report_scan.scan_stats(inputs)
+    entities = sorted({d[:4] for d in inputs.dims.values() if d[0] is not None}, key=repr)
+    points = report_scan.chart_points(inputs, entities, 60_000)
+    assert groups and points
+    assert tracker.getJobIdsForGroup() == before
