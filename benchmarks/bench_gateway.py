@@ -254,7 +254,10 @@ def delete_topic(bootstrap: str, topic: str) -> None:
 
     admin = AdminClient({"bootstrap.servers": bootstrap})  # must outlive its futures
     for future in admin.delete_topics([topic], operation_timeout=30).values():
-        future.result(60)
+        try:
+            future.result(60)
+        except TimeoutError:  # a broker still writing out a saturating round: the topic stays, the run goes on
+            print(f"topic {topic} not deleted within 60 s; left in place", file=sys.stderr)
 
 
 def produce_latencies_ms(
