@@ -494,7 +494,10 @@ def render_relay(results) -> list[str]:
     ]
 
 
-def render_latency(args, rate, linger_ms, direct_rounds, via_rounds, paced, half_load: bool) -> list[str]:
+def render_latency(
+    args, rate, linger_ms, direct_rounds, via_rounds, paced, half_load: bool, why: str | None = None
+) -> list[str]:
+    """The latency table; ``why`` the rate was chosen, if the caller's reason is not this script's."""
     direct_lat, via_lat = [v for r in direct_rounds for v in r], [v for r in via_rounds for v in r]
     d50, d99, v50, v99 = (
         percentile(direct_lat, 50),
@@ -504,7 +507,7 @@ def render_latency(args, rate, linger_ms, direct_rounds, via_rounds, paced, half
     )
     # per round pair: one noisy 5 s stretch moves a pooled p99 a lot, the median of pairs little
     added = {q: [percentile(v, q) - percentile(d, q) for d, v in zip(direct_rounds, via_rounds)] for q in (50, 99)}
-    why = (
+    why = why or (
         (
             "--latency-rate"
             if args.latency_rate

@@ -643,17 +643,14 @@ def render_scaling(args, small, natives) -> list[str]:
 
 def render_latency_memory(args, headline, latency, light_latency, idle) -> list[str]:
     half_load, direct_rounds, via_rounds, paced = latency
-    lines = bg.render_latency(args, half_load, 5, direct_rounds, via_rounds, paced, half_load=True)
-    lines[1] = lines[1].replace(
-        "the gateway's median produce throughput above", "its median batched produce MB/s above"
-    )
+    why = "half of max load: half of its median batched produce MB/s above, same batching"
+    lines = bg.render_latency(args, half_load, 5, direct_rounds, via_rounds, paced, True, why)
     light_load, light_direct, light_via, light_paced, busy = light_latency
-    light = bg.render_latency(args, light_load, 5, light_direct, light_via, light_paced, half_load=True)
-    light[1] = light[1].replace(
-        "half of max load: half of the gateway's median produce throughput above",
+    why = (
         f"--light-load {args.light_load:g} of its median batched produce MB/s above; the machine's busy cores "
-        f"averaged {busy:.2f} of {os.cpu_count()} over these rounds, the latency generator included",
+        f"averaged {busy:.2f} of {os.cpu_count()} over these rounds, the latency generator included, same batching"
     )
+    light = bg.render_latency(args, light_load, 5, light_direct, light_via, light_paced, True, why)
     lines = ["", f"### Added latency and memory, {headline}", *lines, *light]
     lines += ["", f"Memory per idle proxied connection (RSS delta over {args.idle} connections after ApiVersions):", ""]
     lines += [f"- {path}: {value / 1024:.1f} KiB" for path, value in idle.items()]
@@ -685,19 +682,19 @@ def render_targets(small, batched, latency, light_latency, headline) -> list[str
             f"{cpu:.2f} ms CPU per MB (target <= {target:.2f}: {verdict(cpu <= target)})"
         )
     _half, direct_rounds, via_rounds, _paced = latency
-    added = med([bg.percentile(v, 99) - bg.percentile(d, 99) for d, v in zip(direct_rounds, via_rounds)])
-    lines.append(
-        f"- p99 added latency at half of max load: {added:.2f} ms, median of round pairs "
-        f"(target <= {TARGETS['p99_added_ms']:g}: {verdict(added <= TARGETS['p99_added_ms'])})"
-    )
+    lines.append(_p99_added_target("half of max load", direct_rounds, via_rounds))
     light_mbs, direct_rounds, via_rounds, _paced, busy = light_latency
-    added = med([bg.percentile(v, 99) - bg.percentile(d, 99) for d, v in zip(direct_rounds, via_rounds)])
-    lines.append(
-        f"- p99 added latency at {light_mbs:.1f} MB/s ({busy:.2f} of {os.cpu_count()} cores busy): "
-        f"{added:.2f} ms, median of round pairs "
+    where = f"{light_mbs:.1f} MB/s ({busy:.2f} of {os.cpu_count()} cores busy)"
+    lines.append(_p99_added_target(where, direct_rounds, via_rounds))
+    return lines
+
+
+def _p99_added_target(where: str, direct_rounds, via_rounds) -> str:
+    added = statistics.median([bg.percentile(v, 99) - bg.percentile(d, 99) for d, v in zip(direct_rounds, via_rounds)])
+    return (
+        f"- p99 added latency at {where}: {added:.2f} ms, median of round pairs "
         f"(target <= {TARGETS['p99_added_ms']:g}: {verdict(added <= TARGETS['p99_added_ms'])})"
     )
-    return lines
 
 
 def main() -> None:

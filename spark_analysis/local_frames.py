@@ -58,6 +58,6 @@ def text_frame(spark: SparkSession, lines: list[bytes]) -> DataFrame:
     """``lines`` as ``spark.read.text`` gives a file's lines: one ``value`` string per line, its
     bytes as they are (a string made from binary is not decoded, as the text source's is not)."""
     if not lines:
-        return spark.sql("SELECT CAST(NULL AS STRING) AS value WHERE FALSE")
+        return local_frame(spark, [], "value string")
     values = ", ".join(f"(X'{line.hex()}')" for line in lines)
     return spark.sql(f"SELECT CAST(c0 AS STRING) AS value FROM VALUES {values} AS t(c0)")

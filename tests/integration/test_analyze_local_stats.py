@@ -82,9 +82,6 @@ def test_a_tiny_input_is_parsed_and_aggregated_without_a_spark_job(spark, tmp_pa
     files = readers.classify_inputs([str(FIXTURES / "broker-1.jmx.csv"), str(FIXTURES / "broker-2.jmx.csv")])
     tracker = spark.sparkContext.statusTracker()
     before = tracker.getJobIdsForGroup()
-    inputs = report_scan.open_inputs(spark, files, reuse_scan=True, local_stats=True)
-    groups = report_scan.scan_stats(inputs)
-    entities = sorted({d[:4] for d in inputs.dims.values() if d[0] is not None}, key=repr)
-    points = report_scan.chart_points(inputs, entities, 60_000)
+    groups, points = _aggregates(spark, files, local=True)
     assert groups and points
     assert tracker.getJobIdsForGroup() == before
