@@ -21,7 +21,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Mutex as AsyncMutex, Notify};
 
 use super::io::{ClientRead, ClientWrite, LeanReader, LeanWriter, PlainSocket};
-use super::quota::{self, Kind, Quotas, Resolution};
+use super::quota::{self, Kind, Memo, Quotas, Resolution};
 use super::rewrite::{self, AddressRewrite};
 use super::sasl::SaslState;
 use super::splice::Pipe;
@@ -200,47 +200,54 @@ impl Shared {
         })
     }
 
-    /// What Python resolved for (kind, user, client-id): cached until a reload or expiry run.
-    fn resolution(&self, kind: Kind, user: &str, client_id: &Option<String>) -> Arc<Resolution> {
+    /// What Python resolved for (kind, user, client-id): cached until a reload or expiry run,
+    /// and remembered by the connection (`memo`) for its next request.
+    fn resolution(&self, memo: &Memo, kind: Kind, user: &str, client_id: &Option<String>) -> Arc<Resolution> {
         let client_id = client_id.as_deref().unwrap_or("");
-        self.quotas.resolve(kind, user, client_id, || {
+        self.quotas.resolve_remembered(memo, kind, user, client_id, || {
             quota::ask_python(&self.bridge, kind, user, client_id)
         })
     }
 
     /// The resolution when charging runs here; None = every charge goes through the bridge
     /// (a manual clock in the control plane, or pure-Python sensors).
-    fn native_resolution(&self, kind: Kind, user: &str, client_id: &Option<String>) -> Option<Arc<Resolution>> {
+    fn native_resolution(
+        &self,
+        memo: &Memo,
+        kind: Kind,
+        user: &str,
+        client_id: &Option<String>,
+    ) -> Option<Arc<Resolution>> {
         if !self.quotas.native.load(Ordering::Relaxed) {
             return None;
         }
-        let resolved = self.resolution(kind, user, client_id);
+        let resolved = self.resolution(memo, kind, user, client_id);
         (!resolved.via_bridge).then_some(resolved)
     }
 
     /// Whether a finite quota of one of `kinds` applies (the response may throttle).
-    fn may_throttle(&self, user: &str, client_id: &Option<String>, kinds: &[Kind]) -> bool {
+    fn may_throttle(&self, memo: &Memo, user: &str, client_id: &Option<String>, kinds: &[Kind]) -> bool {
         if self.quotas.native.load(Ordering::Relaxed) {
-            return kinds.iter().any(|&k| self.resolution(k, user, client_id).finite);
+            return kinds.iter().any(|&k| self.resolution(memo, k, user, client_id).finite);
         }
         let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
         self.bridge_bool("may_throttle", (user, client_id.clone(), names))
     }
 
     /// The most a consumer's Fetch may ask for under its fetch quota (None: no cap).
-    fn max_fetch_bytes(&self, user: &str, client_id: &Option<String>) -> Option<i32> {
-        self.resolution(Kind::Fetch, user, client_id).max_fetch_bytes
+    fn max_fetch_bytes(&self, memo: &Memo, user: &str, client_id: &Option<String>) -> Option<i32> {
+        self.resolution(memo, Kind::Fetch, user, client_id).max_fetch_bytes
     }
 
-    fn wants_producer_ids(&self, user: &str) -> bool {
+    fn wants_producer_ids(&self, memo: &Memo, user: &str) -> bool {
         if self.quotas.native.load(Ordering::Relaxed) {
-            return self.resolution(Kind::ProducerIds, user, &None).finite;
+            return self.resolution(memo, Kind::ProducerIds, user, &None).finite;
         }
         self.bridge_bool("wants_producer_ids", (user,))
     }
 
-    fn charge_produce(&self, user: &str, client_id: &Option<String>, ip: &str, nbytes: i64) -> i64 {
-        let Some(r) = self.native_resolution(Kind::Produce, user, client_id) else {
+    fn charge_produce(&self, memo: &Memo, user: &str, client_id: &Option<String>, ip: &str, nbytes: i64) -> i64 {
+        let Some(r) = self.native_resolution(memo, Kind::Produce, user, client_id) else {
             return self.bridge_i64("on_produce", (user, client_id.clone(), ip, nbytes));
         };
         let now_ms = quota::monotonic_ms();
@@ -252,8 +259,8 @@ impl Shared {
         throttle_ms
     }
 
-    fn charge_request_time(&self, user: &str, client_id: &Option<String>, ip: &str, time_ns: i64) -> i64 {
-        let Some(r) = self.native_resolution(Kind::Request, user, client_id) else {
+    fn charge_request_time(&self, memo: &Memo, user: &str, client_id: &Option<String>, ip: &str, time_ns: i64) -> i64 {
+        let Some(r) = self.native_resolution(memo, Kind::Request, user, client_id) else {
             return self.bridge_i64("on_request_time", (user, client_id.clone(), ip, time_ns));
         };
         let now_ms = quota::monotonic_ms();
@@ -270,13 +277,14 @@ impl Shared {
 
     fn charge_fetch_replaced(
         &self,
+        memo: &Memo,
         user: &str,
         client_id: &Option<String>,
         ip: &str,
         nbytes: i64,
         request_throttle_ms: i64,
     ) -> i64 {
-        let Some(r) = self.native_resolution(Kind::Fetch, user, client_id) else {
+        let Some(r) = self.native_resolution(memo, Kind::Fetch, user, client_id) else {
             return self.bridge_i64(
                 "on_fetch_replaced",
                 (user, client_id.clone(), ip, nbytes, request_throttle_ms),
@@ -704,6 +712,8 @@ struct Conn {
     /// an in-flight entry was popped or a quota-bound response handled
     changed: Notify,
     client_out: AsyncMutex<LeanWriter<ClientWrite>>,
+    /// the quota resolutions this connection charged last
+    memo: Memo,
 }
 
 fn now() -> Instant {
@@ -739,6 +749,7 @@ impl Conn {
             }),
             changed: Notify::new(),
             client_out: AsyncMutex::new(LeanWriter::new(client_w)),
+            memo: Memo::default(),
         }
     }
 
@@ -987,7 +998,8 @@ impl Conn {
         if prefix.api_key != PRODUCE || wire::produce_acks(head, &prefix).is_err() {
             return false;
         }
-        !(self.shared.quota_active.load(Ordering::Relaxed) && self.shared.wants_producer_ids(&self.principal()))
+        !(self.shared.quota_active.load(Ordering::Relaxed)
+            && self.shared.wants_producer_ids(&self.memo, &self.principal()))
     }
 
     /// One request: `frame` is the whole of it, or (not `whole`) the head of a Produce whose
@@ -1067,7 +1079,11 @@ impl Conn {
                     .into_iter()
                     .chain((!EXEMPT_APIS.contains(&key)).then_some(Kind::Request))
                     .collect();
-                if !kinds.is_empty() && self.shared.may_throttle(&principal, &prefix.client_id, &kinds) {
+                if !kinds.is_empty()
+                    && self
+                        .shared
+                        .may_throttle(&self.memo, &principal, &prefix.client_id, &kinds)
+                {
                     entry.quota_bound = true;
                 }
             }
@@ -1079,7 +1095,7 @@ impl Conn {
             st.inflight.push_back(entry);
         }
         if key == FETCH && self.shared.quota_active.load(Ordering::Relaxed) {
-            if let Some(cap) = self.shared.max_fetch_bytes(&principal, &prefix.client_id) {
+            if let Some(cap) = self.shared.max_fetch_bytes(&self.memo, &principal, &prefix.client_id) {
                 wire::cap_fetch_bytes(&mut frame[4..], &prefix, cap)?;
             }
         }
@@ -1168,7 +1184,7 @@ impl Conn {
             let mut pid_throttle = 0;
             // a streamed request was judged not to need its producer ids when its head was read;
             // only a quota reload in between could change that, and the next one is judged anew
-            if whole && self.shared.wants_producer_ids(principal) {
+            if whole && self.shared.wants_producer_ids(&self.memo, principal) {
                 let ids = produce_request_producer_ids(prefix.api_version, body)?;
                 let new: Vec<i64> = {
                     let mut st = self.state.lock().unwrap();
@@ -1188,7 +1204,7 @@ impl Conn {
             }
             throttle_ms = self
                 .shared
-                .charge_produce(principal, &prefix.client_id, &self.ip, request_bytes);
+                .charge_produce(&self.memo, principal, &prefix.client_id, &self.ip, request_bytes);
             throttle_ms = throttle_ms.max(pid_throttle);
             self.mute(throttle_ms);
             if acks == 0 {
@@ -1550,14 +1566,22 @@ impl Conn {
                 service
             };
             let request_ns = (handling + upstream).as_nanos() as i64;
-            request_ms = self.shared.charge_request_time(principal, client_id, ip, request_ns);
+            request_ms = self
+                .shared
+                .charge_request_time(&self.memo, principal, client_id, ip, request_ns);
         }
         let (bandwidth_ms, bandwidth_type) = match key {
             PRODUCE => (produce_throttle, "Produce"),
             // as a broker: a throttled Fetch is answered empty, so its bytes are unrecorded
             FETCH => (
-                self.shared
-                    .charge_fetch_replaced(principal, client_id, ip, i64::from(response_bytes), request_ms),
+                self.shared.charge_fetch_replaced(
+                    &self.memo,
+                    principal,
+                    client_id,
+                    ip,
+                    i64::from(response_bytes),
+                    request_ms,
+                ),
                 "Fetch",
             ),
             _ => (0, ""),

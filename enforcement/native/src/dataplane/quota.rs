@@ -192,6 +192,49 @@ impl Quotas {
     }
 }
 
+/// One connection's last resolution of each kind. A connection speaks for one principal and nearly
+/// always one client-id, so its charges find their resolution here, behind the connection's own
+/// lock, instead of behind the shared cache's (which every worker thread would otherwise take a
+/// few times per request) and its hashing. An entry holds while the cache generation it was
+/// taken at is current: every reload, expiry run or `forget` retires all of them at once.
+#[derive(Default)]
+pub struct Memo(Mutex<[Option<Memoized>; KINDS]>);
+
+struct Memoized {
+    generation: u64,
+    user: String,
+    client_id: String,
+    resolved: Arc<Resolution>,
+}
+
+impl Quotas {
+    /// `resolve`, remembered in `memo` for the next request of the same entity.
+    pub fn resolve_remembered(
+        &self,
+        memo: &Memo,
+        kind: Kind,
+        user: &str,
+        client_id: &str,
+        ask: impl FnOnce() -> Resolution,
+    ) -> Arc<Resolution> {
+        // read before resolving: an invalidation racing with the lookup leaves the entry stale
+        let generation = self.generation.load(Ordering::SeqCst);
+        if let Some(m) = &memo.0.lock().unwrap()[kind as usize] {
+            if m.generation == generation && m.user == user && m.client_id == client_id {
+                return m.resolved.clone();
+            }
+        }
+        let resolved = self.resolve(kind, user, client_id, ask);
+        memo.0.lock().unwrap()[kind as usize] = Some(Memoized {
+            generation,
+            user: user.to_string(),
+            client_id: client_id.to_string(),
+            resolved: resolved.clone(),
+        });
+        resolved
+    }
+}
+
 /// Python's `QuotaGate.resolve(kind, user, client_id)` -> (sensor or None, finite quota).
 pub fn ask_python(bridge: &Py<PyAny>, kind: Kind, user: &str, client_id: &str) -> Resolution {
     let mut resolved = ask_python_for_sensor(bridge, kind, user, client_id);
@@ -377,6 +420,54 @@ mod tests {
         });
         quotas.resolve(Kind::Produce, "u", "c", ask);
         assert_eq!(asked.get(), 3);
+    }
+
+    #[test]
+    fn a_remembered_resolution_holds_for_one_entity_until_the_generation_moves() {
+        let quotas = Quotas::default();
+        let memo = Memo::default();
+        let asked = std::cell::Cell::new(0);
+        let ask = || {
+            asked.set(asked.get() + 1);
+            Resolution {
+                sensor: Some(sensor(asked.get() as f64)),
+                finite: true,
+                via_bridge: false,
+                max_fetch_bytes: None,
+            }
+        };
+        let bound = |r: &Arc<Resolution>| r.sensor.as_ref().unwrap().lock().unwrap().bound;
+        let first = quotas.resolve_remembered(&memo, Kind::Request, "u", "c", ask);
+        let again = quotas.resolve_remembered(&memo, Kind::Request, "u", "c", ask);
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(asked.get(), 1);
+        // another client-id or kind is another entity: the shared cache decides, then the memo
+        quotas.resolve_remembered(&memo, Kind::Request, "u", "other", ask);
+        quotas.resolve_remembered(&memo, Kind::Produce, "u", "c", ask);
+        assert_eq!(asked.get(), 3);
+        // a reload retires what the connection remembered
+        quotas.invalidate();
+        assert_eq!(
+            bound(&quotas.resolve_remembered(&memo, Kind::Request, "u", "c", ask)),
+            4.0
+        );
+        // a reload while Python answers: that answer is used once, never remembered
+        quotas.invalidate();
+        let during = quotas.resolve_remembered(&memo, Kind::Request, "u", "c", || {
+            quotas.invalidate();
+            ask()
+        });
+        assert_eq!(bound(&during), 5.0);
+        assert_eq!(
+            bound(&quotas.resolve_remembered(&memo, Kind::Request, "u", "c", ask)),
+            6.0
+        );
+        // forget (one entry of the shared cache) retires what the connection remembered as well
+        quotas.forget(Kind::Request, "u", "c");
+        assert_eq!(
+            bound(&quotas.resolve_remembered(&memo, Kind::Request, "u", "c", ask)),
+            7.0
+        );
     }
 
     #[test]
