@@ -13,7 +13,7 @@ import re
 from typing import Any, Callable, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 _INVALID = re.compile(r"[^a-zA-Z0-9_]")
 
@@ -30,9 +30,14 @@ def prometheus_label(tag: str) -> str:
 
 
 class GatewayStats:
-    """Counters the proxying code updates, plus a collector over the enforcer's metrics."""
+    """Counters the proxying code updates, plus collectors over the enforcer's metrics and the
+    data plane's streaming counters (``streamed``: ``NativeGateway.streamed_frames``)."""
 
-    def __init__(self, samples: Callable[[], Iterable[Any]] = lambda: ()):
+    def __init__(
+        self,
+        samples: Callable[[], Iterable[Any]] = lambda: (),
+        streamed: Callable[[], dict[str, int]] = dict,
+    ):
         self.registry = CollectorRegistry()
         self._open = Gauge(
             "kconfigs_gateway_open_connections", "Open client connections", ["listener"], registry=self.registry
@@ -62,6 +67,7 @@ class GatewayStats:
             "kconfigs_gateway_bad_frames", "Connections closed for a malformed frame", ["side"], registry=self.registry
         )
         self.registry.register(_QuotaCollector(samples))
+        self.registry.register(_StreamedCollector(streamed))
 
     def connection_opened(self, listener: str) -> None:
         self._accepted.labels(listener).inc()
@@ -107,6 +113,34 @@ class _QuotaCollector:
                 family.add_metric([labels.get(k, "") for k in label_names], value)
             families.append(family)
         return families
+
+
+class _StreamedCollector:
+    """Large frames forwarded as they arrived, and the bytes of theirs spliced socket to socket:
+    read from the data plane on each scrape (its counters are the only bookkeeping)."""
+
+    def __init__(self, streamed: Callable[[], dict[str, int]]):
+        self._streamed = streamed
+
+    def describe(self) -> list:
+        return []
+
+    def collect(self) -> Iterable[CounterMetricFamily]:
+        counts = self._streamed()
+        if not counts:
+            return []
+        frames = CounterMetricFamily(
+            "kconfigs_gateway_streamed_frames",
+            "Large Produce requests and Fetch responses forwarded as they arrived, not held whole",
+            labels=["frame"],
+        )
+        frames.add_metric(["produce_request"], counts["produce_requests"])
+        frames.add_metric(["fetch_response"], counts["fetch_responses"])
+        spliced = CounterMetricFamily(
+            "kconfigs_gateway_spliced_bytes", "Bytes of streamed frames moved socket to socket by splice(2)"
+        )
+        spliced.add_metric([], counts["spliced_bytes"])
+        return [frames, spliced]
 
 
 def start_http_endpoint(stats: GatewayStats, host: str, port: int) -> Any:

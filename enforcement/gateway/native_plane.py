@@ -209,7 +209,7 @@ class NativeGateway:
         self.quotas = quotas or QuotaGate(
             config.quota_window_num, config.quota_window_size_seconds, enforce_producer_ids=config.enforce_producer_ids
         )
-        self.stats = GatewayStats(self._metric_samples)
+        self.stats = GatewayStats(self._metric_samples, self.streamed_frames)
         self.admin = admin
         self._bridge = Bridge(self.quotas, self.stats, admin, AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
         self._plane = DataPlane(self._settings(), self._bridge, worker_threads(config))

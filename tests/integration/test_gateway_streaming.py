@@ -99,6 +99,10 @@ def _assert_streamed(gateway: GatewayThread, produce: bool) -> None:
     assert streamed["fetch_responses"] > 0, streamed
     if sys.platform.startswith("linux"):  # elsewhere large frames are held whole
         assert streamed["spliced_bytes"] > 0, streamed
+    # what /metrics shows is the data plane's own count (the traffic has stopped)
+    value = gateway.gateway.stats.registry.get_sample_value
+    assert value("kconfigs_gateway_streamed_frames_total", {"frame": "fetch_response"}) == streamed["fetch_responses"]
+    assert value("kconfigs_gateway_spliced_bytes_total") == streamed["spliced_bytes"]
 
 
 def _digests(payloads: list[bytes]) -> list[bytes]:

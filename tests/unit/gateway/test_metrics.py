@@ -33,3 +33,15 @@ def test_gateway_counters():
     stats.bad_frame("client")
     assert stats.registry.get_sample_value("kconfigs_gateway_open_connections", {"listener": "bootstrap"}) == 1
     assert stats.registry.get_sample_value("kconfigs_gateway_bad_frames_total", {"side": "client"}) == 1
+
+
+def test_streamed_frames_are_read_from_the_data_plane_on_each_scrape():
+    counts = {"produce_requests": 2, "fetch_responses": 5, "spliced_bytes": 1_048_576}
+    stats = GatewayStats(streamed=lambda: counts)
+    value = stats.registry.get_sample_value
+    assert value("kconfigs_gateway_streamed_frames_total", {"frame": "produce_request"}) == 2
+    assert value("kconfigs_gateway_streamed_frames_total", {"frame": "fetch_response"}) == 5
+    assert value("kconfigs_gateway_spliced_bytes_total") == 1_048_576
+    counts["fetch_responses"] = 6  # no copy is kept: the next scrape reads the plane again
+    assert value("kconfigs_gateway_streamed_frames_total", {"frame": "fetch_response"}) == 6
+    assert GatewayStats().registry.get_sample_value("kconfigs_gateway_spliced_bytes_total") is None
