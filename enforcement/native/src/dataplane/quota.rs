@@ -196,7 +196,9 @@ impl Quotas {
 /// always one client-id, so its charges find their resolution here, behind the connection's own
 /// lock, instead of behind the shared cache's (which every worker thread would otherwise take a
 /// few times per request) and its hashing. An entry holds while the cache generation it was
-/// taken at is current: every reload, expiry run or `forget` retires all of them at once.
+/// taken at is current: every reload, expiry run or `forget` retires all of them at once. A
+/// retired entry still holds its sensor's memory until the connection's next charge of that kind
+/// or its close (the metrics and expiry work on Python's registry, not on this reference).
 #[derive(Default)]
 pub struct Memo(Mutex<[Option<Memoized>; KINDS]>);
 
