@@ -469,7 +469,7 @@ def render(args, results, latencies, idle, pinning, load_start) -> str:
     if RELAY in results:
         lines += render_relay(results)
     for index, (rate, linger_ms, measured) in enumerate(latencies):
-        lines += render_latency(args, rate, linger_ms, *measured, half_load=index == 0)
+        lines += render_latency(args, rate, linger_ms, *measured, latency_reason(args, index == 0))
     lines += [
         "",
         f"Memory per idle proxied connection (client + upstream sockets, after ApiVersions): {idle / 1024:.1f} KiB "
@@ -494,10 +494,17 @@ def render_relay(results) -> list[str]:
     ]
 
 
-def render_latency(
-    args, rate, linger_ms, direct_rounds, via_rounds, paced, half_load: bool, why: str | None = None
-) -> list[str]:
-    """The latency table; ``why`` the rate was chosen, if the caller's reason is not this script's."""
+def latency_reason(args, half_load: bool) -> str:
+    """Why this script's latency runs use their rate (render_latency's ``why``)."""
+    if not half_load:
+        return "--low-latency-rate, low load, one request per message"
+    if args.latency_rate:
+        return "--latency-rate"
+    return "half of max load: half of the gateway's median produce throughput above, same batching"
+
+
+def render_latency(args, rate, linger_ms, direct_rounds, via_rounds, paced, why: str) -> list[str]:
+    """The latency table; ``why`` the rate was chosen."""
     direct_lat, via_lat = [v for r in direct_rounds for v in r], [v for r in via_rounds for v in r]
     d50, d99, v50, v99 = (
         percentile(direct_lat, 50),
@@ -507,15 +514,6 @@ def render_latency(
     )
     # per round pair: one noisy 5 s stretch moves a pooled p99 a lot, the median of pairs little
     added = {q: [percentile(v, q) - percentile(d, q) for d, v in zip(direct_rounds, via_rounds)] for q in (50, 99)}
-    why = why or (
-        (
-            "--latency-rate"
-            if args.latency_rate
-            else "half of max load: half of the gateway's median produce throughput above, same batching"
-        )
-        if half_load
-        else "--low-latency-rate, low load, one request per message"
-    )
     return [
         "",
         f"Produce latency (delivery report time per message) at {rate:.1f} MB/s "

@@ -644,13 +644,13 @@ def render_scaling(args, small, natives) -> list[str]:
 def render_latency_memory(args, headline, latency, light_latency, idle) -> list[str]:
     half_load, direct_rounds, via_rounds, paced = latency
     why = "half of max load: half of its median batched produce MB/s above, same batching"
-    lines = bg.render_latency(args, half_load, 5, direct_rounds, via_rounds, paced, True, why)
+    lines = bg.render_latency(args, half_load, 5, direct_rounds, via_rounds, paced, why)
     light_load, light_direct, light_via, light_paced, busy = light_latency
     why = (
         f"--light-load {args.light_load:g} of its median batched produce MB/s above; the machine's busy cores "
         f"averaged {busy:.2f} of {os.cpu_count()} over these rounds, the latency generator included, same batching"
     )
-    light = bg.render_latency(args, light_load, 5, light_direct, light_via, light_paced, True, why)
+    light = bg.render_latency(args, light_load, 5, light_direct, light_via, light_paced, why)
     lines = ["", f"### Added latency and memory, {headline}", *lines, *light]
     lines += ["", f"Memory per idle proxied connection (RSS delta over {args.idle} connections after ApiVersions):", ""]
     lines += [f"- {path}: {value / 1024:.1f} KiB" for path, value in idle.items()]
@@ -741,7 +741,6 @@ def main() -> None:
         parser.error("--clients: librdkafka and/or java")
     if min(args.native_workers) < 1:
         parser.error("--native-workers: counts must be >= 1")
-    args.latency_rate = 0.0  # bench_gateway.render_latency: the rate is always half of max load here
     enter_private_netns()
     print("running:", shlex.join(sys.argv), flush=True)
     body = run(args)
