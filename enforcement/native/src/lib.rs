@@ -322,8 +322,7 @@ impl DataPlane {
     }
 
     /// The usage totals so far: (window start ms, kind, user, client-id, ip, value, throttle ms).
-    #[allow(clippy::type_complexity)]
-    fn drain_usage(&self) -> Vec<(i64, &'static str, String, String, String, f64, f64)> {
+    fn drain_usage(&self) -> Vec<dataplane::quota::UsageRow> {
         self.shared.quotas.usage.drain()
     }
 

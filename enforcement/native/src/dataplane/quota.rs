@@ -9,8 +9,8 @@
 //! one Python measures, and one entity's connections on different worker threads record into one
 //! rate, one charge after another. The throttle math is the rate core's (`ring.rs`).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -34,6 +34,9 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// every kind, in discriminant order (the index of its slot)
+    pub const ALL: [Kind; KINDS] = [Kind::Produce, Kind::Fetch, Kind::Request, Kind::ProducerIds];
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::Produce => "produce",
@@ -69,6 +72,13 @@ const KINDS: usize = 4;
 /// one slot per `Kind` (its discriminant)
 type PerKind = [Option<Arc<Resolution>>; KINDS];
 const _: () = assert!(Kind::ProducerIds as usize + 1 == KINDS, "one cache slot per Kind");
+const _: () = {
+    let mut i = 0;
+    while i < KINDS {
+        assert!(Kind::ALL[i] as usize == i, "Kind::ALL in discriminant order");
+        i += 1;
+    }
+};
 
 impl Cache {
     fn get(&self, kind: Kind, user: &str, client_id: &str) -> Option<&Arc<Resolution>> {
@@ -338,7 +348,26 @@ pub fn charge_fetch_replaced(sensor: &SharedSensor, nbytes: i64, request_throttl
     throttle_ms
 }
 
+/// One window's totals by user, then client-id, then ip, one (value, throttle ms) slot per kind:
+/// a charge borrows the caller's strings, so once its entity has been seen in the window it
+/// allocates nothing.
+type WindowTotals = HashMap<String, HashMap<String, HashMap<String, [Option<(f64, f64)>; KINDS]>>>;
+/// Totals by epoch-aligned window start.
+type Totals = HashMap<i64, WindowTotals>;
+/// Usage rows: (window start ms, kind, user, client-id, ip, value, throttle ms).
+pub type UsageRow = (i64, &'static str, String, String, String, f64, f64);
+/// A usage row's (window start ms, kind, user, client-id, ip): what a drain sums by.
 type UsageKey = (i64, &'static str, String, String, String);
+
+/// Shards of the totals: each worker thread adds to its own (threads are given shards in turn),
+/// so charges on different threads never wait for one another; a drain merges them.
+const USAGE_SHARDS: usize = 16;
+
+fn this_threads_shard() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local!(static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % USAGE_SHARDS);
+    SHARD.with(|shard| *shard)
+}
 
 /// The usage log's totals, per wall-clock window (epoch-aligned, as `UsageLog` aligns them), kept
 /// here so a charge costs no Python call; the usage log drains them before it writes a window.
@@ -346,7 +375,7 @@ type UsageKey = (i64, &'static str, String, String, String);
 pub struct Usage {
     /// 0 = no usage log
     pub window_ms: AtomicI64,
-    totals: Mutex<HashMap<UsageKey, (f64, f64)>>,
+    shards: [Mutex<Totals>; USAGE_SHARDS],
 }
 
 impl Usage {
@@ -359,29 +388,54 @@ impl Usage {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as i64)
             .unwrap_or(0);
-        let key = (
-            wall_ms - wall_ms % window_ms,
-            kind.name(),
-            user.to_string(),
-            client_id.to_string(),
-            ip.to_string(),
-        );
-        let mut totals = self.totals.lock().unwrap();
-        let entry = totals.entry(key).or_insert((0.0, 0.0));
-        entry.0 += value;
-        entry.1 += throttle_ms as f64;
+        let mut totals = self.shards[this_threads_shard()].lock().unwrap();
+        let window = totals.entry(wall_ms - wall_ms % window_ms).or_default();
+        let slots = match window
+            .get_mut(user)
+            .and_then(|clients| clients.get_mut(client_id))
+            .and_then(|ips| ips.get_mut(ip))
+        {
+            Some(slots) => slots,
+            None => window
+                .entry(user.to_string())
+                .or_default()
+                .entry(client_id.to_string())
+                .or_default()
+                .entry(ip.to_string())
+                .or_default(),
+        };
+        let slot = slots[kind as usize].get_or_insert((0.0, 0.0));
+        slot.0 += value;
+        slot.1 += throttle_ms as f64;
     }
 
-    /// (window start ms, kind, user, client-id, ip, value, throttle ms), oldest window first.
-    pub fn drain(&self) -> Vec<(i64, &'static str, String, String, String, f64, f64)> {
-        let mut out: Vec<_> = std::mem::take(&mut *self.totals.lock().unwrap())
+    /// Every shard's totals, summed per (window, kind, user, client-id, ip), oldest window first.
+    pub fn drain(&self) -> Vec<UsageRow> {
+        let mut merged: BTreeMap<UsageKey, (f64, f64)> = BTreeMap::new();
+        for shard in &self.shards {
+            let totals = std::mem::take(&mut *shard.lock().unwrap());
+            for (start, users) in totals {
+                for (user, clients) in users {
+                    for (client_id, ips) in clients {
+                        for (ip, slots) in ips {
+                            for (kind, slot) in Kind::ALL.iter().zip(slots) {
+                                let Some((value, throttle)) = slot else { continue };
+                                let key = (start, kind.name(), user.clone(), client_id.clone(), ip.clone());
+                                let sum = merged.entry(key).or_insert((0.0, 0.0));
+                                sum.0 += value;
+                                sum.1 += throttle;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        merged
             .into_iter()
-            .map(|((ts, kind, user, client_id, ip), (value, throttle))| {
-                (ts, kind, user, client_id, ip, value, throttle)
+            .map(|((start, kind, user, client_id, ip), (value, throttle))| {
+                (start, kind, user, client_id, ip, value, throttle)
             })
-            .collect();
-        out.sort_by_key(|a| a.0);
-        out
+            .collect()
     }
 }
 
@@ -489,6 +543,50 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(shared.lock().unwrap().ring.total(1_000), 800_000.0);
+    }
+
+    #[test]
+    fn usage_charged_on_many_threads_drains_as_one_sum_per_entity_and_kind() {
+        let usage = Arc::new(Usage::default());
+        usage.window_ms.store(3_600_000, Ordering::Relaxed);
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let usage = usage.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..1000 {
+                        usage.record(Kind::Produce, "alice", "app", "10.0.0.1", 100.0, 2);
+                        usage.record(Kind::Fetch, "alice", "app", "10.0.0.1", 7.0, 0);
+                        usage.record(Kind::Produce, "bob", &format!("c{}", t % 2), "10.0.0.2", 1.0, 0);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let rows = usage.drain();
+        let found: Vec<_> = rows
+            .iter()
+            .map(|r| (r.1, r.2.as_str(), r.3.as_str(), r.4.as_str(), r.5, r.6))
+            .collect();
+        // a window is an hour here: every charge lands in one (unless the test straddles an hour)
+        if rows.iter().all(|r| r.0 == rows[0].0) {
+            assert_eq!(
+                found,
+                vec![
+                    ("fetch", "alice", "app", "10.0.0.1", 56_000.0, 0.0),
+                    ("produce", "alice", "app", "10.0.0.1", 800_000.0, 16_000.0),
+                    ("produce", "bob", "c0", "10.0.0.2", 4_000.0, 0.0),
+                    ("produce", "bob", "c1", "10.0.0.2", 4_000.0, 0.0),
+                ]
+            );
+        }
+        let total: f64 = rows.iter().map(|r| r.5).sum();
+        assert_eq!(total, 864_000.0);
+        assert!(usage.drain().is_empty(), "a drain takes everything");
+        usage.window_ms.store(0, Ordering::Relaxed);
+        usage.record(Kind::Produce, "alice", "app", "10.0.0.1", 100.0, 0);
+        assert!(usage.drain().is_empty(), "no usage log: nothing kept");
     }
 
     #[test]
