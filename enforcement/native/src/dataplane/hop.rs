@@ -23,9 +23,9 @@ pub fn broker_work(service: Duration, wire: Duration) -> Duration {
     service.saturating_sub(wire) * BROKER_SHARE.0 / BROKER_SHARE.1
 }
 
-/// The wire's own round trip to the broker: the fastest the kernel has measured on the socket,
-/// from the TCP handshake and acknowledgements (`TCP_INFO` `min_rtt`), which the broker's
-/// threads take no part in. A distant broker therefore does not inflate the charge.
+/// The wire's own round trip to the broker, read once the upstream connection is made: the
+/// kernel's measure of the TCP handshake (`TCP_INFO` `min_rtt`), which the broker's threads take
+/// no part in. A distant broker therefore does not inflate the charge.
 #[cfg(target_os = "linux")]
 pub fn wire_round_trip(socket: &impl std::os::fd::AsRawFd) -> Duration {
     // SAFETY: `info` is a plain C struct the kernel fills up to `len` bytes; a failure leaves
