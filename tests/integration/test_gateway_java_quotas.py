@@ -252,35 +252,59 @@ def test_consumer_performance_is_held_like_the_broker_holds_it(broker, group_pro
 #: small records one per request (batching off): request time, not bytes, is what is limited
 SMALL_RECORD_BYTES = 100
 REQUEST_PERCENTAGE = 1
+#: unthrottled requests that warm the broker's produce path (about 6 s)
+WARM_REQUESTS = 30_000
+#: requests one held run sends: 15-30 s at the few dozen a second the quota allows
+HELD_REQUESTS = 30 * RUN_S
+#: held runs each way, alternating (see the test)
+HELD_RUNS = 4
 
 
 def _requests(bootstrap: str, topic: str, client_id: str, records: int) -> list[tuple[float, float]]:
     """(records = Produce requests, seconds) per interval: small records, one per request."""
     timeout_s = RUN_S * 10 + 60
     return _producer_intervals(
-        bootstrap, topic, client_id, records, SMALL_RECORD_BYTES, "linger.ms=0", "batch.size=0", timeout_s=timeout_s
+        bootstrap,
+        topic,
+        client_id,
+        records,
+        SMALL_RECORD_BYTES,
+        "linger.ms=0",
+        "batch.size=0",
+        timeout_s=timeout_s,
     )
 
 
 def test_request_percentage_migrated_from_the_broker_holds_the_client_within_1_5x(broker):
-    """The gateway cannot see broker thread time: it charges its own handling time plus the part of
-    the upstream round trip above the connection's fastest one (docs/gateway.md). The same
-    request_percentage must hold the same client within 1.5x of what the broker itself allows."""
+    """The gateway cannot see broker thread time: it charges its own handling time plus the
+    broker's share of the upstream round trip (docs/gateway.md). The same request_percentage must
+    hold the same client within 1.5x of what the broker itself allows.
+
+    The broker's produce path is warmed first (a fresh broker held the client at 10 requests/s
+    rising to 28 over two minutes; a production broker is warm). Then the client runs four times
+    each way, alternating, and the mean rates are compared: a client held this tightly settles
+    either into bursts (a second of many requests, one of few) or into an even trickle, for the
+    broker as for the gateway, and the two achieve different rates (measured directly: 27-32
+    requests/s evenly, 41-49 in bursts), so one run each way compared a coin flip."""
+    _requests(broker.bootstrap, f"rq-warm-{uuid.uuid4().hex[:6]}", "rq-warm", WARM_REQUESTS)
     direct_id, gateway_id = f"rq-direct-{uuid.uuid4().hex[:6]}", f"rq-gw-{uuid.uuid4().hex[:6]}"
     _alter_broker_quota(broker.bootstrap, direct_id, "request_percentage", REQUEST_PERCENTAGE)
-    records = 600 * RUN_S
-    direct = _steady(_requests(broker.bootstrap, f"rq-{uuid.uuid4().hex[:6]}", direct_id, records))
     gateway = _gateway(broker)
+    direct, through = [], []
     try:
         gateway.call_soon(
             gateway.gateway.quotas.load,
             [({"client-id": gateway_id}, {"request_percentage": float(REQUEST_PERCENTAGE)})],
         )
-        through = _steady(_requests(gateway.bootstrap, f"rq-{uuid.uuid4().hex[:6]}", gateway_id, records))
+        for _ in range(HELD_RUNS):
+            topic = f"rq-{uuid.uuid4().hex[:6]}"
+            direct.append(_steady(_requests(broker.bootstrap, topic, direct_id, HELD_REQUESTS)))
+            through.append(_steady(_requests(gateway.bootstrap, topic, gateway_id, HELD_REQUESTS)))
     finally:
         gateway.stop()
+    ratio = statistics.mean(through) / statistics.mean(direct)
     print(
-        f"request_percentage={REQUEST_PERCENTAGE}: direct {direct:.0f} requests/s, through the gateway {through:.0f} "
-        f"requests/s ({through / direct:.2f}x)"
+        f"request_percentage={REQUEST_PERCENTAGE}: direct {[round(r) for r in direct]} requests/s, "
+        f"through the gateway {[round(r) for r in through]} requests/s ({ratio:.2f}x)"
     )
-    assert 1 / 1.5 <= through / direct <= 1.5, (direct, through)
+    assert 1 / 1.5 <= ratio <= 1.5, (direct, through)

@@ -1,5 +1,6 @@
 //! The gateway's native data plane (see plane.rs); Python drives it through `DataPlane`.
 
+pub mod hop;
 pub mod io;
 pub mod plane;
 pub mod quota;

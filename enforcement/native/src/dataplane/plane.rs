@@ -20,6 +20,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Mutex as AsyncMutex, Notify};
 
+use super::hop;
 use super::io::{ClientRead, ClientWrite, LeanReader, LeanWriter, PlainSocket};
 use super::quota::{self, Kind, Memo, Quotas, Resolution};
 use super::rewrite::{self, AddressRewrite};
@@ -685,7 +686,7 @@ struct Matched {
     handling: Duration,
     produce_throttle_ms: i64,
     quota_bound: bool,
-    /// the broker's share of the round trip (see `broker_work`)
+    /// the broker's share of the round trip (see `hop::broker_work`)
     service: Duration,
 }
 
@@ -698,8 +699,8 @@ struct State {
     seen_producer_ids: Vec<i64>,
     last_active: Instant,
     last_response: Instant,
-    /// the upstream hop's own cost on this connection (see `broker_work`)
-    rtt_floor: Option<Duration>,
+    /// the wire's own round trip to the broker (see `hop::wire_round_trip`)
+    wire_round_trip: Duration,
 }
 
 struct Conn {
@@ -745,7 +746,7 @@ impl Conn {
                 seen_producer_ids: Vec::new(),
                 last_active: t,
                 last_response: t,
-                rtt_floor: None,
+                wire_round_trip: Duration::ZERO,
             }),
             changed: Notify::new(),
             client_out: AsyncMutex::new(LeanWriter::new(client_w)),
@@ -758,6 +759,7 @@ impl Conn {
     }
 
     async fn run(self: &Arc<Self>, client_r: LeanReader<ClientRead>, upstream: TcpStream) {
+        self.state.lock().unwrap().wire_round_trip = hop::wire_round_trip(&upstream);
         let (up_r, up_w) = upstream.into_split();
         let mut stop_rx = self.shared.stop_tx.subscribe();
         let requests = {
@@ -1343,7 +1345,7 @@ impl Conn {
         }
         let mut service = received.saturating_duration_since(e.sent.max(st.last_response));
         if !PARKING_APIS.contains(&e.api_key) {
-            service = broker_work(service, &mut st.rtt_floor);
+            service = hop::broker_work(service, st.wire_round_trip);
         }
         let matched = Matched {
             api_key: e.api_key,
@@ -1607,19 +1609,6 @@ impl Conn {
     }
 }
 
-/// The part of an upstream round trip that the broker spent on the request, as far as the gateway
-/// can tell: the round trip minus the hop's own cost, which is the fastest round trip seen on the
-/// connection (two socket traversals and the broker's wake-ups, time a broker never charges to a
-/// request). The floor follows a slower hop upwards by 1/64 of the difference per response.
-pub fn broker_work(service: Duration, floor: &mut Option<Duration>) -> Duration {
-    let f = match *floor {
-        Some(f) if service >= f => f + (service - f) / 64,
-        _ => service,
-    };
-    *floor = Some(f);
-    service.saturating_sub(f)
-}
-
 /// The size a frame's length prefix announces (its head alone may be in `frame`).
 fn size_of(frame: &[u8]) -> i64 {
     wire::i32_at(frame, 0).map_or(0, i64::from)
@@ -1657,23 +1646,4 @@ pub fn produce_request_producer_ids(version: i16, body: &[u8]) -> Result<Vec<i64
         }
     }
     Ok(ids)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn broker_work_is_the_round_trip_above_the_hop() {
-        let us = Duration::from_micros;
-        let mut floor = None;
-        assert_eq!(broker_work(us(100), &mut floor), us(0));
-        assert_eq!(broker_work(us(80), &mut floor), us(0)); // a faster hop lowers the floor at once
-        assert_eq!(floor, Some(us(80)));
-        assert_eq!(broker_work(us(1080), &mut floor), us(1000) - us(1000) / 64);
-        for _ in 0..2000 {
-            broker_work(us(500), &mut floor); // a slower network: the floor follows
-        }
-        assert!(floor.unwrap() > us(490) && floor.unwrap() <= us(500));
-    }
 }
