@@ -18,9 +18,12 @@ use std::time::Duration;
 const BROKER_SHARE: (u32, u32) = (9, 20);
 
 /// The time a broker would charge for a request whose round trip to the broker and back took
-/// `service`, over a wire whose own round trip is `wire`.
-pub fn broker_work(service: Duration, wire: Duration) -> Duration {
-    service.saturating_sub(wire) * BROKER_SHARE.0 / BROKER_SHARE.1
+/// `service`, over a wire whose own round trip is `wire`. No round trip is faster than the wire,
+/// so a faster one lowers `wire` for good: Linux reports a handshake it timed at 0 µs as one
+/// jiffy (1–10 ms), which would otherwise leave every request on loopback uncharged.
+pub fn broker_work(service: Duration, wire: &mut Duration) -> Duration {
+    *wire = (*wire).min(service);
+    service.saturating_sub(*wire) * BROKER_SHARE.0 / BROKER_SHARE.1
 }
 
 /// The wire's own round trip to the broker, read once the upstream connection is made: the
@@ -62,9 +65,18 @@ mod tests {
 
     #[test]
     fn the_broker_is_charged_its_share_of_the_round_trip_above_the_wire() {
-        assert_eq!(broker_work(us(1080), us(80)), us(450));
-        assert_eq!(broker_work(us(80), us(80)), us(0));
-        assert_eq!(broker_work(us(50), us(80)), us(0)); // never less than nothing
+        let mut wire = us(80);
+        assert_eq!(broker_work(us(1080), &mut wire), us(450));
+        assert_eq!(broker_work(us(80), &mut wire), us(0));
+        assert_eq!(wire, us(80));
+    }
+
+    #[test]
+    fn a_round_trip_faster_than_the_wire_lowers_it_for_good() {
+        let mut wire = us(4000); // a handshake the kernel timed at 0 µs, reported as one jiffy
+        assert_eq!(broker_work(us(100), &mut wire), us(0));
+        assert_eq!(wire, us(100));
+        assert_eq!(broker_work(us(1100), &mut wire), us(450));
     }
 
     #[cfg(target_os = "linux")]

@@ -1345,7 +1345,7 @@ impl Conn {
         }
         let mut service = received.saturating_duration_since(e.sent.max(st.last_response));
         if !PARKING_APIS.contains(&e.api_key) {
-            service = hop::broker_work(service, st.wire_round_trip);
+            service = hop::broker_work(service, &mut st.wire_round_trip);
         }
         let matched = Matched {
             api_key: e.api_key,
