@@ -307,10 +307,8 @@ def _check_ip_names(
         # 4.x dropped the "<default>" case from DynamicConfig.Ip.isValidIpEntity.
         default_refused = value == "<default>" and not texts().default_ip_is_an_ip
         if value is not None and (default_refused or not is_valid_ip(value)):
-            # a line break in the name must not split the one-line error
-            shown = value if value.isprintable() else value.encode("unicode_escape").decode("ascii")
             raise UsageError(
-                f"The entity name for {types[0]} must be a valid IP or resolvable host, but it is: {shown}"
+                f"The entity name for {types[0]} must be a valid IP or resolvable host, but it is: {value}"
             )
 
 

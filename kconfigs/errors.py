@@ -17,11 +17,19 @@ class KconfigsError(Exception):
     retriable: bool = False
 
     def __init__(self, message: str):
+        message = _one_line(message)
         super().__init__(message)
         self.message = message
 
     def __str__(self) -> str:
         return self.message
+
+
+def _one_line(message: str) -> str:
+    """The message with each line feed (in a name the user gave, echoed back) written as ``\\n``,
+    so it is printed as one line. Everything else is kept as given: Kafka's texts echo the rest
+    raw, a carriage return included."""
+    return message.replace("\n", "\\n")
 
 
 class UsageError(KconfigsError):
