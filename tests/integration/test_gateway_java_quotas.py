@@ -264,14 +264,7 @@ def _requests(bootstrap: str, topic: str, client_id: str, records: int) -> list[
     """(records = Produce requests, seconds) per interval: small records, one per request."""
     timeout_s = RUN_S * 10 + 60
     return _producer_intervals(
-        bootstrap,
-        topic,
-        client_id,
-        records,
-        SMALL_RECORD_BYTES,
-        "linger.ms=0",
-        "batch.size=0",
-        timeout_s=timeout_s,
+        bootstrap, topic, client_id, records, SMALL_RECORD_BYTES, "linger.ms=0", "batch.size=0", timeout_s=timeout_s
     )
 
 
