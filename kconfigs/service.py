@@ -20,10 +20,13 @@ class ConfigChange:
 
 
 def prepare_add(entity: QuotaEntity, add: Mapping[str, str], salt: Callable[[], bytes]) -> dict[str, str]:
-    """Turn SCRAM passwords into stored credentials (users only, as kafka-configs' ZK mode)."""
+    """Turn SCRAM passwords into stored credentials whenever the entity's first type is users, as
+    kafka-configs' ZK mode does before anything else is checked: a bad password value is the
+    error even for a (user, client) entity or the default user, whose keys are checked next and
+    refuse SCRAM keys as unknown."""
     from kconfigs.scram import credential
 
-    if entity.user is None or entity.client_id is not None:
+    if entity.user is None:
         return dict(add)
     return {k: (credential(k, v, salt()) if k in SCRAM_KEYS else v) for k, v in add.items()}
 
