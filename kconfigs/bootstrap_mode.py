@@ -19,12 +19,11 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from kconfigs.errors import UsageError, ValidationError
 from kconfigs.javafmt import double_to_string, parse_java_double
-from kconfigs.keys import CLIENT_KEYS, QUOTA_KEYS, Scope
+from kconfigs.keys import CLIENT_KEYS, QUOTA_KEYS, SCRAM_KEYS, Scope
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
 
 CLIENT_OR_USER_QUOTA_KEYS = CLIENT_KEYS
 IP_QUOTA_KEYS = tuple(key.name for key in QUOTA_KEYS.values() if key.scope is Scope.IP)
-SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 _TYPE_OF = {"users": EntityType.USER, "clients": EntityType.CLIENT_ID, "ips": EntityType.IP}
 _DISPLAY = {EntityType.USER: "user-principal", EntityType.CLIENT_ID: "client-id", EntityType.IP: "ip"}
 

@@ -79,6 +79,8 @@ WHOLE_NUMBER_KEYS = frozenset(k.name for k in _TABLE if k.value_type is not Valu
 #: keys of users, client-ids and (user, client-id) pairs, in Kafka's order
 CLIENT_KEYS = tuple(k.name for k in _TABLE if k.scope is Scope.USER_CLIENT)
 
+#: the SCRAM mechanisms, in the order of Kafka's ScramMechanism enum (the order kafka-configs
+#: converts, and so checks, their values)
 SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
 _JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")

@@ -28,7 +28,11 @@ def prepare_add(entity: QuotaEntity, add: Mapping[str, str], salt: Callable[[], 
 
     if entity.user is None:
         return dict(add)
-    return {k: (credential(k, v, salt()) if k in SCRAM_KEYS else v) for k, v in add.items()}
+    prepared = dict(add)
+    for mechanism in SCRAM_KEYS:  # in the enum's order, whatever the command line's
+        if mechanism in add:
+            prepared[mechanism] = credential(mechanism, add[mechanism], salt())
+    return prepared
 
 
 def merge_update(entity: QuotaEntity, change: ConfigChange) -> ConfigUpdate:

@@ -177,7 +177,7 @@ def test_help_first_is_kafka_configs_usage_and_help_alone_is_kconfigs(zk_connect
     assert click.returncode == 0 and click.stdout.startswith("Usage: kconfigs")
 
 
-@JVM_EXAMPLES
+@settings(JVM_EXAMPLES, max_examples=40)
 @given(
     entity=st.sampled_from(
         [
@@ -189,14 +189,17 @@ def test_help_first_is_kafka_configs_usage_and_help_alone_is_kconfigs(zk_connect
         ]
     ),
     value=st.sampled_from(["1e3", " 7", "iterations=1,password=p", "iterations=4096,password=p", "password="]),
+    sha512=st.sampled_from([None, "x", "password=q"]),
     delete=st.sampled_from([[], ["--delete-config", "consumer_byte_rate"]]),
 )
 def test_scram_values_are_checked_first_for_every_entity_that_starts_with_a_user(
-    zk_client, zk_connect, entity, value, delete
+    zk_client, zk_connect, entity, value, sha512, delete
 ):
     """kafka-configs turns SCRAM passwords into credentials before it checks anything else when
-    the entity's first type is users, so a bad value is the error even where the key is unknown."""
-    results = run_both(zk_client, zk_connect, ["--alter", *entity, "--add-config", f"SCRAM-SHA-256={value}", *delete])
+    the entity's first type is users, so a bad value is the error even where the key is unknown;
+    SCRAM-SHA-256 before SCRAM-SHA-512 whatever their order on the command line."""
+    configs = f"SCRAM-SHA-256={value}" if sha512 is None else f"SCRAM-SHA-512={sha512},SCRAM-SHA-256={value}"
+    results = run_both(zk_client, zk_connect, ["--alter", *entity, "--add-config", configs, *delete])
     (kafka, kafka_tree, kafka_changes), (ours, our_tree, our_changes) = results["kafka"], results["kconfigs"]
     assert (ours.rc, ours.error, ours.stdout) == (kafka.rc, kafka.error, kafka.stdout), (kafka.stderr, ours.stderr)
     if kafka.rc != 0:  # a stored credential has a random salt: compared only when nothing was written
