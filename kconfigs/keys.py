@@ -111,39 +111,10 @@ def check_keys(entity: QuotaEntity, keys: Mapping[str, object] | list[str]) -> N
     valid = set(keys_for(entity)) | (set(SCRAM_KEYS) if scram_allowed(entity) else set())
     unknown = [k for k in keys if k not in valid]
     if unknown:
+        from kconfigs.jvm_order import scala_hash_set_order
+
         listed = ", ".join(scala_hash_set_order(unknown))
         raise ValidationError(f"requirement failed: Unknown Dynamic Configuration: HashSet({listed}).")
-
-
-def scala_hash_set_order(names: list[str]) -> list[str]:
-    """The order in which Kafka 2.8 (Scala 2.13) prints a ``mutable.HashSet`` of strings, so the
-    unknown-key message matches kafka-configs for several keys too (checked against 2.8.2).
-
-    The set's table starts at 16 slots and doubles once it holds 0.75 x its size; an element
-    sits in slot ``h & (size - 1)`` with ``h = hashCode ^ (hashCode >>> 16)``, and each slot's
-    chain is sorted by ``h`` (as a signed int). Iteration walks the slots in order.
-    """
-    unique = list(dict.fromkeys(names))
-    size = 16
-    while len(unique) >= int(size * 0.75):
-        size *= 2
-
-    def slot(name: str) -> tuple[int, int]:
-        h = java_string_hash(name)
-        improved = h ^ (h >> 16)
-        signed = improved - (1 << 32) if improved & 0x80000000 else improved
-        return improved & (size - 1), signed
-
-    return sorted(unique, key=slot)
-
-
-def java_string_hash(text: str) -> int:
-    """``String.hashCode`` over UTF-16 code units, as an unsigned 32-bit value."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
-    return h
 
 
 def parse_value(key: str, raw: str) -> int | float:

@@ -151,6 +151,33 @@ def test_a_key_named_twice_is_refused_and_nothing_changes(broker, key, preset, f
         assert mine == theirs
 
 
+# -- unexpected keys, listed in the order of kafka-configs' collections ----------------------
+ODD_KEYS = ["foo", "", "b", "some_config", "retention.ms", "x", "SCRAM-SHA-512", "connection_creation_rate"]
+
+
+@settings(JVM_EXAMPLES, max_examples=40)
+@given(
+    keys=st.lists(st.sampled_from([*ODD_KEYS, "producer_byte_rate", "consumer_byte_rate"]), min_size=2, max_size=7),
+    deletes=st.lists(st.sampled_from(["zz", "foo", "connection_creation_rate"]), max_size=2),
+    entity=st.sampled_from(
+        [["--user", "{e}"], ["--client", "{e}"], ["--user", "{e}", "--client", "c"], ["--ip", "10.9.8.7"]]
+    ),
+)
+def test_unexpected_keys_are_listed_in_kafkas_order(broker, keys, deletes, entity):
+    """kafka-configs names the keys it refuses in the iteration order of the collections it keeps
+    them in (a Properties, then Scala maps and sets: hash order beyond 4 keys), not the command
+    line's, and prints a rebuilt set of more than 4 keys as ``HashSet``."""
+    args = ["--add-config", ",".join(f"{key}=1" for key in keys)]
+    if "--ip" in entity:
+        args += ["--delete-config", ",".join(deletes)] if deletes else []
+        if not {*keys, *deletes} - {"connection_creation_rate"}:
+            return  # an alter the ip takes
+    elif not set(keys) & set(ODD_KEYS):
+        return  # quota keys only: an alter the entity takes
+    rc, error, _ = assert_same(broker, ["--alter", *entity, *args])
+    assert rc == 1 and error
+
+
 # -- empty or comments-only --add-config-file -----------------------------------------------
 COMMENT_LINES = st.lists(st.sampled_from(["", "   ", "# a comment", "! bang comment", "\t# tabbed"]), max_size=4)
 
