@@ -113,13 +113,21 @@ def _check_user_keys(names, unknown_add, unknown_delete, scram_keys, has_quota) 
             )
 
 
-def alter_entity(types: Sequence[str], names: Sequence[str]) -> QuotaEntity:
-    """The entity an alter targets (types and names paired by index; ``""`` = default).
+def check_entity_names(types: Sequence[str], names: Sequence[str]) -> None:
+    """An alter names one entity per type; kafka-configs checks it before it reads the configs.
 
     :raises UsageError: ``An entity name must be specified for every entity type``.
     """
     if len(types) != len(names):
         raise UsageError("An entity name must be specified for every entity type")
+
+
+def alter_entity(types: Sequence[str], names: Sequence[str]) -> QuotaEntity:
+    """The entity an alter targets (types and names paired by index; ``""`` = default).
+
+    :raises UsageError: ``An entity name must be specified for every entity type``.
+    """
+    check_entity_names(types, names)
     parts = {_TYPE_OF[t]: (DEFAULT if n == "" else n) for t, n in zip(types, names)}
     return QuotaEntity(
         user=parts.get(EntityType.USER), client_id=parts.get(EntityType.CLIENT_ID), ip=parts.get(EntityType.IP)

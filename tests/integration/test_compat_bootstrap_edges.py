@@ -178,6 +178,35 @@ def test_unexpected_keys_are_listed_in_kafkas_order(broker, keys, deletes, entit
     assert rc == 1 and error
 
 
+# -- option spellings joptsimple does not know, and names that do not pair -----------------
+UNKNOWN_SPELLINGS = ["-bogus", "-force", "-=x", "---describe", "-5", "--bogus=1", "-bogus=1", "-Describe", "--=x"]
+
+
+@JVM_EXAMPLES
+@given(token=st.sampled_from(UNKNOWN_SPELLINGS), at=st.integers(0, 3))
+def test_an_unknown_option_is_named_as_joptsimple_names_it(broker, token, at):
+    """A single-dash word that is no option is a cluster of one-letter options to joptsimple,
+    which names the first letter; 4.x no longer knows --force."""
+    command = ["--describe", "--user", "{e}"]
+    assert_same(broker, [*command[:at], token, *command[at:]])
+
+
+@JVM_EXAMPLES
+@given(
+    entity=st.sampled_from(
+        [
+            ["--entity-type", "users", "--entity-name", "{e}", "--entity-name", "c2"],
+            ["--entity-type", "users", "--entity-type", "clients", "--entity-name", "{e}"],
+            ["--user", "{e}", "--entity-name", "c2"],
+        ]
+    ),
+    configs=st.sampled_from(["nonsense", "producer_byte_rate=1", "SCRAM-SHA-256=[password=p]", "foo=1"]),
+)
+def test_names_that_do_not_pair_with_types_are_refused_before_the_configs_are_read(broker, entity, configs):
+    rc, error, _ = assert_same(broker, ["--alter", *entity, "--add-config", configs])
+    assert rc == 1 and error
+
+
 # -- empty or comments-only --add-config-file -----------------------------------------------
 COMMENT_LINES = st.lists(st.sampled_from(["", "   ", "# a comment", "! bang comment", "\t# tabbed"]), max_size=4)
 

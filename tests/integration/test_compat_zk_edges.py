@@ -204,3 +204,15 @@ def test_scram_values_are_checked_first_for_every_entity_that_starts_with_a_user
     assert (ours.rc, ours.error, ours.stdout) == (kafka.rc, kafka.error, kafka.stdout), (kafka.stderr, ours.stderr)
     if kafka.rc != 0:  # a stored credential has a random salt: compared only when nothing was written
         assert (our_tree, our_changes) == (kafka_tree, kafka_changes) == ({}, [])
+
+
+@JVM_EXAMPLES
+@given(
+    token=st.sampled_from(["-bogus", "-=x", "---describe", "-5", "--bogus=1", "-bogus=1", "-Describe", "--=x"]),
+    at=st.integers(0, 3),
+)
+def test_an_unknown_option_is_named_as_joptsimple_names_it(zk_client, zk_connect, token, at):
+    """A single-dash word that is no option is a cluster of one-letter options to joptsimple,
+    which names the first letter."""
+    command = ["--describe", "--user", "u1"]
+    assert_same(run_both(zk_client, zk_connect, [*command[:at], token, *command[at:]]))
