@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Mapping
 
 from kconfigs.errors import ValidationError
-from kconfigs.javafmt import parse_java_double
+from kconfigs.javafmt import java_trim, parse_java_double
 from kconfigs.model import DEFAULT, QuotaEntity
 
 
@@ -120,37 +120,37 @@ def check_keys(entity: QuotaEntity, keys: Mapping[str, object] | list[str]) -> N
 def parse_value(key: str, raw: str) -> int | float:
     """Parse a stored or typed quota value to a number, checking it as KRaft would.
 
+    As Kafka's ConfigDef, the value is parsed trimmed and named as given (a properties file's
+    value keeps its trailing blanks).
     :raises ValidationError: naming the key and the value.
     """
     spec = QUOTA_KEYS[key]
-    text = raw.strip()
+    text = java_trim(raw)
     if spec.value_type is ValueType.DOUBLE:
-        value: int | float = _parse_double(key, text)
+        value: int | float = _parse_double(key, text, raw)
     else:
-        value = _parse_integer(key, text, spec.value_type)
+        value = _parse_integer(key, text, raw, spec.value_type)
     _check_range(spec, text, value)
     return value
 
 
-def _parse_double(key: str, text: str) -> float:
+def _parse_double(key: str, text: str, raw: str) -> float:
     """Java ``Double.parseDouble`` (as Kafka's ConfigDef), then kconfigs' own refusal of NaN and
     the infinities, which Java parses and a ZooKeeper-mode kafka-configs would store."""
     try:
         value = parse_java_double(text)
     except ValueError:
-        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type DOUBLE") from None
+        raise ValidationError(f"Invalid value {raw} for configuration {key}: Not a number of type DOUBLE") from None
     if not math.isfinite(value):
         raise ValidationError(f"Invalid value {text} for configuration {key}: must be a finite number")
     return value
 
 
-def _parse_integer(key: str, text: str, value_type: ValueType) -> int:
-    if not _JAVA_INTEGER.fullmatch(text):
-        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type {value_type.value}")
-    value = int(text)
-    if value > _LIMITS[value_type]:
-        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type {value_type.value}")
-    return value
+def _parse_integer(key: str, text: str, raw: str, value_type: ValueType) -> int:
+    limit = _LIMITS[value_type]
+    if not _JAVA_INTEGER.fullmatch(text) or not -limit - 1 <= int(text) <= limit:
+        raise ValidationError(f"Invalid value {raw} for configuration {key}: Not a number of type {value_type.value}")
+    return int(text)
 
 
 def _check_range(spec: QuotaKey, text: str, value: int | float) -> None:

@@ -53,9 +53,9 @@ def merge_update(entity: QuotaEntity, change: ConfigChange) -> ConfigUpdate:
         for key in change.delete:
             merged.pop(key, None)
         check_keys(entity, list(merged))
-        for key, raw in change.add.items():
-            if key in QUOTA_KEYS:
-                parse_value(key, raw)
+        for key in QUOTA_KEYS:  # Kafka's ConfigDef order: its first bad value is the one named
+            if key in change.add:
+                parse_value(key, change.add[key])
         return merged
 
     return update

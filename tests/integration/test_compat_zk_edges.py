@@ -216,3 +216,31 @@ def test_an_unknown_option_is_named_as_joptsimple_names_it(zk_client, zk_connect
     which names the first letter."""
     command = ["--describe", "--user", "u1"]
     assert_same(run_both(zk_client, zk_connect, [*command[:at], token, *command[at:]]))
+
+
+@JVM_EXAMPLES
+@given(
+    lines=st.lists(
+        st.sampled_from(
+            [
+                "producer_byte_rate=[9] ",
+                "consumer_byte_rate:5 # c",
+                "request_percentage\t1.5\t",
+                "consumer_byte_rate = 7 ",
+                "controller_mutation_rate=x\\t ",
+                "producer_byte_rate -9223372036854775809",
+            ]
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    entity=ENTITIES,
+)
+def test_an_add_config_file_value_is_named_as_written_and_checked_in_kafkas_order(
+    zk_client, zk_connect, tmp_path_factory, lines, entity
+):
+    """A properties file's value keeps its trailing blanks, which Kafka's message shows; of
+    several bad values, ConfigDef names the first in its own key order."""
+    path = tmp_path_factory.mktemp("props") / "values.properties"
+    path.write_text("\n".join(lines))
+    assert_same(run_both(zk_client, zk_connect, ["--alter", *entity, "--add-config-file", str(path)]))
