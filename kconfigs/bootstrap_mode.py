@@ -168,7 +168,8 @@ def quota_update(
         missing = [key for key in delete if key not in current]
         if missing:
             raise ValidationError(f"Invalid config(s): {','.join(missing)}")
-        for key, value in add.items():
+        for key in AddedKeys(list(add)).order:  # kafka-configs parses them in its map's order
+            value = add[key]
             try:
                 parse_java_double(value)
             except ValueError:

@@ -207,6 +207,17 @@ def test_names_that_do_not_pair_with_types_are_refused_before_the_configs_are_re
     assert rc == 1 and error
 
 
+@JVM_EXAMPLES
+@given(
+    keys=st.lists(st.sampled_from(QUOTA_KEYS), min_size=2, max_size=4, unique=True),
+    values=st.lists(st.sampled_from(["x", "1_0", "0x1q", "5"]), min_size=4, max_size=4),
+    entity=st.sampled_from([["--user", "{e}"], ["--client", "{e}"], ["--user", "{e}", "--client", "c"]]),
+)
+def test_of_several_unparsable_values_the_first_in_kafkas_order_is_named(broker, keys, values, entity):
+    configs = ",".join(f"{key}={value}" for key, value in zip(keys, values))
+    assert_same(broker, ["--alter", *entity, "--add-config", configs])
+
+
 # -- empty or comments-only --add-config-file -----------------------------------------------
 COMMENT_LINES = st.lists(st.sampled_from(["", "   ", "# a comment", "! bang comment", "\t# tabbed"]), max_size=4)
 
