@@ -244,3 +244,21 @@ def test_an_add_config_file_value_is_named_as_written_and_checked_in_kafkas_orde
     path = tmp_path_factory.mktemp("props") / "values.properties"
     path.write_text("\n".join(lines))
     assert_same(run_both(zk_client, zk_connect, ["--alter", *entity, "--add-config-file", str(path)]))
+
+
+@JVM_EXAMPLES
+@given(
+    lines=st.lists(st.sampled_from(["consumer_byte_rate=12\\", "3", "\\", "   ", "", "# c"]), min_size=1, max_size=4),
+    end=st.sampled_from(["", "\n", "\r", "\r\n", "\\", "\\\n", "\\\r\n"]),
+    newline=st.sampled_from(["\n", "\r\n"]),
+)
+def test_continued_lines_in_an_add_config_file_join_as_kafka_reads_them(
+    zk_client, zk_connect, tmp_path_factory, lines, end, newline
+):
+    """Properties.load reads a stream: where a continued line meets the end of the file decides
+    whether an empty key appears."""
+    path = tmp_path_factory.mktemp("props") / "continued.properties"
+    path.write_bytes((newline.join(lines) + end).encode("latin-1"))
+    assert_same(
+        run_both(zk_client, zk_connect, ["--alter", "--client", "c1", "--add-config-file", str(path)]), emptied=True
+    )
