@@ -126,6 +126,8 @@ class ParsedOptions:
 
     occurrences: list[tuple[str, str | None]] = field(default_factory=list)
     rest: list[str] = field(default_factory=list)
+    #: options whose first occurrence was spelt with one dash (``-force``)
+    single_dash: set[str] = field(default_factory=set)
 
     def has(self, name: str) -> bool:
         return any(n == name for n, _ in self.occurrences)
@@ -143,17 +145,24 @@ class ParsedOptions:
 
 def is_option_token(token: str) -> bool:
     """``--describe``, ``-describe``, ``--entity-type=users``: a kafka-configs option."""
-    return token.startswith("-") and token.lstrip("-").partition("=")[0] in _BY_NAME
+    return token.startswith("-") and _option_name(token) in _BY_NAME
 
 
 def _match_option(token: str) -> OptionSpec:
     """Exact long name only: ConfigCommand builds ``new OptionParser(false)``, which turns
-    joptsimple's abbreviations off (checked against 2.8.2: ``--entity-t`` is rejected).
+    joptsimple's abbreviations off (checked against 2.8.2: ``--entity-t`` is rejected). A
+    single-dash word that is no option is read as a cluster of one-letter options, and
+    kafka-configs has none, so joptsimple names its first letter (``-bogus``: ``b``).
     :raises UsageError:"""
-    name = token.lstrip("-")
+    name = _option_name(token)
     if name in _BY_NAME:
         return _BY_NAME[name]
-    raise UsageError(f"{name} is not a recognized option")
+    raise UsageError(f"{name if token.startswith('--') else token[1:2]} is not a recognized option")
+
+
+def _option_name(token: str) -> str:
+    """``--entity-type=users`` -> ``entity-type``; ``-describe`` -> ``describe``."""
+    return (token[2:] if token.startswith("--") else token[1:]).partition("=")[0]
 
 
 def parse_argv(argv: list[str]) -> ParsedOptions:
@@ -169,8 +178,10 @@ def parse_argv(argv: list[str]) -> ParsedOptions:
         if not token.startswith("-") or token == "-":
             parsed.rest.append(token)
             continue
-        name, eq, inline = token.partition("=")
-        spec = _match_option(name)
+        _, eq, inline = token.partition("=")
+        spec = _match_option(token)
+        if not token.startswith("--") and not parsed.has(spec.name):
+            parsed.single_dash.add(spec.name)
         if not spec.takes_arg:  # joptsimple ignores "=value" on a flag (--describe=x runs)
             parsed.occurrences.append((spec.name, None))
             continue
@@ -234,7 +245,8 @@ def check_args(opts: ParsedOptions, is_valid_ip: Callable[[str], bool], texts: T
     """
     texts = texts or (lambda: default_texts(opts))
     if opts.has("force") and connect_mode(opts) == "bootstrap" and not texts().accepts_force:
-        raise UsageError("force is not a recognized option")  # joptsimple, at parse time (4.x)
+        # joptsimple, at parse time (4.x); -force is read as a cluster of one-letter options
+        raise UsageError(f"{'f' if 'force' in opts.single_dash else 'force'} is not a recognized option")
     _check_actions(opts)
     types = entity_types(opts)
     _check_types(opts, types, texts)

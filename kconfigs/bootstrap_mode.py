@@ -7,9 +7,10 @@ checked against Kafka 3.9.2 ``kafka.admin.ConfigCommand`` and 4.3.1 ``org.apache
 which print the same texts).
 
 Collections in the "Unexpected config names" messages are rendered as Scala 2.13 prints them:
-added keys come from a Map's key set (``Set(a, b)``), deleted keys from joptsimple's value list
-(``ArrayBuffer(a, b)``). Scala sets of more than 4 keys print in hash order; here they keep the
-command-line order (the order is unspecified in kafka-configs too).
+added keys come from a Map's key set (``Set(a, b)``, in the order of the ``java.util.Properties``
+the keys were parsed into), deleted keys from joptsimple's value list (``ArrayBuffer(a, b)``).
+Scala sets of more than 4 keys print in the order of its hash trie; here they keep the
+Properties' order.
 """
 
 from __future__ import annotations
@@ -19,18 +20,14 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from kconfigs.errors import UsageError, ValidationError
 from kconfigs.javafmt import double_to_string, parse_java_double
-from kconfigs.keys import CLIENT_KEYS, QUOTA_KEYS, Scope
+from kconfigs.jvm_order import AddedKeys, java_properties_order, scala_set_text
+from kconfigs.keys import CLIENT_KEYS, QUOTA_KEYS, SCRAM_KEYS, Scope
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
 
 CLIENT_OR_USER_QUOTA_KEYS = CLIENT_KEYS
 IP_QUOTA_KEYS = tuple(key.name for key in QUOTA_KEYS.values() if key.scope is Scope.IP)
-SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 _TYPE_OF = {"users": EntityType.USER, "clients": EntityType.CLIENT_ID, "ips": EntityType.IP}
 _DISPLAY = {EntityType.USER: "user-principal", EntityType.CLIENT_ID: "client-id", EntityType.IP: "ip"}
-
-
-def _scala_set(items: Iterable[str]) -> str:
-    return "Set(" + ", ".join(dict.fromkeys(items)) + ")"
 
 
 def _scala_buffer(items: Iterable[str]) -> str:
@@ -54,30 +51,14 @@ def check_key_characters(add: Mapping[str, str], texts) -> None:
         raise UsageError(f"Invalid character found for config key: {java_properties_order(bad, len(add))[0]}")
 
 
-def java_properties_order(keys: Sequence[str], size: int) -> list[str]:
-    """Iteration order of ``keys`` in a ``java.util.Properties`` holding ``size`` keys (JDK 9+:
-    a ConcurrentHashMap of 16 bins that doubles at 3/4 full; bin = spread(hashCode) & (n - 1),
-    each bin in insertion order)."""
-    from kconfigs.keys import java_string_hash
-
-    bins = 16
-    while size >= bins - (bins >> 2):
-        bins *= 2
-
-    def bin_of(key: str) -> int:
-        h = java_string_hash(key)
-        return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (bins - 1)
-
-    return sorted(keys, key=bin_of)  # stable: insertion order within a bin
-
-
 def check_alter_keys(types: Sequence[str], names: Sequence[str], add: Mapping[str, str], delete: Sequence[str]) -> str:
     """kafka-configs' key checks for an alter; returns ``"quota"`` or ``"scram"`` (which API).
 
     :raises UsageError: with kafka-configs' IllegalArgumentException text.
     """
+    added = AddedKeys(list(add))  # kafka-configs' order, not the command line's
     if types[0] == "ips":
-        unknown = [k for k in [*add, *delete] if k not in IP_QUOTA_KEYS]
+        unknown = added.keys_plus(delete, lambda k: k not in IP_QUOTA_KEYS)
         if unknown:
             raise UsageError(
                 "Only connection quota configs can be added for 'ips' using --bootstrap-server. "
@@ -86,15 +67,15 @@ def check_alter_keys(types: Sequence[str], names: Sequence[str], add: Mapping[st
         return "quota"
     is_quota = lambda key: key in CLIENT_OR_USER_QUOTA_KEYS  # noqa: E731 (mirrors QuotaConfigs.isClientOrUserQuotaConfig)
     is_scram = lambda key: key in SCRAM_KEYS  # noqa: E731
-    unknown_add = [k for k in add if not (is_scram(k) or is_quota(k))]
+    unknown_add = added.keys_where(lambda k: not (is_scram(k) or is_quota(k)))
     unknown_delete = [k for k in delete if not (is_scram(k) or is_quota(k))]
-    scram_add = [k for k in add if is_scram(k)]
+    scram_add = added.keys_where(is_scram)
     scram_delete = [k for k in delete if is_scram(k)]
     if types[0] == "clients" or len(types) == 2:
         if unknown_add or scram_add:
             raise UsageError(
                 "Only quota configs can be added for 'clients' using --bootstrap-server. "
-                f"Unexpected config names: {_scala_set(unknown_add + scram_add)}"
+                f"Unexpected config names: {scala_set_text(unknown_add, scram_add)}"
             )
         if unknown_delete or scram_delete:
             raise UsageError(
@@ -112,7 +93,7 @@ def _check_user_keys(names, unknown_add, unknown_delete, scram_keys, has_quota) 
     if unknown_add:
         raise UsageError(
             "Only quota and SCRAM credential configs can be added for 'users' using "
-            f"--bootstrap-server. Unexpected config names: {_scala_set(unknown_add)}"
+            f"--bootstrap-server. Unexpected config names: {scala_set_text(unknown_add)}"
         )
     if unknown_delete:
         raise UsageError(
@@ -132,13 +113,21 @@ def _check_user_keys(names, unknown_add, unknown_delete, scram_keys, has_quota) 
             )
 
 
-def alter_entity(types: Sequence[str], names: Sequence[str]) -> QuotaEntity:
-    """The entity an alter targets (types and names paired by index; ``""`` = default).
+def check_entity_names(types: Sequence[str], names: Sequence[str]) -> None:
+    """An alter names one entity per type; kafka-configs checks it before it reads the configs.
 
     :raises UsageError: ``An entity name must be specified for every entity type``.
     """
     if len(types) != len(names):
         raise UsageError("An entity name must be specified for every entity type")
+
+
+def alter_entity(types: Sequence[str], names: Sequence[str]) -> QuotaEntity:
+    """The entity an alter targets (types and names paired by index; ``""`` = default).
+
+    :raises UsageError: ``An entity name must be specified for every entity type``.
+    """
+    check_entity_names(types, names)
     parts = {_TYPE_OF[t]: (DEFAULT if n == "" else n) for t, n in zip(types, names)}
     return QuotaEntity(
         user=parts.get(EntityType.USER), client_id=parts.get(EntityType.CLIENT_ID), ip=parts.get(EntityType.IP)
@@ -179,7 +168,8 @@ def quota_update(
         missing = [key for key in delete if key not in current]
         if missing:
             raise ValidationError(f"Invalid config(s): {','.join(missing)}")
-        for key, value in add.items():
+        for key in AddedKeys(list(add)).order:  # kafka-configs parses them in its map's order
+            value = add[key]
             try:
                 parse_java_double(value)
             except ValueError:

@@ -17,6 +17,8 @@ Rules (java.util.Properties#load javadoc):
 
 from __future__ import annotations
 
+import re
+
 from kconfigs.errors import ValidationError
 
 _BLANKS = " \t\f"
@@ -43,9 +45,11 @@ def parse_properties(text: str) -> dict[str, str]:
     return result
 
 
-def _natural_lines(text: str) -> list[str]:
-    """Split on \\n, \\r, \\r\\n (not on the other separators str.splitlines knows)."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+def _natural_lines(text: str) -> list[tuple[str, str]]:
+    """(line, its terminator) for \\n, \\r, \\r\\n (not the other separators str.splitlines
+    knows); the last line's terminator is "" (it may itself be "" after a final terminator)."""
+    pieces = re.split(r"(\r\n|\r|\n)", text)
+    return [(pieces[i], pieces[i + 1] if i + 1 < len(pieces) else "") for i in range(0, len(pieces), 2)]
 
 
 def _ends_with_continuation(line: str) -> bool:
@@ -54,20 +58,33 @@ def _ends_with_continuation(line: str) -> bool:
 
 
 def _logical_lines(text: str) -> list[str]:
-    """Join continued lines; drop blank and comment lines."""
+    """Join continued lines; drop blank and comment lines.
+
+    Java reads the file as a stream, so a backslash that continues into the end of the file
+    behaves by how the file ends: a line of nothing but that backslash is an empty key when the
+    backslash or its one-character line end (\\n or \\r) is the file's last character, and no
+    line when \\r\\n or more blank text follows.
+    """
     logical: list[str] = []
-    lines = iter(_natural_lines(text))
-    for line in lines:
+    lines = _natural_lines(text)
+    index = 0
+    while index < len(lines):
+        line, end = lines[index]
+        index += 1
         stripped = line.lstrip(_BLANKS)
         if not stripped or stripped[0] in "#!":
             continue
+        keep_empty = False
         while _ends_with_continuation(stripped):
             stripped = stripped[:-1]  # the backslash that escapes the line end
-            following = next(lines, None)
-            if following is None:
+            if end == "" or (end != "\r\n" and index == len(lines) - 1 and lines[index] == ("", "")):
+                keep_empty = True  # the stream ended at the backslash or its line end
                 break
+            following, end = lines[index]
+            index += 1
             stripped += following.lstrip(_BLANKS)
-        logical.append(stripped)
+        if stripped or keep_empty:
+            logical.append(stripped)
     return logical
 
 

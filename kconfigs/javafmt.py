@@ -78,7 +78,7 @@ def parse_java_double(text: str) -> float:
     ``NaN``, ``Infinity``, hex floats ``0x1p3``) and nothing else (no ``inf``, no ``1_000``).
     :raises ValueError: where Java throws NumberFormatException.
     """
-    trimmed = _java_trim(text)
+    trimmed = java_trim(text)
     if trimmed in _SPECIAL:
         return _SPECIAL[trimmed]
     if _DECIMAL.fullmatch(trimmed):
@@ -90,7 +90,7 @@ def parse_java_double(text: str) -> float:
     raise ValueError(f'For input string: "{text}"')
 
 
-def _java_trim(text: str) -> str:
+def java_trim(text: str) -> str:
     """``String.trim()`` strips every char <= U+0020 (not Unicode whitespace)."""
     start, end = 0, len(text)
     while start < end and text[start] <= " ":

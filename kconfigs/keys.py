@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Mapping
 
 from kconfigs.errors import ValidationError
-from kconfigs.javafmt import parse_java_double
+from kconfigs.javafmt import java_trim, parse_java_double
 from kconfigs.model import DEFAULT, QuotaEntity
 
 
@@ -79,6 +79,8 @@ WHOLE_NUMBER_KEYS = frozenset(k.name for k in _TABLE if k.value_type is not Valu
 #: keys of users, client-ids and (user, client-id) pairs, in Kafka's order
 CLIENT_KEYS = tuple(k.name for k in _TABLE if k.scope is Scope.USER_CLIENT)
 
+#: the SCRAM mechanisms, in the order of Kafka's ScramMechanism enum (the order kafka-configs
+#: converts, and so checks, their values)
 SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
 _JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -109,75 +111,46 @@ def check_keys(entity: QuotaEntity, keys: Mapping[str, object] | list[str]) -> N
     valid = set(keys_for(entity)) | (set(SCRAM_KEYS) if scram_allowed(entity) else set())
     unknown = [k for k in keys if k not in valid]
     if unknown:
+        from kconfigs.jvm_order import scala_hash_set_order
+
         listed = ", ".join(scala_hash_set_order(unknown))
         raise ValidationError(f"requirement failed: Unknown Dynamic Configuration: HashSet({listed}).")
-
-
-def scala_hash_set_order(names: list[str]) -> list[str]:
-    """The order in which Kafka 2.8 (Scala 2.13) prints a ``mutable.HashSet`` of strings, so the
-    unknown-key message matches kafka-configs for several keys too (checked against 2.8.2).
-
-    The set's table starts at 16 slots and doubles once it holds 0.75 x its size; an element
-    sits in slot ``h & (size - 1)`` with ``h = hashCode ^ (hashCode >>> 16)``, and each slot's
-    chain is sorted by ``h`` (as a signed int). Iteration walks the slots in order.
-    """
-    unique = list(dict.fromkeys(names))
-    size = 16
-    while len(unique) >= int(size * 0.75):
-        size *= 2
-
-    def slot(name: str) -> tuple[int, int]:
-        h = java_string_hash(name)
-        improved = h ^ (h >> 16)
-        signed = improved - (1 << 32) if improved & 0x80000000 else improved
-        return improved & (size - 1), signed
-
-    return sorted(unique, key=slot)
-
-
-def java_string_hash(text: str) -> int:
-    """``String.hashCode`` over UTF-16 code units, as an unsigned 32-bit value."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
-    return h
 
 
 def parse_value(key: str, raw: str) -> int | float:
     """Parse a stored or typed quota value to a number, checking it as KRaft would.
 
+    As Kafka's ConfigDef, the value is parsed trimmed and named as given (a properties file's
+    value keeps its trailing blanks).
     :raises ValidationError: naming the key and the value.
     """
     spec = QUOTA_KEYS[key]
-    text = raw.strip()
+    text = java_trim(raw)
     if spec.value_type is ValueType.DOUBLE:
-        value: int | float = _parse_double(key, text)
+        value: int | float = _parse_double(key, text, raw)
     else:
-        value = _parse_integer(key, text, spec.value_type)
+        value = _parse_integer(key, text, raw, spec.value_type)
     _check_range(spec, text, value)
     return value
 
 
-def _parse_double(key: str, text: str) -> float:
+def _parse_double(key: str, text: str, raw: str) -> float:
     """Java ``Double.parseDouble`` (as Kafka's ConfigDef), then kconfigs' own refusal of NaN and
     the infinities, which Java parses and a ZooKeeper-mode kafka-configs would store."""
     try:
         value = parse_java_double(text)
     except ValueError:
-        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type DOUBLE") from None
+        raise ValidationError(f"Invalid value {raw} for configuration {key}: Not a number of type DOUBLE") from None
     if not math.isfinite(value):
         raise ValidationError(f"Invalid value {text} for configuration {key}: must be a finite number")
     return value
 
 
-def _parse_integer(key: str, text: str, value_type: ValueType) -> int:
-    if not _JAVA_INTEGER.fullmatch(text):
-        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type {value_type.value}")
-    value = int(text)
-    if value > _LIMITS[value_type]:
-        raise ValidationError(f"Invalid value {text} for configuration {key}: Not a number of type {value_type.value}")
-    return value
+def _parse_integer(key: str, text: str, raw: str, value_type: ValueType) -> int:
+    limit = _LIMITS[value_type]
+    if not _JAVA_INTEGER.fullmatch(text) or not -limit - 1 <= int(text) <= limit:
+        raise ValidationError(f"Invalid value {raw} for configuration {key}: Not a number of type {value_type.value}")
+    return int(text)
 
 
 def _check_range(spec: QuotaKey, text: str, value: int | float) -> None:

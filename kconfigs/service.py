@@ -20,12 +20,19 @@ class ConfigChange:
 
 
 def prepare_add(entity: QuotaEntity, add: Mapping[str, str], salt: Callable[[], bytes]) -> dict[str, str]:
-    """Turn SCRAM passwords into stored credentials (users only, as kafka-configs' ZK mode)."""
+    """Turn SCRAM passwords into stored credentials whenever the entity's first type is users, as
+    kafka-configs' ZK mode does before anything else is checked: a bad password value is the
+    error even for a (user, client) entity or the default user, whose keys are checked next and
+    refuse SCRAM keys as unknown."""
     from kconfigs.scram import credential
 
-    if entity.user is None or entity.client_id is not None:
+    if entity.user is None:
         return dict(add)
-    return {k: (credential(k, v, salt()) if k in SCRAM_KEYS else v) for k, v in add.items()}
+    prepared = dict(add)
+    for mechanism in SCRAM_KEYS:  # in the enum's order, whatever the command line's
+        if mechanism in add:
+            prepared[mechanism] = credential(mechanism, add[mechanism], salt())
+    return prepared
 
 
 def merge_update(entity: QuotaEntity, change: ConfigChange) -> ConfigUpdate:
@@ -46,9 +53,9 @@ def merge_update(entity: QuotaEntity, change: ConfigChange) -> ConfigUpdate:
         for key in change.delete:
             merged.pop(key, None)
         check_keys(entity, list(merged))
-        for key, raw in change.add.items():
-            if key in QUOTA_KEYS:
-                parse_value(key, raw)
+        for key in QUOTA_KEYS:  # Kafka's ConfigDef order: its first bad value is the one named
+            if key in change.add:
+                parse_value(key, change.add[key])
         return merged
 
     return update

@@ -15,6 +15,7 @@ def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[st
         if S.describes_scram(types, names):
             lines += S.scram_describe_lines(store.user_scram_credentials().describe(names))
         return lines
+    B.check_entity_names(types, names)  # before the configs are read, SCRAM alters included
     add, delete = configs_to_add(opts, texts), configs_to_delete(opts)
     B.check_key_characters(add, texts)
     if B.check_alter_keys(types, names, add, delete) == "scram":

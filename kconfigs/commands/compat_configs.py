@@ -25,7 +25,7 @@ def configs_to_add(opts: A.ParsedOptions, texts: A.TextsSource | None = None) ->
     if path is None:
         return {}
     try:
-        with open(path, encoding="latin-1") as handle:
+        with open(path, encoding="latin-1", newline="") as handle:  # line ends as written
             return parse_properties(handle.read())
     except OSError as err:
         raise UsageError(f"Cannot read --add-config-file {path}: {err.strerror}") from None

@@ -129,7 +129,7 @@ def _read_properties(path: str) -> dict[str, str]:
     from kconfigs.java_properties import parse_properties
 
     try:
-        with open(path, encoding="latin-1") as handle:  # java.util.Properties reads ISO-8859-1
+        with open(path, encoding="latin-1", newline="") as handle:  # as Properties.load: ISO-8859-1, line ends kept
             return parse_properties(handle.read())
     except OSError as err:
         raise UsageError(f"Cannot read {path}: {err.strerror}") from None

@@ -1,225 +1,18 @@
 """``kconfigs analyze``: quota reports, recommendations and what-if replays on PySpark.
 
-Only option parsing and wiring live here; pyspark, rich and numpy are imported inside the
-commands so that ``kconfigs --help`` and ``kconfigs analyze --help`` stay fast.
+Only the commands' wiring lives here (their shared options in ``analyze_options``); pyspark,
+rich and numpy are imported inside the commands so that ``kconfigs --help`` and
+``kconfigs analyze --help`` stay fast.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, Iterator
+from typing import Iterator
 
 import click
 
-from kconfigs.commands.options import store_options
-
-
-def _check_timezone(ctx, param, value: str | None) -> str | None:
-    """A zone name (tz database) or a UTC offset; checked before Spark starts."""
-    import re
-    import zoneinfo
-
-    if value is None or re.fullmatch(r"(UTC|GMT)?[+-]\d{1,2}(:\d{2})?|UTC|GMT|Z", value):
-        return value
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise click.BadParameter(f"unknown time zone {value!r} (use e.g. Europe/Paris, UTC or +02:00)") from None
-    return value
-
-
-def _input_args(kwargs: dict):
-    """InputArgs from the shared input options (popped from ``kwargs``). :raises UsageError:"""
-    from kconfigs.errors import UsageError
-    from kconfigs_analysis.dumpfiles import ReadOptions
-    from kconfigs_analysis.jobs import InputArgs
-
-    interval_s = kwargs.pop("scrape_interval_s")
-    read = ReadOptions(
-        kwargs.pop("jmx_date_format"), kwargs.pop("timezone"), None if interval_s is None else round(interval_s * 1000)
-    )
-    prometheus = _prometheus_query(kwargs)
-    paths = list(kwargs.pop("inputs"))
-    if not paths and prometheus is None:
-        raise UsageError("Give metric dumps (DUMP...) or --prometheus-url URL")
-    return InputArgs(paths, kwargs.pop("input_format"), kwargs.pop("strict"), read, prometheus)
-
-
-def _prometheus_query(kwargs: dict):
-    """PrometheusQuery from the --prometheus-* / --since / --until / --step options, or None."""
-    from kconfigs.clock import MONOTONIC
-    from kconfigs.errors import UsageError
-    from kconfigs_analysis.prometheus_api import PrometheusQuery
-    from kconfigs_analysis.prometheus_time import parse_duration_s, query_range_of
-
-    given = {k: kwargs.pop(k) for k in _PROMETHEUS_KEYS}
-    url = given.pop("prometheus_url")
-    if url is None:
-        named = [k for k in ("since", "until", "step") if given[k] is not None]
-        if named:
-            raise UsageError(f"--{named[0]} reads from Prometheus: give --prometheus-url too")
-        return None
-    start_s, end_s = query_range_of(given["since"] or "24h", given["until"], MONOTONIC.wall_ms() / 1000)
-    return PrometheusQuery(
-        url,
-        start_s,
-        end_s,
-        parse_duration_s(given["step"] or "15s"),
-        given["prometheus_user"],
-        given["prometheus_password"],
-        given["prometheus_token"],
-        given["prometheus_ca_file"],
-        given["prometheus_insecure"],
-        given["prometheus_timeout_s"],
-        given["prometheus_match"],
-    )
-
-
-_PROMETHEUS_KEYS = (
-    "prometheus_url",
-    "since",
-    "until",
-    "step",
-    "prometheus_user",
-    "prometheus_password",
-    "prometheus_token",
-    "prometheus_ca_file",
-    "prometheus_insecure",
-    "prometheus_timeout_s",
-    "prometheus_match",
-)
-
-
-def _prometheus_options(func: Callable) -> Callable:
-    options = [
-        click.option(
-            "--prometheus-url",
-            envvar="KCONFIGS_PROMETHEUS_URL",
-            metavar="URL",
-            help="Read the quota series from this Prometheus server (query_range) instead of, or as well as, dumps.",
-        ),
-        click.option(
-            "--since",
-            metavar="WHEN",
-            help="Start of the range: a duration before --until (24h), epoch seconds or an ISO time [default: 24h].",
-        ),
-        click.option(
-            "--until",
-            metavar="WHEN",
-            help="End of the range: a duration ago, epoch seconds or an ISO time [default: now].",
-        ),
-        click.option(
-            "--step",
-            metavar="DURATION",
-            help="Query resolution; use the scrape interval (a larger step skips samples) [default: 15s].",
-        ),
-        click.option("--prometheus-user", envvar="KCONFIGS_PROMETHEUS_USER", metavar="USER", help="Basic auth user."),
-        click.option(
-            "--prometheus-password",
-            envvar="KCONFIGS_PROMETHEUS_PASSWORD",
-            metavar="PASSWORD",
-            help="Basic auth password (better: $KCONFIGS_PROMETHEUS_PASSWORD).",
-        ),
-        click.option(
-            "--prometheus-token",
-            envvar="KCONFIGS_PROMETHEUS_TOKEN",
-            metavar="TOKEN",
-            help="Bearer token (better: $KCONFIGS_PROMETHEUS_TOKEN).",
-        ),
-        click.option(
-            "--prometheus-ca-file",
-            type=click.Path(dir_okay=False, exists=True),
-            help="CA certificates (PEM) to verify an https:// server.",
-        ),
-        click.option("--prometheus-insecure", is_flag=True, help="Do not verify the server's TLS certificate."),
-        click.option(
-            "--prometheus-timeout",
-            "prometheus_timeout_s",
-            type=click.FloatRange(min=0, min_open=True),
-            default=30.0,
-            show_default=True,
-            metavar="SECONDS",
-            help="Per request.",
-        ),
-        click.option(
-            "--prometheus-match",
-            metavar="MATCHERS",
-            help='More label matchers for the quota series, e.g. \'job="kafka",env="prod"\'.',
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def _input_options(func: Callable) -> Callable:
-    options = [
-        click.argument("inputs", nargs=-1, metavar="[DUMP]..."),
-        click.option(
-            "--input-format",
-            type=click.Choice(["jmxtool", "prometheus", "usage-log", "trace"]),
-            help="Format of every input (default: detected per file; trace: whatif only).",
-        ),
-        click.option("--strict", is_flag=True, help="Fail when any input line is malformed."),
-        click.option(
-            "--jmx-date-format",
-            metavar="PATTERN",
-            help="JmxTool --date-format pattern of the time column (default: epoch ms, else yyyy-MM-dd HH:mm:ss).",
-        ),
-        click.option(
-            "--timezone",
-            metavar="ZONE",
-            callback=_check_timezone,
-            help="Zone of --jmx-date-format times, e.g. Europe/Paris or +02:00 (JmxTool "
-            "prints the broker host's local time; default: this machine's zone).",
-        ),
-        click.option(
-            "--scrape-interval",
-            "scrape_interval_s",
-            type=click.FloatRange(min=0, min_open=True),
-            metavar="SECONDS",
-            help="Period of Prometheus scrapes appended to one file without timestamps "
-            "(curl >> file in a loop); such a file is refused without it.",
-        ),
-        click.option(
-            "--quotas",
-            "quota_file",
-            type=click.Path(dir_okay=False),
-            help="Quota file (TOML [[quota]] tables) with the quotas in force.",
-        ),
-        click.option("--master", default="local[*]", show_default=True, help="Spark master URL."),
-        click.option("--driver-memory", default="2g", show_default=True, help="Spark driver memory."),
-        click.option("--verbose", is_flag=True, help="Show Spark's own logging."),
-        click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (errors only)."),
-        click.option("--no-progress", is_flag=True, hidden=True, help="Same as --quiet."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return store_options(_prometheus_options(func))
-
-
-def _output_options(func: Callable) -> Callable:
-    options = [
-        click.option(
-            "--format",
-            "fmt",
-            type=click.Choice(["table", "json", "csv", "parquet"]),
-            default="table",
-            show_default=True,
-            help="table = rich summary on stdout; json/csv/parquet = entity rows.",
-        ),
-        click.option(
-            "--output",
-            "output_path",
-            type=click.Path(dir_okay=False),
-            help="Write json/csv/parquet here instead of stdout (required for parquet).",
-        ),
-        click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write the HTML report here."),
-        click.option("--top", "top_n", default=10, show_default=True, type=click.IntRange(1), help="Entities listed."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+from kconfigs_analysis.commands.analyze_options import input_args, input_options, output_options
 
 
 def _quota_records(kwargs: dict) -> list | None:
@@ -277,7 +70,7 @@ def _spark(kwargs: dict, progress, inputs) -> Iterator:
 def _report_args(kwargs: dict, top_n: int):
     from kconfigs_analysis.jobs import ReportArgs
 
-    return ReportArgs(_input_args(kwargs), _quota_records(kwargs), top_n=top_n)
+    return ReportArgs(input_args(kwargs), _quota_records(kwargs), top_n=top_n)
 
 
 def _emit(data, fmt: str, output_path: str | None, html_path: str | None, extra: dict | None = None) -> None:
@@ -297,8 +90,8 @@ def analyze() -> None:
 
 
 @analyze.command("report")
-@_input_options
-@_output_options
+@input_options
+@output_options
 def report_command(fmt, output_path, html_path, top_n, **kwargs) -> None:
     """Per-entity percentiles, utilisation vs the effective quota, throttling, idle quotas."""
     with _progress(kwargs, "report: starting") as progress:
@@ -312,8 +105,8 @@ def report_command(fmt, output_path, html_path, top_n, **kwargs) -> None:
 
 
 @analyze.command("recommend")
-@_input_options
-@_output_options
+@input_options
+@output_options
 @click.option(
     "--write",
     "write_path",
@@ -360,7 +153,7 @@ def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile
 
 
 @analyze.command("whatif")
-@_input_options
+@input_options
 @click.option(
     "--proposed",
     "proposed_file",
@@ -385,7 +178,7 @@ def whatif_command(proposed_file, fmt, output_path, top_n, **kwargs) -> None:
     with _progress(kwargs, "whatif: starting") as progress:
         from kconfigs_analysis.jobs import WhatIfArgs, run_whatif  # pyspark: after the first progress line
 
-        args = WhatIfArgs(_input_args(kwargs), quota_io.load_quota_file(proposed_file), _quota_records(kwargs))
+        args = WhatIfArgs(input_args(kwargs), quota_io.load_quota_file(proposed_file), _quota_records(kwargs))
         with _spark(kwargs, progress, args.inputs) as spark:
             rows = run_whatif(spark, args, progress.step)
     if fmt == "table":

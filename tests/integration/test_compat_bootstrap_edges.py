@@ -151,6 +151,73 @@ def test_a_key_named_twice_is_refused_and_nothing_changes(broker, key, preset, f
         assert mine == theirs
 
 
+# -- unexpected keys, listed in the order of kafka-configs' collections ----------------------
+ODD_KEYS = ["foo", "", "b", "some_config", "retention.ms", "x", "SCRAM-SHA-512", "connection_creation_rate"]
+
+
+@settings(JVM_EXAMPLES, max_examples=40)
+@given(
+    keys=st.lists(st.sampled_from([*ODD_KEYS, "producer_byte_rate", "consumer_byte_rate"]), min_size=2, max_size=7),
+    deletes=st.lists(st.sampled_from(["zz", "foo", "connection_creation_rate"]), max_size=2),
+    entity=st.sampled_from(
+        [["--user", "{e}"], ["--client", "{e}"], ["--user", "{e}", "--client", "c"], ["--ip", "10.9.8.7"]]
+    ),
+)
+def test_unexpected_keys_are_listed_in_kafkas_order(broker, keys, deletes, entity):
+    """kafka-configs names the keys it refuses in the iteration order of the collections it keeps
+    them in (a Properties, then Scala maps and sets: hash order beyond 4 keys), not the command
+    line's, and prints a rebuilt set of more than 4 keys as ``HashSet``."""
+    args = ["--add-config", ",".join(f"{key}=1" for key in keys)]
+    if "--ip" in entity:
+        args += ["--delete-config", ",".join(deletes)] if deletes else []
+        if not {*keys, *deletes} - {"connection_creation_rate"}:
+            return  # an alter the ip takes
+    elif not set(keys) & set(ODD_KEYS):
+        return  # quota keys only: an alter the entity takes
+    rc, error, _ = assert_same(broker, ["--alter", *entity, *args])
+    assert rc == 1 and error
+
+
+# -- option spellings joptsimple does not know, and names that do not pair -----------------
+UNKNOWN_SPELLINGS = ["-bogus", "-force", "-=x", "---describe", "-5", "--bogus=1", "-bogus=1", "-Describe", "--=x"]
+
+
+@JVM_EXAMPLES
+@given(token=st.sampled_from(UNKNOWN_SPELLINGS), at=st.integers(0, 3))
+def test_an_unknown_option_is_named_as_joptsimple_names_it(broker, token, at):
+    """A single-dash word that is no option is a cluster of one-letter options to joptsimple,
+    which names the first letter; 4.x no longer knows --force."""
+    command = ["--describe", "--user", "{e}"]
+    assert_same(broker, [*command[:at], token, *command[at:]])
+
+
+@JVM_EXAMPLES
+@given(
+    entity=st.sampled_from(
+        [
+            ["--entity-type", "users", "--entity-name", "{e}", "--entity-name", "c2"],
+            ["--entity-type", "users", "--entity-type", "clients", "--entity-name", "{e}"],
+            ["--user", "{e}", "--entity-name", "c2"],
+        ]
+    ),
+    configs=st.sampled_from(["nonsense", "producer_byte_rate=1", "SCRAM-SHA-256=[password=p]", "foo=1"]),
+)
+def test_names_that_do_not_pair_with_types_are_refused_before_the_configs_are_read(broker, entity, configs):
+    rc, error, _ = assert_same(broker, ["--alter", *entity, "--add-config", configs])
+    assert rc == 1 and error
+
+
+@JVM_EXAMPLES
+@given(
+    keys=st.lists(st.sampled_from(QUOTA_KEYS), min_size=2, max_size=4, unique=True),
+    values=st.lists(st.sampled_from(["x", "1_0", "0x1q", "5"]), min_size=4, max_size=4),
+    entity=st.sampled_from([["--user", "{e}"], ["--client", "{e}"], ["--user", "{e}", "--client", "c"]]),
+)
+def test_of_several_unparsable_values_the_first_in_kafkas_order_is_named(broker, keys, values, entity):
+    configs = ",".join(f"{key}={value}" for key, value in zip(keys, values))
+    assert_same(broker, ["--alter", *entity, "--add-config", configs])
+
+
 # -- empty or comments-only --add-config-file -----------------------------------------------
 COMMENT_LINES = st.lists(st.sampled_from(["", "   ", "# a comment", "! bang comment", "\t# tabbed"]), max_size=4)
 

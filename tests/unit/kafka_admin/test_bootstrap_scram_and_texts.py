@@ -3,7 +3,7 @@ kafka-configs 3.9.2 / 4.3.1 printed (the integration differential tests generate
 
 import pytest
 
-from kconfigs.bootstrap_mode import check_key_characters, check_no_repeated_key, java_properties_order
+from kconfigs.bootstrap_mode import check_key_characters, check_no_repeated_key
 from kconfigs.bootstrap_scram import (
     check_keyless_alter,
     check_passwords,
@@ -12,6 +12,7 @@ from kconfigs.bootstrap_scram import (
     scram_upsertion,
 )
 from kconfigs.errors import KconfigsError, UsageError, ValidationError
+from kconfigs.jvm_order import java_properties_order
 from kconfigs.kafka_admin.error_codes import error_for_code
 from kconfigs.kafka_texts import TEXTS, Dialect, dialect_from_api_versions, dialect_from_option
 from kconfigs.model import DEFAULT, QuotaEntity

@@ -53,3 +53,14 @@ def test_malformed_unicode_escape_is_one_clear_error():
 def test_missing_file_is_one_clear_error(tmp_path):
     with pytest.raises(ValidationError, match="Cannot read properties file .*nope.properties"):
         load_properties_file(str(tmp_path / "nope.properties"))
+
+
+def test_a_backslash_continued_into_the_end_of_the_file_reads_as_java_streams_it():
+    # Kafka 2.8.2 and 3.9.2 read these with Properties.load: a lone backslash is an empty key
+    # when it, or its one-character line end, ends the file; no line when \r\n or blanks follow.
+    assert parse_properties("a=1\\\n 2\r\n\\\r\n") == {"a": "12"}
+    assert parse_properties("a=1\n\\") == {"a": "1", "": ""}
+    assert parse_properties("a=1\n\\\n") == {"a": "1", "": ""}
+    assert parse_properties("\\\n\nb=3\n\\\n   ") == {"b": "3"}
+    assert parse_properties("b=3\\") == {"b": "3"}
+    assert parse_properties("\\\n#x=1") == {"#x": "1"}  # not a comment: the line began with "\\"

@@ -1,0 +1,127 @@
+"""The orders in which the JVM collections kafka-configs builds iterate, so that the messages
+listing several keys name them in the order Kafka prints (pure functions over strings)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+_MASK = 0xFFFFFFFF
+
+
+def java_string_hash(text: str) -> int:
+    """``String.hashCode`` over UTF-16 code units, as an unsigned 32-bit value."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & _MASK
+    return h
+
+
+def java_properties_order(keys: Sequence[str], size: int) -> list[str]:
+    """Iteration order of ``keys`` in a ``java.util.Properties`` holding ``size`` keys (JDK 9+:
+    a ConcurrentHashMap of 16 bins that doubles at 3/4 full; bin = spread(hashCode) & (n - 1),
+    each bin in insertion order)."""
+    bins = 16
+    while size >= bins - (bins >> 2):
+        bins *= 2
+
+    def bin_of(key: str) -> int:
+        h = java_string_hash(key)
+        return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (bins - 1)
+
+    return sorted(keys, key=bin_of)  # stable: insertion order within a bin
+
+
+def scala_hash_set_order(names: list[str]) -> list[str]:
+    """The order in which Kafka 2.8 (Scala 2.13) prints a ``mutable.HashSet`` of strings, so the
+    unknown-key message matches kafka-configs for several keys too (checked against 2.8.2).
+
+    The set's table starts at 16 slots and doubles once it holds 0.75 x its size; an element
+    sits in slot ``h & (size - 1)`` with ``h = hashCode ^ (hashCode >>> 16)``, and each slot's
+    chain is sorted by ``h`` (as a signed int). Iteration walks the slots in order.
+    """
+    unique = list(dict.fromkeys(names))
+    size = 16
+    while len(unique) >= int(size * 0.75):
+        size *= 2
+
+    def slot(name: str) -> tuple[int, int]:
+        h = java_string_hash(name)
+        improved = h ^ (h >> 16)
+        signed = improved - (1 << 32) if improved & 0x80000000 else improved
+        return improved & (size - 1), signed
+
+    return sorted(unique, key=slot)
+
+
+def _scala_improve(hash_code: int) -> int:
+    """Scala 2.13 ``Hashing.improve``: the hash its immutable HashMap and HashSet (CHAMP tries)
+    are keyed by."""
+    h = (hash_code + (~(hash_code << 9) & _MASK)) & _MASK
+    h ^= h >> 14
+    h = (h + (h << 4)) & _MASK
+    return h ^ (h >> 10)
+
+
+def scala_champ_order(names: Sequence[str], _shift: int = 0) -> list[str]:
+    """Iteration order of a Scala 2.13 immutable ``HashMap``/``HashSet`` of ``names`` (distinct).
+
+    A trie node sorts its entries by 5 bits of the improved hash (lowest first); entries alone
+    in their slot are the node's payload, iterated before the sub-nodes that hold slots shared
+    by several entries, each sub-node the same way on the next 5 bits.
+    """
+    if _shift >= 32:  # a collision node: insertion order
+        return list(names)
+    slots: dict[int, list[str]] = {}
+    for name in names:
+        slots.setdefault((_scala_improve(java_string_hash(name)) >> _shift) & 31, []).append(name)
+    ordered = sorted(slots.items())
+    payload = [group[0] for _, group in ordered if len(group) == 1]
+    nested = [scala_champ_order(group, _shift + 5) for _, group in ordered if len(group) > 1]
+    return payload + [name for node in nested for name in node]
+
+
+def scala_set_order(names: Sequence[str]) -> list[str]:
+    """Iteration order of a Scala 2.13 immutable ``Set`` built by adding ``names`` in order: up
+    to 4 elements it keeps them in order (Set1..Set4), beyond that it is a CHAMP HashSet."""
+    distinct = list(dict.fromkeys(names))
+    return distinct if len(distinct) <= 4 else scala_champ_order(distinct)
+
+
+class AddedKeys:
+    """kafka-configs' map of the keys to add (``configsToBeAdded``), as far as the order of its
+    keys goes: parsed into a ``java.util.Properties``, then copied into an immutable Scala Map,
+    which keeps the Properties' order up to 4 keys (Map1..Map4) and is a CHAMP HashMap beyond.
+    Filtering a HashMap's keys gives the key set of a smaller HashMap (CHAMP order again);
+    filtering a small map's keys keeps their order."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        distinct = list(dict.fromkeys(keys))
+        self.hashed = len(distinct) > 4
+        self.order = scala_champ_order(distinct) if self.hashed else java_properties_order(distinct, len(distinct))
+
+    def keys_where(self, keep) -> list[str]:
+        """``configsToBeAdded.keys.filter(keep)``, in its iteration order."""
+        kept = [key for key in self.order if keep(key)]
+        return scala_champ_order(kept) if self.hashed else kept
+
+    def keys_plus(self, extra: Sequence[str], keep) -> list[str]:
+        """``(configsToBeAdded.keys ++ extra).filter(keep)``: adding an absent key rebuilds the
+        key set as a plain Set (Set1..Set4 in order, a CHAMP HashSet beyond); a HashSet filtered
+        stays one."""
+        new = [key for key in dict.fromkeys(extra) if key not in self.order]
+        if not new:
+            return self.keys_where(keep)
+        combined = scala_set_order(self.order + new)
+        kept = [key for key in combined if keep(key)]
+        return scala_champ_order(kept) if len(combined) > 4 else kept
+
+
+def scala_set_text(first: Sequence[str], then: Sequence[str] = ()) -> str:
+    """How Scala prints ``first ++ then`` for two key sets kafka-configs builds (``first`` in its
+    iteration order, a key set printed as ``Set``): ``then`` adds to a plain Set rebuilt from
+    ``first``, which prints as ``HashSet`` once it holds more than 4 keys."""
+    if not then:
+        return "Set(" + ", ".join(first) + ")"
+    names = scala_set_order([*first, *then])
+    return ("HashSet(" if len(names) > 4 else "Set(") + ", ".join(names) + ")"

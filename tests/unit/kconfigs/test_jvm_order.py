@@ -1,0 +1,35 @@
+"""The JVM collection orders behind kafka-configs' multi-key messages; expected values are what
+Kafka 3.9.2 and 4.3.1 printed for the same command lines (the differential tests run them live)."""
+
+from kconfigs.jvm_order import AddedKeys, java_properties_order, scala_champ_order, scala_set_text
+
+
+def test_up_to_four_added_keys_keep_the_properties_order():
+    # --add-config connection_creation_rate=1e3,foo=...,=01 -> Set(connection_creation_rate, , foo)
+    added = AddedKeys(["connection_creation_rate", "foo", ""])
+    assert not added.hashed
+    assert added.order == java_properties_order(["connection_creation_rate", "foo", ""], 3)
+    assert scala_set_text(added.keys_where(lambda k: True)) == ("Set(connection_creation_rate, , foo)")
+
+
+def test_more_than_four_added_keys_are_a_hash_trie_and_a_filtered_one_too():
+    keys = ["foo", "", "b", "some_config", "producer_byte_rate", "consumer_byte_rate"]
+    added = AddedKeys(keys)
+    assert added.hashed and added.order == scala_champ_order(keys)
+    unknown = added.keys_where(lambda k: not k.endswith("_rate"))
+    assert scala_set_text(unknown) == "Set(, b, some_config, foo)"
+
+
+def test_a_rebuilt_set_of_more_than_four_prints_as_hash_set():
+    added = AddedKeys(["foo", "", "b", "retention.ms", "SCRAM-SHA-256", "consumer_byte_rate"])
+    unknown = added.keys_where(lambda k: k not in ("SCRAM-SHA-256", "consumer_byte_rate"))
+    scram = added.keys_where(lambda k: k == "SCRAM-SHA-256")
+    assert scala_set_text(unknown, scram) == "HashSet(, b, SCRAM-SHA-256, retention.ms, foo)"
+    assert scala_set_text([], ["SCRAM-SHA-512", "SCRAM-SHA-256"]) == "Set(SCRAM-SHA-512, SCRAM-SHA-256)"
+
+
+def test_ip_keys_plus_deletes_drop_repeats_and_follow_the_rebuilt_set():
+    small = AddedKeys(["foo", "b", "connection_creation_rate"])
+    assert small.keys_plus(["zz", "foo"], lambda k: k != "connection_creation_rate") == ["b", "foo", "zz"]
+    large = AddedKeys(["foo", "", "b", "some_config", "connection_creation_rate"])
+    assert large.keys_plus(["zz"], lambda k: k != "connection_creation_rate") == ["", "b", "zz", "some_config", "foo"]
