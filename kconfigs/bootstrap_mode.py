@@ -7,10 +7,9 @@ checked against Kafka 3.9.2 ``kafka.admin.ConfigCommand`` and 4.3.1 ``org.apache
 which print the same texts).
 
 Collections in the "Unexpected config names" messages are rendered as Scala 2.13 prints them:
-added keys come from a Map's key set (``Set(a, b)``, in the order of the ``java.util.Properties``
-the keys were parsed into), deleted keys from joptsimple's value list (``ArrayBuffer(a, b)``).
-Scala sets of more than 4 keys print in the order of its hash trie; here they keep the
-Properties' order.
+added keys come from the key set of kafka-configs' map of them (``Set(a, b)``; a Properties
+copied into a Scala Map, whose orders ``jvm_order`` reproduces), deleted keys from joptsimple's
+value list (``ArrayBuffer(a, b)``).
 """
 
 from __future__ import annotations
