@@ -26,14 +26,20 @@ _SEPARATORS = "=:"
 _SIMPLE_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
 
+def read_properties(path: str) -> dict[str, str]:
+    """Read a properties file like ``Utils.loadProps``: its bytes as ISO-8859-1, line ends as
+    written. :raises OSError: unreadable (callers name the file their own way).
+    :raises ValidationError: a bad ``\\u`` escape."""
+    with open(path, "rb") as handle:
+        return parse_properties(handle.read().decode("iso-8859-1"))
+
+
 def load_properties_file(path: str) -> dict[str, str]:
-    """Read a properties file like ``Utils.loadProps``. :raises ValidationError: unreadable/bad."""
+    """:func:`read_properties`. :raises ValidationError: unreadable/bad."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        return read_properties(path)
     except OSError as err:
         raise ValidationError(f"Cannot read properties file {path}: {err.strerror}") from None
-    return parse_properties(raw.decode("iso-8859-1"))
 
 
 def parse_properties(text: str) -> dict[str, str]:

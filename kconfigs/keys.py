@@ -16,6 +16,7 @@ from typing import Mapping
 
 from kconfigs.errors import ValidationError
 from kconfigs.javafmt import java_trim, parse_java_double
+from kconfigs.jvm_order import scala_hash_set_order
 from kconfigs.model import DEFAULT, QuotaEntity
 
 
@@ -111,8 +112,6 @@ def check_keys(entity: QuotaEntity, keys: Mapping[str, object] | list[str]) -> N
     valid = set(keys_for(entity)) | (set(SCRAM_KEYS) if scram_allowed(entity) else set())
     unknown = [k for k in keys if k not in valid]
     if unknown:
-        from kconfigs.jvm_order import scala_hash_set_order
-
         listed = ", ".join(scala_hash_set_order(unknown))
         raise ValidationError(f"requirement failed: Unknown Dynamic Configuration: HashSet({listed}).")
 

@@ -11,7 +11,7 @@ def configs_to_add(opts: A.ParsedOptions, texts: A.TextsSource | None = None) ->
     """``--add-config`` (bracket grammar) or ``--add-config-file`` (Java properties, verbatim);
     ``texts`` words a malformed ``--add-config`` as the Kafka line does (2.8 by default)."""
     from kconfigs.config_grammar import AddConfigFormatError, parse_add_config
-    from kconfigs.java_properties import parse_properties
+    from kconfigs.java_properties import read_properties
 
     text = opts.value("add-config")
     if text is not None:
@@ -25,8 +25,7 @@ def configs_to_add(opts: A.ParsedOptions, texts: A.TextsSource | None = None) ->
     if path is None:
         return {}
     try:
-        with open(path, encoding="latin-1", newline="") as handle:  # line ends as written
-            return parse_properties(handle.read())
+        return read_properties(path)
     except OSError as err:
         raise UsageError(f"Cannot read --add-config-file {path}: {err.strerror}") from None
 

@@ -126,10 +126,9 @@ def _env_seconds(name: str, default: float) -> float:
 
 
 def _read_properties(path: str) -> dict[str, str]:
-    from kconfigs.java_properties import parse_properties
+    from kconfigs.java_properties import read_properties
 
     try:
-        with open(path, encoding="latin-1", newline="") as handle:  # as Properties.load: ISO-8859-1, line ends kept
-            return parse_properties(handle.read())
+        return read_properties(path)
     except OSError as err:
         raise UsageError(f"Cannot read {path}: {err.strerror}") from None
