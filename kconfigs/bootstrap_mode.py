@@ -58,33 +58,42 @@ def check_alter_keys(
 
     :raises UsageError: with kafka-configs' IllegalArgumentException text.
     """
-    keys = tool_keys(_java_tool(texts), list(add), delete) if _refuses_any(types, add, delete) else None
-    if types[0] == "ips":
-        if keys is not None:
-            raise UsageError(
-                "Only connection quota configs can be added for 'ips' using --bootstrap-server. "
-                f"Unexpected config names: {keys.ip_unknown_text(lambda k: k not in IP_QUOTA_KEYS)}"
-            )
-        return "quota"
-    if keys is not None:
-        known = lambda key: is_scram(key) or is_quota(key)  # noqa: E731
-        unknown_add = keys.added_where(lambda k: not known(k))
-        unknown_delete = keys.deleted_where(lambda k: not known(k))
-        if types[0] == "clients" or len(types) == 2:
-            if unknown_add or any(map(is_scram, add)):
-                raise UsageError(
-                    "Only quota configs can be added for 'clients' using --bootstrap-server. "
-                    f"Unexpected config names: {keys.added_text(unknown_add, keys.added_where(is_scram))}"
-                )
-            raise UsageError(
-                "Only quota configs can be deleted for 'clients' using --bootstrap-server. "
-                f"Unexpected config names: {keys.deleted_text(unknown_delete, keys.deleted_where(is_scram))}"
-            )
-        _refuse_user_keys(keys, unknown_add, unknown_delete)
+    if _refused(types, add, delete):
+        raise _refusal(types, add, tool_keys(_java_tool(texts), list(add), delete))
     has_quota = any(map(is_quota, [*add, *delete]))
     if types[0] == "users" and len(types) == 1 and any(map(is_scram, [*add, *delete])):
         _check_user_scram(names, has_quota)
     return "quota" if has_quota else "scram"
+
+
+def _refusal(types: Sequence[str], add: Mapping[str, str], keys: ToolKeys) -> UsageError:
+    """The message for the refused keys, listed as the tool lists them."""
+    if types[0] == "ips":
+        return UsageError(
+            "Only connection quota configs can be added for 'ips' using --bootstrap-server. "
+            f"Unexpected config names: {keys.ip_unknown_text(lambda k: k not in IP_QUOTA_KEYS)}"
+        )
+    unknown = lambda key: not (is_scram(key) or is_quota(key))  # noqa: E731
+    unknown_add, unknown_delete = keys.added_where(unknown), keys.deleted_where(unknown)
+    if types[0] == "clients" or len(types) == 2:
+        if unknown_add or any(map(is_scram, add)):
+            return UsageError(
+                "Only quota configs can be added for 'clients' using --bootstrap-server. "
+                f"Unexpected config names: {keys.added_text(unknown_add, keys.added_where(is_scram))}"
+            )
+        return UsageError(
+            "Only quota configs can be deleted for 'clients' using --bootstrap-server. "
+            f"Unexpected config names: {keys.deleted_text(unknown_delete, keys.deleted_where(is_scram))}"
+        )
+    if unknown_add:
+        return UsageError(
+            "Only quota and SCRAM credential configs can be added for 'users' using "
+            f"--bootstrap-server. Unexpected config names: {keys.added_text(unknown_add)}"
+        )
+    return UsageError(
+        "Only quota and SCRAM credential configs can be deleted for 'users' using "
+        f"--bootstrap-server. Unexpected config names: {keys.deleted_text(unknown_delete)}"
+    )
 
 
 def is_quota(key: str) -> bool:
@@ -96,7 +105,7 @@ def is_scram(key: str) -> bool:
     return key in SCRAM_KEYS
 
 
-def _refuses_any(types: Sequence[str], add: Mapping[str, str], delete: Sequence[str]) -> bool:
+def _refused(types: Sequence[str], add: Mapping[str, str], delete: Sequence[str]) -> bool:
     """Whether ``check_alter_keys`` refuses the keys (for its message, the tool's collections)."""
     keys = [*add, *delete]
     if types[0] == "ips":
@@ -104,18 +113,6 @@ def _refuses_any(types: Sequence[str], add: Mapping[str, str], delete: Sequence[
     if types[0] == "clients" or len(types) == 2:
         return any(not is_quota(key) for key in keys)
     return any(not (is_scram(key) or is_quota(key)) for key in keys)
-
-
-def _refuse_user_keys(keys: ToolKeys, unknown_add: list[str], unknown_delete: list[str]) -> None:
-    if unknown_add:
-        raise UsageError(
-            "Only quota and SCRAM credential configs can be added for 'users' using "
-            f"--bootstrap-server. Unexpected config names: {keys.added_text(unknown_add)}"
-        )
-    raise UsageError(
-        "Only quota and SCRAM credential configs can be deleted for 'users' using "
-        f"--bootstrap-server. Unexpected config names: {keys.deleted_text(unknown_delete)}"
-    )
 
 
 def _check_user_scram(names: Sequence[str], has_quota: bool) -> None:
