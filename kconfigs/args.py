@@ -52,7 +52,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec("entity-name", True, "Name of entity (topic name/client id/user principal name/broker id/ip)."),
     OptionSpec("entity-type", True, "Type of entity (topics/clients/users/brokers/broker-loggers/ips)."),
-    OptionSpec("force", False, "Suppress console prompts."),
+    OptionSpec("force", False, "Suppress console prompts (kafka-configs 2.x/3.x)."),
+    OptionSpec("group", True, "The group's ID (kafka-configs 4.x; not a quota entity)."),
+    OptionSpec("client-metrics", True, "The client metrics resource name (kafka-configs 4.x; not a quota entity)."),
     OptionSpec("help", False, "Print usage information."),
     OptionSpec("ip", True, "The IP address."),
     OptionSpec("ip-defaults", False, "The config defaults for all IPs."),
@@ -65,7 +67,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "kafka-version",
         True,
-        "With --bootstrap-server: print the texts of this kafka-configs line (3.x or 4.x) instead of the "
+        "With --bootstrap-server: print the texts of this kafka-configs line (3.x, 4.0-4.3, 4.4+) instead of the "
         "cluster's own.",
         kconfigs_only=True,
     ),
@@ -107,6 +109,8 @@ ENTITY_FLAGS = (
     ("broker", "brokers"),
     ("broker-logger", "broker-loggers"),
     ("ip", "ips"),
+    ("client-metrics", "client-metrics"),
+    ("group", "groups"),
 )
 DEFAULTS_FLAGS = (
     ("client-defaults", "clients"),
@@ -114,6 +118,8 @@ DEFAULTS_FLAGS = (
     ("broker-defaults", "brokers"),
     ("ip-defaults", "ips"),
 )
+# Options only some kafka-configs lines know (``KafkaTexts.line_options`` says which).
+LINE_SPECIFIC_OPTIONS = frozenset({"force", "zk-tls-config-file", "group", "client-metrics"})
 ZK_ENTITY_TYPES = ("topics", "clients", "users", "brokers", "ips")
 # Valid with --bootstrap-server in every 3.x/4.x line; any other type needs the line's own list.
 BOOTSTRAP_ENTITY_TYPES = ZK_ENTITY_TYPES + ("broker-loggers", "client-metrics")
@@ -128,6 +134,9 @@ class ParsedOptions:
     rest: list[str] = field(default_factory=list)
     #: options whose first occurrence was spelt with one dash (``-force``)
     single_dash: set[str] = field(default_factory=set)
+    #: joptsimple's refusal of the first unknown token, held back because an option that only
+    #: some Kafka lines know came before it (``check_recognized`` decides which to report)
+    refused: str | None = None
 
     def has(self, name: str) -> bool:
         return any(n == name for n, _ in self.occurrences)
@@ -167,7 +176,9 @@ def _option_name(token: str) -> str:
 
 def parse_argv(argv: list[str]) -> ParsedOptions:
     """Tokenise like joptsimple: ``--opt v``, ``--opt=v``, ``-opt v``; a required argument takes
-    the next token whatever it looks like. :raises UsageError:"""
+    the next token whatever it looks like. Options of every Kafka line are read; which ones the
+    line at hand knows is ``check_recognized``'s business. :raises UsageError: an unknown
+    option (held back in ``refused`` when a line-specific option came first)."""
     parsed = ParsedOptions()
     _check_utf8(argv)
     tokens = iter(argv)
@@ -175,21 +186,32 @@ def parse_argv(argv: list[str]) -> ParsedOptions:
         if token == "--":
             parsed.rest.extend(tokens)
             break
-        if not token.startswith("-") or token == "-":
-            parsed.rest.append(token)
-            continue
-        _, eq, inline = token.partition("=")
-        spec = _match_option(token)
-        if not token.startswith("--") and not parsed.has(spec.name):
-            parsed.single_dash.add(spec.name)
-        if not spec.takes_arg:  # joptsimple ignores "=value" on a flag (--describe=x runs)
-            parsed.occurrences.append((spec.name, None))
-            continue
-        value = inline if eq else next(tokens, None)
-        if value is None:
-            raise UsageError(f"Option {spec.name} requires an argument")
-        parsed.occurrences.append((spec.name, value))
+        try:
+            _read_token(parsed, token, tokens)
+        except UsageError as refusal:
+            if not any(name in LINE_SPECIFIC_OPTIONS for name, _ in parsed.occurrences):
+                raise
+            parsed.refused = str(refusal)  # joptsimple stops here, unless the line refuses earlier
+            break
     return parsed
+
+
+def _read_token(parsed: ParsedOptions, token: str, tokens) -> None:
+    """One argv token into ``parsed`` (a required argument takes the next token). :raises UsageError:"""
+    if not token.startswith("-") or token == "-":
+        parsed.rest.append(token)
+        return
+    _, eq, inline = token.partition("=")
+    spec = _match_option(token)
+    if not token.startswith("--") and not parsed.has(spec.name):
+        parsed.single_dash.add(spec.name)
+    if not spec.takes_arg:  # joptsimple ignores "=value" on a flag (--describe=x runs)
+        parsed.occurrences.append((spec.name, None))
+        return
+    value = inline if eq else next(tokens, None)
+    if value is None:
+        raise UsageError(f"Option {spec.name} requires an argument")
+    parsed.occurrences.append((spec.name, value))
 
 
 def _check_utf8(argv: list[str]) -> None:
@@ -244,17 +266,32 @@ def check_args(opts: ParsedOptions, is_valid_ip: Callable[[str], bool], texts: T
     :raises UsageError:
     """
     texts = texts or (lambda: default_texts(opts))
-    if opts.has("force") and connect_mode(opts) == "bootstrap" and not texts().accepts_force:
-        # joptsimple, at parse time (4.x); -force is read as a cluster of one-letter options
-        raise UsageError(f"{'f' if 'force' in opts.single_dash else 'force'} is not a recognized option")
+    check_recognized(opts, texts)
     _check_actions(opts)
     types = entity_types(opts)
     _check_types(opts, types, texts)
     _check_connect_options(opts)
     names = entity_names(opts)
+    _check_server_options(opts, texts)
+    _refuse_non_quota_types(types)
     _check_ip_names(opts, types, names, is_valid_ip, texts)
     if opts.has("alter"):
         _check_alter(opts, types, names, texts)
+
+
+def check_recognized(opts: ParsedOptions, texts: TextsSource) -> None:
+    """joptsimple's parse-time refusal, for the line at hand: the first option, in command-line
+    order, that this line does not know (``--force`` on 4.x, ``--group`` before 4.0), else the
+    unknown token ``parse_argv`` held back. A single-dash word that is not one of the line's
+    options is read as a cluster of one-letter options: its first letter is named.
+    :raises UsageError:"""
+    if connect_mode(opts) != "bootstrap":
+        texts = lambda: TEXTS[Dialect.KAFKA_2_8]  # noqa: E731 (ZooKeeper mode speaks 2.8, no cluster asked)
+    for name, _ in opts.occurrences:
+        if name in LINE_SPECIFIC_OPTIONS and name not in texts().line_options:
+            raise UsageError(f"{name[0] if name in opts.single_dash else name} is not a recognized option")
+    if opts.refused is not None:
+        raise UsageError(opts.refused)
 
 
 def _check_actions(opts: ParsedOptions) -> None:
@@ -267,9 +304,10 @@ def _check_actions(opts: ParsedOptions) -> None:
 
 
 def _check_types(opts: ParsedOptions, types: list[str], texts: TextsSource) -> None:
-    duplicates = [t for i, t in enumerate(types) if t in types[:i]]
+    duplicates = [t for i, t in enumerate(types) if t in types[:i]]  # Scala's types.diff(types.distinct)
     if duplicates:
-        raise UsageError(f"Duplicate entity type(s) specified: {','.join(dict.fromkeys(duplicates))}")
+        listed = dict.fromkeys(duplicates) if texts().java_tool else duplicates
+        raise UsageError(f"Duplicate entity type(s) specified: {','.join(listed)}")
     bootstrap = connect_mode(opts) == "bootstrap"
     for t in types:
         if t not in (BOOTSTRAP_ENTITY_TYPES if bootstrap else ZK_ENTITY_TYPES) and t not in texts().entity_types:
@@ -282,6 +320,22 @@ def _check_types(opts: ParsedOptions, types: list[str], texts: TextsSource) -> N
     specific = any(opts.has(flag) for flag, _ in ENTITY_FLAGS + DEFAULTS_FLAGS)
     if generic and specific:
         raise UsageError("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
+
+
+def _check_connect_options(opts: ParsedOptions) -> None:
+    servers = [o for o in ("bootstrap-server", "bootstrap-controller") if opts.has(o)]
+    if opts.has("zookeeper") and servers:
+        raise UsageError("Only one of --bootstrap-server or --zookeeper must be specified")
+    if opts.has("all") and connect_mode(opts) != "bootstrap":
+        raise UsageError("--bootstrap-server must be specified for --all")
+    if opts.has("store") and (opts.has("zookeeper") or servers):
+        raise UsageError(
+            "--store names the embedded store; it cannot be combined with --zookeeper or --bootstrap-server"
+        )
+
+
+def _refuse_non_quota_types(types: list[str]) -> None:
+    """Where kafka-configs would go on to check a broker id or act on a topic, group, ..."""
     unsupported = [t for t in types if t not in ("users", "clients", "ips")]
     if unsupported:
         raise UsageError(
@@ -289,24 +343,13 @@ def _check_types(opts: ParsedOptions, types: list[str], texts: TextsSource) -> N
         )
 
 
-def _check_connect_options(opts: ParsedOptions) -> None:
+def _check_server_options(opts: ParsedOptions, texts: TextsSource) -> None:
+    """3.x/4.x check these once the entity names are read (a repeated shorthand fails first)."""
     servers = [o for o in ("bootstrap-server", "bootstrap-controller") if opts.has(o)]
-    if opts.has("zookeeper") and servers:
-        raise UsageError("Only one of --bootstrap-server or --zookeeper must be specified")
     if len(servers) > 1:
-        raise UsageError("Only one of --bootstrap-server or --bootstrap-controller can be specified")
-    if opts.has("all") and connect_mode(opts) != "bootstrap":
-        raise UsageError("--bootstrap-server must be specified for --all")
+        raise UsageError(texts().two_servers)
     if opts.has("zk-tls-config-file") and servers:
-        raise UsageError(
-            "--bootstrap-server doesn't support --zk-tls-config-file option. If you intend the command to "
-            "communicate directly with ZooKeeper, please use the option --zookeeper instead of "
-            "--bootstrap-server. Otherwise, remove the --zk-tls-config-file option."
-        )
-    if opts.has("store") and (opts.has("zookeeper") or servers):
-        raise UsageError(
-            "--store names the embedded store; it cannot be combined with --zookeeper or --bootstrap-server"
-        )
+        raise UsageError("Only the --zookeeper option can be used with the --zk-tls-config-file option.")
 
 
 def _check_ip_names(

@@ -3,13 +3,12 @@
 Inputs are plain values as ``args.py`` parses them: ``types`` (``["users", "clients"]``),
 ``names`` (``""`` = default), ``add`` (ordered dict) and ``delete`` (list). Outputs are strings,
 model values, or kconfigs errors carrying kafka-configs' exact message (spec sections 2.4, 4.2;
-checked against Kafka 3.9.2 ``kafka.admin.ConfigCommand`` and 4.3.1 ``org.apache.kafka.tools.ConfigCommand``,
-which print the same texts).
+checked against Kafka 3.9.2 and 4.3.1 ``kafka.admin.ConfigCommand`` (Scala) and 4.4.0
+``org.apache.kafka.tools.ConfigCommand`` (Java), which word them alike).
 
-Collections in the "Unexpected config names" messages are rendered as Scala 2.13 prints them:
-added keys come from the key set of kafka-configs' map of them (``Set(a, b)``; a Properties
-copied into a Scala Map, whose orders ``jvm_order`` reproduces), deleted keys from joptsimple's
-value list (``ArrayBuffer(a, b)``).
+The keys in the "Unexpected config names" messages are named in the order, and printed the
+way, of the tool's own collections (``refused_keys``: Scala ``Set(a, b)`` / ``ArrayBuffer(a)``,
+Java ``a,b``); ``texts`` says which tool, and is asked only when a message needs it.
 """
 
 from __future__ import annotations
@@ -19,9 +18,10 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from kconfigs.errors import UsageError, ValidationError
 from kconfigs.javafmt import double_to_string, parse_java_double
-from kconfigs.jvm_order import AddedKeys, java_properties_order, scala_set_text
+from kconfigs.jvm_order import java_properties_order
 from kconfigs.keys import CLIENT_KEYS, QUOTA_KEYS, SCRAM_KEYS, Scope
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
+from kconfigs.refused_keys import ToolKeys, tool_keys
 
 CLIENT_OR_USER_QUOTA_KEYS = CLIENT_KEYS
 IP_QUOTA_KEYS = tuple(key.name for key in QUOTA_KEYS.values() if key.scope is Scope.IP)
@@ -29,8 +29,9 @@ _TYPE_OF = {"users": EntityType.USER, "clients": EntityType.CLIENT_ID, "ips": En
 _DISPLAY = {EntityType.USER: "user-principal", EntityType.CLIENT_ID: "client-id", EntityType.IP: "ip"}
 
 
-def _scala_buffer(items: Iterable[str]) -> str:
-    return "ArrayBuffer(" + ", ".join(items) + ")"
+def _java_tool(texts) -> bool:
+    """Whether the line's kafka-configs is the Java rewrite (3.x texts when none is given)."""
+    return texts is not None and texts().java_tool
 
 
 def check_key_characters(add: Mapping[str, str], texts) -> None:
@@ -50,66 +51,85 @@ def check_key_characters(add: Mapping[str, str], texts) -> None:
         raise UsageError(f"Invalid character found for config key: {java_properties_order(bad, len(add))[0]}")
 
 
-def check_alter_keys(types: Sequence[str], names: Sequence[str], add: Mapping[str, str], delete: Sequence[str]) -> str:
+def check_alter_keys(
+    types: Sequence[str], names: Sequence[str], add: Mapping[str, str], delete: Sequence[str], texts=None
+) -> str:
     """kafka-configs' key checks for an alter; returns ``"quota"`` or ``"scram"`` (which API).
 
     :raises UsageError: with kafka-configs' IllegalArgumentException text.
     """
-    added = AddedKeys(list(add))  # kafka-configs' order, not the command line's
+    if _refused(types, add, delete):
+        raise _refusal(types, add, tool_keys(_java_tool(texts), list(add), delete))
+    has_quota = any(map(is_quota, [*add, *delete]))
+    if types[0] == "users" and len(types) == 1 and any(map(is_scram, [*add, *delete])):
+        _check_user_scram(names, has_quota)
+    return "quota" if has_quota else "scram"
+
+
+def _refusal(types: Sequence[str], add: Mapping[str, str], keys: ToolKeys) -> UsageError:
+    """The message for the refused keys, listed as the tool lists them."""
     if types[0] == "ips":
-        unknown = added.keys_plus(delete, lambda k: k not in IP_QUOTA_KEYS)
-        if unknown:
-            raise UsageError(
-                "Only connection quota configs can be added for 'ips' using --bootstrap-server. "
-                f"Unexpected config names: {','.join(unknown)}"
-            )
-        return "quota"
-    is_quota = lambda key: key in CLIENT_OR_USER_QUOTA_KEYS  # noqa: E731 (mirrors QuotaConfigs.isClientOrUserQuotaConfig)
-    is_scram = lambda key: key in SCRAM_KEYS  # noqa: E731
-    unknown_add = added.keys_where(lambda k: not (is_scram(k) or is_quota(k)))
-    unknown_delete = [k for k in delete if not (is_scram(k) or is_quota(k))]
-    scram_add = added.keys_where(is_scram)
-    scram_delete = [k for k in delete if is_scram(k)]
+        return UsageError(
+            "Only connection quota configs can be added for 'ips' using --bootstrap-server. "
+            f"Unexpected config names: {keys.ip_unknown_text(lambda k: k not in IP_QUOTA_KEYS)}"
+        )
+    unknown = lambda key: not (is_scram(key) or is_quota(key))  # noqa: E731
+    unknown_add, unknown_delete = keys.added_where(unknown), keys.deleted_where(unknown)
     if types[0] == "clients" or len(types) == 2:
-        if unknown_add or scram_add:
-            raise UsageError(
+        if unknown_add or any(map(is_scram, add)):
+            return UsageError(
                 "Only quota configs can be added for 'clients' using --bootstrap-server. "
-                f"Unexpected config names: {scala_set_text(unknown_add, scram_add)}"
+                f"Unexpected config names: {keys.added_text(unknown_add, keys.added_where(is_scram))}"
             )
-        if unknown_delete or scram_delete:
-            raise UsageError(
-                "Only quota configs can be deleted for 'clients' using --bootstrap-server. "
-                f"Unexpected config names: {_scala_buffer(unknown_delete + scram_delete)}"
-            )
-    else:
-        _check_user_keys(
-            names, unknown_add, unknown_delete, scram_add + scram_delete, any(map(is_quota, [*add, *delete]))
+        return UsageError(
+            "Only quota configs can be deleted for 'clients' using --bootstrap-server. "
+            f"Unexpected config names: {keys.deleted_text(unknown_delete, keys.deleted_where(is_scram))}"
         )
-    return "quota" if any(map(is_quota, [*add, *delete])) else "scram"
-
-
-def _check_user_keys(names, unknown_add, unknown_delete, scram_keys, has_quota) -> None:
     if unknown_add:
-        raise UsageError(
+        return UsageError(
             "Only quota and SCRAM credential configs can be added for 'users' using "
-            f"--bootstrap-server. Unexpected config names: {scala_set_text(unknown_add)}"
+            f"--bootstrap-server. Unexpected config names: {keys.added_text(unknown_add)}"
         )
-    if unknown_delete:
+    return UsageError(
+        "Only quota and SCRAM credential configs can be deleted for 'users' using "
+        f"--bootstrap-server. Unexpected config names: {keys.deleted_text(unknown_delete)}"
+    )
+
+
+def is_quota(key: str) -> bool:
+    """``QuotaConfig.isClientOrUserQuotaConfig``."""
+    return key in CLIENT_OR_USER_QUOTA_KEYS
+
+
+def is_scram(key: str) -> bool:
+    return key in SCRAM_KEYS
+
+
+def _refused(types: Sequence[str], add: Mapping[str, str], delete: Sequence[str]) -> bool:
+    """Whether ``check_alter_keys`` refuses the keys (for its message, the tool's collections)."""
+    keys = [*add, *delete]
+    if types[0] == "ips":
+        return any(key not in IP_QUOTA_KEYS for key in keys)
+    if types[0] == "clients" or len(types) == 2:
+        return any(not is_quota(key) for key in keys)
+    return any(not (is_scram(key) or is_quota(key)) for key in keys)
+
+
+def _check_user_scram(names: Sequence[str], has_quota: bool) -> None:
+    if any(name == "" for name in names):
         raise UsageError(
-            "Only quota and SCRAM credential configs can be deleted for 'users' using "
-            f"--bootstrap-server. Unexpected config names: {_scala_buffer(unknown_delete)}"
+            "The use of --entity-default or --user-defaults is not allowed with User SCRAM "
+            "Credentials using --bootstrap-server."
         )
-    if scram_keys:
-        if any(name == "" for name in names):
-            raise UsageError(
-                "The use of --entity-default or --user-defaults is not allowed with User SCRAM "
-                "Credentials using --bootstrap-server."
-            )
-        if has_quota:
-            raise UsageError(
-                "Cannot alter both quota and SCRAM credential configs simultaneously for 'users' "
-                "using --bootstrap-server."
-            )
+    if has_quota:
+        raise UsageError(
+            "Cannot alter both quota and SCRAM credential configs simultaneously for 'users' using --bootstrap-server."
+        )
+
+
+def scram_order(add: Mapping[str, str], texts=None) -> list[str]:
+    """The SCRAM mechanisms among the added keys, in the order kafka-configs parses their values."""
+    return tool_keys(_java_tool(texts), list(add), ()).added_where(is_scram)
 
 
 def check_entity_names(types: Sequence[str], names: Sequence[str]) -> None:
@@ -154,10 +174,11 @@ def describe_filter(types: Sequence[str], names: Sequence[str]) -> EntityFilter:
 
 
 def quota_update(
-    add: Mapping[str, str], delete: Sequence[str], entity: QuotaEntity | None = None
+    add: Mapping[str, str], delete: Sequence[str], entity: QuotaEntity | None = None, texts=None
 ) -> Callable[[Mapping[str, str]], dict[str, str]]:
-    """The store ``update`` for an alter: deletes must exist, added values must parse as doubles,
-    and (given the ``entity``) no key may be named twice.
+    """The store ``update`` for an alter: deletes must exist, added values must parse as doubles
+    (of several that do not, the first in the tool's order is named), and (given the
+    ``entity``) no key may be named twice.
 
     :raises ValidationError: ``Invalid config(s): k1,k2`` (nothing changed),
         ``Cannot parse quota configuration value for k: v`` or ``Ignoring duplicate entity ...``.
@@ -167,12 +188,10 @@ def quota_update(
         missing = [key for key in delete if key not in current]
         if missing:
             raise ValidationError(f"Invalid config(s): {','.join(missing)}")
-        for key in AddedKeys(list(add)).order:  # kafka-configs parses them in its map's order
-            value = add[key]
-            try:
-                parse_java_double(value)
-            except ValueError:
-                raise ValidationError(f"Cannot parse quota configuration value for {key}: {value}") from None
+        bad = [key for key, value in add.items() if not _is_java_double(value)]
+        if bad:
+            first = next(k for k in tool_keys(_java_tool(texts), list(add), ()).value_order if k in bad)
+            raise ValidationError(f"Cannot parse quota configuration value for {first}: {add[first]}")
         if entity is not None:
             check_no_repeated_key(entity, add, delete)
         new = {k: v for k, v in current.items() if k not in delete}
@@ -228,6 +247,14 @@ def describe_line(record: QuotaRecord) -> str | None:
 
 def describe_lines(records: Iterable[QuotaRecord]) -> list[str]:
     return [line for line in map(describe_line, records) if line is not None]
+
+
+def _is_java_double(raw: str) -> bool:
+    try:
+        parse_java_double(raw)
+    except ValueError:
+        return False
+    return True
 
 
 def _as_java_double(raw: str) -> str:

@@ -1,6 +1,6 @@
 """kafka-configs ``--bootstrap-server`` SCRAM credentials (KIP-554), as pure functions.
 
-Texts are ConfigCommand's (3.9.2 and 4.3.1 print the same): the value grammar
+Texts are ConfigCommand's (3.9.2, 4.3.1 and 4.4.0 print the same): the value grammar
 ``[iterations=<n>,]password=<pw>`` (``-1`` or no iterations = 4096), its two refusals, the
 describe line, and the error for an alter that names no key and more than one entity.
 The admin client refuses an empty password; the broker checks the rest (``Too many
@@ -13,6 +13,7 @@ import re
 from typing import Iterable, Sequence
 
 from kconfigs.errors import KconfigsError, UsageError, ValidationError
+from kconfigs.refused_keys import tool_keys
 from kconfigs.scram import ScramUpsertion, UserScramDescription
 
 DEFAULT_ITERATIONS = 4096
@@ -80,12 +81,13 @@ def _java_exception(error: KconfigsError) -> str:
     return f"org.apache.kafka.common.errors.{java_exception_name(error.kafka_error_code)}: {error}"
 
 
-def check_keyless_alter(names: Sequence[str]) -> None:
+def check_keyless_alter(names: Sequence[str], java_tool: bool = False) -> None:
     """An alter of users/clients with no key (an empty ``--add-config-file``) takes Kafka's SCRAM
     path with nothing to change: fine for one entity, an IllegalStateException for a
-    (user, client) pair. :raises ValidationError: that exception's text."""
+    (user, client) pair, whose names print as a Scala or a Java list.
+    :raises ValidationError: that exception's text."""
     if len(names) != 1:
         raise ValidationError(
             "Altering user SCRAM credentials should never occur for more zero or multiple "
-            f"users: List({', '.join(names)})"
+            f"users: {tool_keys(java_tool, (), ()).names_text(names)}"
         )

@@ -32,6 +32,37 @@ def java_properties_order(keys: Sequence[str], size: int) -> list[str]:
     return sorted(keys, key=bin_of)  # stable: insertion order within a bin
 
 
+def _table_size_for(capacity: int) -> int:
+    """``HashMap.tableSizeFor``: the smallest power of two at least ``capacity``."""
+    size = 1
+    while size < capacity:
+        size *= 2
+    return size
+
+
+def java_hash_set_copy_bins(size: int) -> int:
+    """Bins of ``new HashSet<>(c)`` for a collection of ``size`` (JDK 17:
+    ``max((int) (size / .75f) + 1, 16)``, rounded up to a power of two)."""
+    return _table_size_for(max(int(size / 0.75) + 1, 16))
+
+
+def java_hash_order(keys: Sequence[str], bins: int = 16) -> list[str]:
+    """Iteration order of a ``java.util.HashMap`` / ``HashSet`` (JDK 8+) after adding ``keys`` in
+    order, starting with ``bins`` bins: the table doubles once it holds more than 3/4 of its
+    bins, a key sits in bin ``(hashCode ^ hashCode >>> 16) & (bins - 1)``, each bin keeps its
+    keys in insertion order (a resize splits a bin without reordering it). A bin of 8 keys turns
+    into a tree ordered otherwise; kafka-configs' key sets never get near that."""
+    distinct = list(dict.fromkeys(keys))
+    while len(distinct) > bins - (bins >> 2):
+        bins *= 2
+
+    def bin_of(key: str) -> int:
+        h = java_string_hash(key)
+        return (h ^ (h >> 16)) & (bins - 1)
+
+    return sorted(distinct, key=bin_of)  # stable: insertion order within a bin
+
+
 def scala_hash_set_order(names: list[str]) -> list[str]:
     """The order in which Kafka 2.8 (Scala 2.13) prints a ``mutable.HashSet`` of strings, so the
     unknown-key message matches kafka-configs for several keys too (checked against 2.8.2).

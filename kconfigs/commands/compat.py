@@ -2,12 +2,13 @@
 
 ``--zookeeper`` and the embedded store (no server named) behave as kafka-configs 2.8.2 in
 ZooKeeper mode; ``--bootstrap-server``/``--bootstrap-controller`` as the cluster's own kafka-configs
-line, 3.x or 4.x (``kconfigs.kafka_texts``). Output lines and error texts are kafka-configs' own;
+line, 3.x, 4.0-4.3 or 4.4+ (``kconfigs.kafka_texts``). Output lines and error texts are kafka-configs' own;
 the ZooKeeper deprecation warning is not printed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from kconfigs import args as A
@@ -66,11 +67,31 @@ class CompatSession:
         if A.connect_mode(self._opts) != "bootstrap":
             return Dialect.KAFKA_2_8
         try:
-            return dialect_from_api_versions(self.store().api_versions(DIALECT_PROBE_TIMEOUT_MS))
+            return dialect_from_api_versions(self._api_versions())
         except KconfigsError:
             # Cluster not reachable (or not usable): 3.x texts; the command itself, if the
             # arguments are fine, then reports why the cluster cannot be used.
             return Dialect.KAFKA_3
+
+    def _api_versions(self):
+        try:
+            store = self.store()
+        except UsageError:
+            # A command line that cannot name one store (two servers, an option given twice)
+            # is refused, in the words of the cluster's line: ask the first server named.
+            servers = self._opts.values("bootstrap-server")
+            named = servers or self._opts.values("bootstrap-controller")
+            if not named:
+                raise
+            from kconfigs.stores.admin_api import open_admin_store
+
+            config = self._opts.values("command-config")
+            probe = open_admin_store(named[0], config[0] if config else None, controller=not servers)
+            try:
+                return probe.api_versions(DIALECT_PROBE_TIMEOUT_MS)
+            finally:
+                probe.close()
+        return store.api_versions(DIALECT_PROBE_TIMEOUT_MS)
 
     def close(self) -> None:
         if self._store is not None:
@@ -122,6 +143,7 @@ def run_compat(argv: list[str]) -> int:
 
 
 def _run(opts: A.ParsedOptions, session: CompatSession) -> int:
+    A.check_recognized(opts, session.texts)  # joptsimple refuses before --help is looked at
     if opts.has("help"):
         print(usage_text(session.texts().banner), file=sys.stderr)
         return 1
@@ -177,4 +199,4 @@ def with_resolved_connection(opts: A.ParsedOptions, options) -> A.ParsedOptions:
         )
         if getattr(options, field)
     ]
-    return A.ParsedOptions(opts.occurrences + supplied, opts.rest)
+    return dataclasses.replace(opts, occurrences=opts.occurrences + supplied)

@@ -18,19 +18,21 @@ def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[st
     B.check_entity_names(types, names)  # before the configs are read, SCRAM alters included
     add, delete = configs_to_add(opts, texts), configs_to_delete(opts)
     B.check_key_characters(add, texts)
-    if B.check_alter_keys(types, names, add, delete) == "scram":
-        _alter_scram(store, opts, names, add, delete)
+    if B.check_alter_keys(types, names, add, delete, texts) == "scram":
+        _alter_scram(store, opts, names, add, delete, texts)
     else:
         entity = B.alter_entity(types, names)
-        store.alter(entity, B.quota_update(add, delete, entity), validate_only=opts.has("dry-run"))
+        store.alter(entity, B.quota_update(add, delete, entity, texts), validate_only=opts.has("dry-run"))
     return [B.alter_done_line(types, names)]
 
 
-def _alter_scram(store, opts: A.ParsedOptions, names: list[str], add: dict[str, str], delete: list[str]) -> None:
+def _alter_scram(
+    store, opts: A.ParsedOptions, names: list[str], add: dict[str, str], delete: list[str], texts: A.TextsSource
+) -> None:
     if not add and not delete:
-        S.check_keyless_alter(names)
+        S.check_keyless_alter(names, texts().java_tool)
         return  # Kafka sends an empty AlterUserScramCredentials: nothing changes
-    upsertions = [S.scram_upsertion(key, value) for key, value in add.items()]
+    upsertions = [S.scram_upsertion(key, add[key]) for key in B.scram_order(add, texts)]
     S.check_passwords(upsertions)
     if opts.has("dry-run"):
         raise UsageError(

@@ -6,11 +6,10 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
-
-import org.apache.kafka.common.utils.Exit;
 
 /**
  * Runs one Kafka tool's {@code main} many times in one JVM, so differential tests pay one JVM
@@ -19,7 +18,9 @@ import org.apache.kafka.common.utils.Exit;
  * <p>Protocol, one line per request on stdin: {@code N b64(arg1) ... b64(argN)}; one line per
  * answer on the real stdout: {@code RESULT rc b64(stdout) b64(stderr)}.
  *
- * <p>Exit: Kafka tools leave through {@code Exit.exit}, whose procedure is replaced here by one
+ * <p>Exit: Kafka tools leave through {@code Exit.exit} ({@code org.apache.kafka.common.utils} up to
+ * 4.3, {@code ...utils.internals} from 4.4, set through reflection so that one source compiles
+ * against every version's jars), whose procedure is replaced here by one
  * that records the first status and unwinds with an Error. ConfigCommand catches Throwable and
  * reports it before exiting again, so everything printed after the first exit is dropped: the
  * captured output is what a real process would have printed before the JVM stopped.
@@ -49,16 +50,7 @@ public final class ToolBatch {
         Switch err = new Switch();
         System.setOut(new PrintStream(out, true, "UTF-8"));
         System.setErr(new PrintStream(err, true, "UTF-8"));
-        Exit.setExitProcedure((status, message) -> {
-            if (exitStatus < 0) {
-                System.out.flush();
-                System.err.flush();
-                exitStatus = status;
-                outAtExit = OUT.size();
-                errAtExit = ERR.size();
-            }
-            throw new ExitCalled();
-        });
+        replaceExitProcedure();
         Method main = Class.forName(argv[0]).getMethod("main", String[].class);
         BufferedReader requests = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -86,6 +78,42 @@ public final class ToolBatch {
             }
             Base64.Encoder b64 = Base64.getEncoder();
             answers.println("RESULT " + status + " " + b64.encodeToString(stdout) + " " + b64.encodeToString(stderr));
+        }
+    }
+
+    /** Every Kafka {@code Exit} class on the class path gets a procedure that records the first
+     * status and unwinds. */
+    private static void replaceExitProcedure() throws ReflectiveOperationException {
+        boolean found = false;
+        for (String name : new String[] {"org.apache.kafka.common.utils.Exit", "org.apache.kafka.common.utils.internals.Exit"}) {
+            Class<?> exit;
+            try {
+                exit = Class.forName(name);
+            } catch (ClassNotFoundException absent) {
+                continue;
+            }
+            Class<?> procedure = Class.forName(name + "$Procedure");
+            Object recorder = Proxy.newProxyInstance(procedure.getClassLoader(), new Class<?>[] {procedure}, (proxy, method, args) -> {
+                switch (method.getName()) {
+                    case "hashCode": return System.identityHashCode(proxy);
+                    case "equals": return proxy == args[0];
+                    case "toString": return "ToolBatch exit procedure";
+                    default: break;
+                }
+                if (exitStatus < 0) {
+                    System.out.flush();
+                    System.err.flush();
+                    exitStatus = (Integer) args[0];
+                    outAtExit = OUT.size();
+                    errAtExit = ERR.size();
+                }
+                throw new ExitCalled();
+            });
+            exit.getMethod("setExitProcedure", procedure).invoke(null, recorder);
+            found = true;
+        }
+        if (!found) {
+            throw new IllegalStateException("no Kafka Exit class on the class path");
         }
     }
 

@@ -12,10 +12,10 @@ import time
 import pytest
 
 from harness.java import config_command_class, run_kafka_class
-from harness.versions import KAFKA_3_VERSION, KAFKA_4_VERSION
+from harness.versions import BOOTSTRAP_TOOL_VERSIONS
 
 
-@pytest.fixture(scope="module", params=[KAFKA_3_VERSION, KAFKA_4_VERSION])
+@pytest.fixture(scope="module", params=BOOTSTRAP_TOOL_VERSIONS)
 def broker(request, kraft_broker_factory):
     return kraft_broker_factory(request.param)
 

@@ -117,15 +117,25 @@ def test_key_characters_per_line_and_in_properties_order():
     assert java_properties_order(["a$b", "c d"], 3) == ["c d", "a$b"]
 
 
-def test_the_kafka_line_comes_from_fetchs_minimum_version():
-    assert dialect_from_api_versions({1: (0, 17), 48: (0, 1)}) is Dialect.KAFKA_3  # 3.9.2
-    assert dialect_from_api_versions({1: (4, 18), 48: (0, 1)}) is Dialect.KAFKA_4  # 4.3.1
+def test_the_kafka_line_comes_from_fetchs_minimum_and_api_versions_maximum():
+    assert dialect_from_api_versions({1: (0, 17), 18: (0, 4), 48: (0, 1)}) is Dialect.KAFKA_3  # 3.9.2
+    assert dialect_from_api_versions({1: (4, 18), 18: (0, 4), 48: (0, 1)}) is Dialect.KAFKA_4  # 4.3.1
+    assert dialect_from_api_versions({1: (4, 18), 18: (0, 5), 48: (0, 1)}) is Dialect.KAFKA_4_4  # 4.4.0
     assert dialect_from_api_versions({48: (0, 1)}) is Dialect.KAFKA_3
 
 
 @pytest.mark.parametrize(
     "text, dialect",
-    [("3", Dialect.KAFKA_3), ("3.9.2", Dialect.KAFKA_3), ("4.1", Dialect.KAFKA_4), ("5.0", Dialect.KAFKA_4)],
+    [
+        ("3", Dialect.KAFKA_3),
+        ("3.9.2", Dialect.KAFKA_3),
+        ("4", Dialect.KAFKA_4),
+        ("4.1", Dialect.KAFKA_4),
+        ("4.3.1", Dialect.KAFKA_4),
+        ("4.4", Dialect.KAFKA_4_4),
+        ("4.10.0", Dialect.KAFKA_4_4),
+        ("5.0", Dialect.KAFKA_4_4),
+    ],
 )
 def test_kafka_version_option(text, dialect):
     assert dialect_from_option(text) is dialect

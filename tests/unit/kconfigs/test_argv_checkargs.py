@@ -212,3 +212,87 @@ def test_zookeeper_mode_never_asks_for_the_kafka_line():
         raise AssertionError("texts asked for")
 
     A.check_args(A.parse_argv(ZK + ["--describe", "--user", "u", "--force"]), is_valid_ip_entity, refuse)
+
+
+@pytest.mark.parametrize(
+    "argv, kafka_3, kafka_4",
+    [
+        (["--describe", "--group", "g", "--user", "u"], "group is not a recognized option", None),
+        (["--describe", "-group", "g"], "g is not a recognized option", None),
+        (["--describe", "--client-metrics", "m"], "client-metrics is not a recognized option", None),
+        (["--describe", "-force", "--user", "u"], None, "f is not a recognized option"),
+        (["--force", "--bogus"], "bogus is not a recognized option", "force is not a recognized option"),
+        (["--group", "g", "--bogus"], "group is not a recognized option", "bogus is not a recognized option"),
+        (["--bogus", "--group", "g"], "bogus is not a recognized option", "bogus is not a recognized option"),
+    ],
+)
+def test_options_only_some_lines_know_are_refused_in_command_line_order(argv, kafka_3, kafka_4):
+    """As real kafka-configs 3.9.2 / 4.3.1 / 4.4.0 refused them (joptsimple stops at the first
+    option the line does not know; 4.x knows --group and --client-metrics, not --force)."""
+    for dialect, expected in ((Dialect.KAFKA_3, kafka_3), (Dialect.KAFKA_4, kafka_4), (Dialect.KAFKA_4_4, kafka_4)):
+        try:
+            opts = A.parse_argv(BS + argv)
+        except UsageError as err:
+            assert str(err) == expected
+            continue
+        texts = TEXTS[dialect]
+        if expected is None:
+            A.check_recognized(opts, lambda: texts)  # noqa: B023 (called before the loop moves on)
+        else:
+            with pytest.raises(UsageError) as err:
+                A.check_recognized(opts, lambda: texts)  # noqa: B023
+            assert str(err.value) == expected
+
+
+@pytest.mark.parametrize(
+    "argv, scala, java",
+    [
+        (
+            ["--describe", "--entity-type", "users", "--entity-type", "users", "--entity-type", "users"],
+            "Duplicate entity type(s) specified: users,users",  # Scala types.diff(types.distinct)
+            "Duplicate entity type(s) specified: users",
+        ),
+        (
+            ["--describe", "--broker-defaults", "--entity-type", "ips", "--entity-type", "ips", "--broker", "1"]
+            + ["--entity-type", "ips"],
+            "Duplicate entity type(s) specified: ips,ips,brokers",
+            "Duplicate entity type(s) specified: ips,brokers",
+        ),
+        (
+            ["--describe", "--user", "u", "--bootstrap-controller", "c:9093"],
+            "Only one of --bootstrap-server, --boostrap-controller, and --zookeeper can be specified",
+            "Only one of --bootstrap-server or --bootstrap-controller can be specified",
+        ),
+    ],
+)
+def test_repeated_types_and_two_servers_are_worded_as_the_line_does(argv, scala, java):
+    """Texts of real kafka-configs 3.9.2 (and 4.3.1 for the repeats) and 4.4.0."""
+    assert message_of(BS + argv, Dialect.KAFKA_3) == scala
+    assert message_of(BS + argv, Dialect.KAFKA_4_4) == java
+    if "--bootstrap-controller" not in argv:
+        assert message_of(BS + argv, Dialect.KAFKA_4) == scala
+        assert message_of(ZK + argv, Dialect.KAFKA_2_8) == scala  # 2.8.2 lists every repeat too
+
+
+def test_a_parse_error_after_an_option_only_some_lines_know_waits_for_the_line():
+    opts = A.parse_argv(BS + ["--group", "g", "--user"])
+    assert opts.refused == "Option user requires an argument"
+    with pytest.raises(UsageError, match="^group is not a recognized option$"):
+        A.check_recognized(opts, lambda: TEXTS[Dialect.KAFKA_3])
+    with pytest.raises(UsageError, match="^Option user requires an argument$"):
+        A.check_recognized(opts, lambda: TEXTS[Dialect.KAFKA_4_4])
+
+
+def test_zookeeper_tls_and_two_servers_come_after_the_names_over_a_server():
+    """As real kafka-configs 3.9.2 (4.x does not know --zk-tls-config-file)."""
+    tls = BS + ["--describe", "--user", "u", "--zk-tls-config-file", "/x"]
+    assert (
+        message_of(tls, Dialect.KAFKA_3)
+        == "Only the --zookeeper option can be used with the --zk-tls-config-file option."
+    )
+    for dialect in (Dialect.KAFKA_4, Dialect.KAFKA_4_4):
+        assert message_of(tls, dialect) == "zk-tls-config-file is not a recognized option"
+    twice = BS + ["--describe", "--client", "c", "--client", "d", "--bootstrap-controller", "x:9093"]
+    assert (
+        message_of(twice, Dialect.KAFKA_3) == "Found multiple arguments for option client, but you asked for only one"
+    )
