@@ -18,7 +18,6 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from kconfigs.errors import UsageError, ValidationError
 from kconfigs.javafmt import double_to_string, parse_java_double
-from kconfigs.jvm_order import java_properties_order
 from kconfigs.keys import CLIENT_KEYS, QUOTA_KEYS, SCRAM_KEYS, Scope
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
 from kconfigs.refused_keys import ToolKeys, tool_keys
@@ -34,7 +33,7 @@ def _java_tool(texts) -> bool:
     return texts is not None and texts().java_tool
 
 
-def check_key_characters(add: Mapping[str, str], texts) -> None:
+def check_key_characters(add: Mapping[str, str], texts, from_file: bool = False) -> None:
     """kafka-configs 3.7+ ``validatePropsKey``: every added key must match the line's pattern;
     the first bad key in ``java.util.Properties`` order is named. ``texts`` is asked only when a
     key fails the 3.x pattern (4.x also allows ``$``).
@@ -48,18 +47,26 @@ def check_key_characters(add: Mapping[str, str], texts) -> None:
         pattern = texts().config_key_pattern
         bad = [key for key in bad if not re.fullmatch(pattern, key)]
     if bad:
-        raise UsageError(f"Invalid character found for config key: {java_properties_order(bad, len(add))[0]}")
+        first = next(k for k in tool_keys(_java_tool(texts), list(add), (), from_file).properties_order if k in bad)
+        raise UsageError(f"Invalid character found for config key: {first}")
 
 
 def check_alter_keys(
-    types: Sequence[str], names: Sequence[str], add: Mapping[str, str], delete: Sequence[str], texts=None
+    types: Sequence[str],
+    names: Sequence[str],
+    add: Mapping[str, str],
+    delete: Sequence[str],
+    texts=None,
+    from_file: bool = False,
 ) -> str:
     """kafka-configs' key checks for an alter; returns ``"quota"`` or ``"scram"`` (which API).
 
     :raises UsageError: with kafka-configs' IllegalArgumentException text.
     """
     if _refused(types, add, delete):
-        raise _refusal(types, add, tool_keys(_java_tool(texts), list(add), delete))
+        raise _refusal(types, add, tool_keys(_java_tool(texts), list(add), delete, from_file))
+    if types[0] == "ips":
+        return "quota"
     has_quota = any(map(is_quota, [*add, *delete]))
     if types[0] == "users" and len(types) == 1 and any(map(is_scram, [*add, *delete])):
         _check_user_scram(names, has_quota)
@@ -127,9 +134,9 @@ def _check_user_scram(names: Sequence[str], has_quota: bool) -> None:
         )
 
 
-def scram_order(add: Mapping[str, str], texts=None) -> list[str]:
+def scram_order(add: Mapping[str, str], texts=None, from_file: bool = False) -> list[str]:
     """The SCRAM mechanisms among the added keys, in the order kafka-configs parses their values."""
-    return tool_keys(_java_tool(texts), list(add), ()).added_where(is_scram)
+    return tool_keys(_java_tool(texts), list(add), (), from_file).added_where(is_scram)
 
 
 def check_entity_names(types: Sequence[str], names: Sequence[str]) -> None:
@@ -174,7 +181,11 @@ def describe_filter(types: Sequence[str], names: Sequence[str]) -> EntityFilter:
 
 
 def quota_update(
-    add: Mapping[str, str], delete: Sequence[str], entity: QuotaEntity | None = None, texts=None
+    add: Mapping[str, str],
+    delete: Sequence[str],
+    entity: QuotaEntity | None = None,
+    texts=None,
+    from_file: bool = False,
 ) -> Callable[[Mapping[str, str]], dict[str, str]]:
     """The store ``update`` for an alter: deletes must exist, added values must parse as doubles
     (of several that do not, the first in the tool's order is named), and (given the
@@ -190,7 +201,7 @@ def quota_update(
             raise ValidationError(f"Invalid config(s): {','.join(missing)}")
         bad = [key for key, value in add.items() if not _is_java_double(value)]
         if bad:
-            first = next(k for k in tool_keys(_java_tool(texts), list(add), ()).value_order if k in bad)
+            first = next(k for k in tool_keys(_java_tool(texts), list(add), (), from_file).value_order if k in bad)
             raise ValidationError(f"Cannot parse quota configuration value for {first}: {add[first]}")
         if entity is not None:
             check_no_repeated_key(entity, add, delete)

@@ -17,19 +17,53 @@ def java_string_hash(text: str) -> int:
     return h
 
 
-def java_properties_order(keys: Sequence[str], size: int) -> list[str]:
-    """Iteration order of ``keys`` in a ``java.util.Properties`` holding ``size`` keys (JDK 9+:
-    a ConcurrentHashMap of 16 bins that doubles at 3/4 full; bin = spread(hashCode) & (n - 1),
-    each bin in insertion order)."""
+def _spread(key: str) -> int:
+    """``ConcurrentHashMap.spread``: the hash a key is binned by (also HashMap's, minus the sign)."""
+    h = java_string_hash(key)
+    return (h ^ (h >> 16)) & 0x7FFFFFFF
+
+
+def _transfer(table: list[list[str]]) -> list[list[str]]:
+    """``ConcurrentHashMap.transfer``: each bin splits in two by one more hash bit. The nodes
+    from the last run of equal bits on keep their order; the ones before it are prepended one
+    by one to their half, so they come out reversed, in front of that run."""
+    n = len(table)
+    doubled: list[list[str]] = [[] for _ in range(2 * n)]
+    for i, nodes in enumerate(table):
+        if not nodes:
+            continue
+        bits = [bool(_spread(key) & n) for key in nodes]
+        last_run = len(nodes) - 1
+        while last_run > 0 and bits[last_run - 1] == bits[-1]:
+            last_run -= 1
+        for half, bit in ((i, False), (i + n, True)):
+            prefix = [key for key, b in zip(nodes[:last_run], bits[:last_run]) if b == bit]
+            doubled[half] = prefix[::-1] + (nodes[last_run:] if bits[-1] == bit else [])
+    return doubled
+
+
+def java_properties_order(keys: Sequence[str], copied: bool = False) -> list[str]:
+    """Iteration order of a ``java.util.Properties`` (JDK 9+: a ConcurrentHashMap) into which
+    ``keys`` were put in order; ``copied``: of a new Properties given them by ``putAll`` from such
+    a one (as kafka-configs 4.4 copies a loaded file), whose table is sized for them up front.
+
+    A new Properties has 16 bins and doubles once it holds 3/4 of them (``transfer``); a key
+    sits in bin ``spread(hashCode) & (bins - 1)``, appended to the bin's list. A bin of 8 keys
+    would grow the table or turn into a tree; kafka-configs' key sets never get near that."""
+    distinct = list(dict.fromkeys(keys))
     bins = 16
-    while size >= bins - (bins >> 2):
-        bins *= 2
-
-    def bin_of(key: str) -> int:
-        h = java_string_hash(key)
-        return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (bins - 1)
-
-    return sorted(keys, key=bin_of)  # stable: insertion order within a bin
+    if copied:
+        distinct = java_properties_order(distinct)
+        wanted = _table_size_for(len(distinct) + (len(distinct) >> 1) + 1)  # tryPresize
+        bins = max(bins, wanted)
+        while wanted > bins - (bins >> 2):
+            bins *= 2
+    table: list[list[str]] = [[] for _ in range(bins)]
+    for count, key in enumerate(distinct, start=1):
+        table[_spread(key) & (len(table) - 1)].append(key)
+        if count >= len(table) - (len(table) >> 2):
+            table = _transfer(table)
+    return [key for nodes in table for key in nodes]
 
 
 def _table_size_for(capacity: int) -> int:
@@ -126,10 +160,12 @@ class AddedKeys:
     Filtering a HashMap's keys gives the key set of a smaller HashMap (CHAMP order again);
     filtering a small map's keys keeps their order."""
 
-    def __init__(self, keys: Sequence[str]) -> None:
+    def __init__(self, keys: Sequence[str], ordered: bool = False) -> None:
+        """``keys`` in command-line order, or (``ordered``) already in the Properties' order."""
         distinct = list(dict.fromkeys(keys))
+        properties = distinct if ordered else java_properties_order(distinct)
         self.hashed = len(distinct) > 4
-        self.order = scala_champ_order(distinct) if self.hashed else java_properties_order(distinct, len(distinct))
+        self.order = scala_champ_order(properties) if self.hashed else properties
 
     def keys_where(self, keep) -> list[str]:
         """``configsToBeAdded.keys.filter(keep)``, in its iteration order."""
@@ -148,11 +184,11 @@ class AddedKeys:
         return scala_champ_order(kept) if len(combined) > 4 else kept
 
 
-def scala_set_text(first: Sequence[str], then: Sequence[str] = ()) -> str:
-    """How Scala prints ``first ++ then`` for two key sets kafka-configs builds (``first`` in its
-    iteration order, a key set printed as ``Set``): ``then`` adds to a plain Set rebuilt from
-    ``first``, which prints as ``HashSet`` once it holds more than 4 keys."""
-    if not then:
+def scala_set_text(first: Sequence[str], then: Sequence[str] | None = None) -> str:
+    """How Scala prints a key set kafka-configs builds (``first`` in its iteration order): as
+    ``Set``; given ``then`` (even empty), ``first ++ then``, a plain Set rebuilt from ``first``,
+    which prints as ``HashSet`` once it holds more than 4 keys."""
+    if then is None:
         return "Set(" + ", ".join(first) + ")"
     names = scala_set_order([*first, *then])
     return ("HashSet(" if len(names) > 4 else "Set(") + ", ".join(names) + ")"

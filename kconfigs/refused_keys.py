@@ -4,7 +4,8 @@ Kafka 4.4 rewrote ConfigCommand from Scala to Java. The checks and their wording
 collections behind them changed, and with them the order keys are named in and how a list is
 printed. ``ScalaToolKeys`` is the Scala tool (3.x up to 4.3), ``JavaToolKeys`` the Java one
 (4.4 on); both answer the same questions for ``bootstrap_mode``, built from the keys to add (in
-command-line order) and the keys to delete (joptsimple's value list).
+command-line order), the keys to delete (joptsimple's value list) and whether the keys to add
+came from a file. ``properties_order`` is the order of the tool's Properties of the keys to add.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ class ScalaToolKeys:
     """Scala ConfigCommand: the added keys are a Properties copied into an immutable Scala Map
     (``jvm_order.AddedKeys``); the deleted keys stay a buffer, duplicates and all."""
 
-    def __init__(self, add: Sequence[str], delete: Sequence[str]) -> None:
-        self._added = AddedKeys(list(add))
+    def __init__(self, add: Sequence[str], delete: Sequence[str], from_file: bool = False) -> None:
+        # A loaded file is copied into the tool's Properties as by putAll (3.9.2 and 4.3.1 too).
+        self.properties_order = java_properties_order(add, copied=from_file)
+        self._added = AddedKeys(self.properties_order, ordered=True)
         self._delete = list(delete)
 
     @property
@@ -47,8 +50,8 @@ class ScalaToolKeys:
 
     @staticmethod
     def added_text(first: Sequence[str], then: Sequence[str] | None = None) -> str:
-        """A key set as printed; ``then`` (for clients) is added to it first."""
-        return scala_set_text(first, then or ())
+        """A key set as printed; ``then`` (for clients, even when empty) is added to it first."""
+        return scala_set_text(first, then)
 
     @staticmethod
     def deleted_text(first: Sequence[str], then: Sequence[str] | None = None) -> str:
@@ -65,9 +68,10 @@ class JavaToolKeys:
     ``HashSet``, and two sets are combined by copying the first (``new HashSet<>(first)``) and
     adding the second. Sets are printed with ``String.join``."""
 
-    def __init__(self, add: Sequence[str], delete: Sequence[str]) -> None:
-        distinct = list(dict.fromkeys(add))
-        self._added = java_hash_order(java_properties_order(distinct, len(distinct)))
+    def __init__(self, add: Sequence[str], delete: Sequence[str], from_file: bool = False) -> None:
+        # A loaded file is copied into the tool's Properties with putAll.
+        self.properties_order = java_properties_order(add, copied=from_file)
+        self._added = java_hash_order(self.properties_order)
         self._delete = list(delete)
 
     @property
@@ -103,5 +107,6 @@ class JavaToolKeys:
 ToolKeys = ScalaToolKeys | JavaToolKeys
 
 
-def tool_keys(java_tool: bool, add: Sequence[str], delete: Sequence[str]) -> ToolKeys:
-    return (JavaToolKeys if java_tool else ScalaToolKeys)(add, delete)
+def tool_keys(java_tool: bool, add: Sequence[str], delete: Sequence[str], from_file: bool = False) -> ToolKeys:
+    """``from_file``: the keys to add came from ``--add-config-file``."""
+    return (JavaToolKeys if java_tool else ScalaToolKeys)(add, delete, from_file)

@@ -17,12 +17,14 @@ def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[st
         return lines
     B.check_entity_names(types, names)  # before the configs are read, SCRAM alters included
     add, delete = configs_to_add(opts, texts), configs_to_delete(opts)
-    B.check_key_characters(add, texts)
-    if B.check_alter_keys(types, names, add, delete, texts) == "scram":
+    from_file = opts.has("add-config-file")  # the Java tool copies a loaded file with putAll
+    B.check_key_characters(add, texts, from_file)
+    if B.check_alter_keys(types, names, add, delete, texts, from_file) == "scram":
         _alter_scram(store, opts, names, add, delete, texts)
     else:
         entity = B.alter_entity(types, names)
-        store.alter(entity, B.quota_update(add, delete, entity, texts), validate_only=opts.has("dry-run"))
+        update = B.quota_update(add, delete, entity, texts, from_file)
+        store.alter(entity, update, validate_only=opts.has("dry-run"))
     return [B.alter_done_line(types, names)]
 
 
@@ -32,7 +34,7 @@ def _alter_scram(
     if not add and not delete:
         S.check_keyless_alter(names, texts().java_tool)
         return  # Kafka sends an empty AlterUserScramCredentials: nothing changes
-    upsertions = [S.scram_upsertion(key, add[key]) for key in B.scram_order(add, texts)]
+    upsertions = [S.scram_upsertion(key, add[key]) for key in B.scram_order(add, texts, opts.has("add-config-file"))]
     S.check_passwords(upsertions)
     if opts.has("dry-run"):
         raise UsageError(

@@ -42,18 +42,18 @@ _VERSIONS = _read_versions(VERSIONS_FILE)
 KAFKA_ZK_TOOL_VERSION: str = _VERSIONS["KAFKA_ZK_TOOL_VERSION"]
 #: Newest 3.9.x: broker in ZooKeeper mode and in KRaft mode.
 KAFKA_3_VERSION: str = _VERSIONS["KAFKA_3_VERSION"]
-#: Last 4.x whose kafka-configs is Scala (4.4 rewrote it in Java): KRaft only.
-KAFKA_4_SCALA_TOOL_VERSION: str = _VERSIONS["KAFKA_4_SCALA_TOOL_VERSION"]
-#: Newest resolvable 4.x: KRaft only.
+#: The suite's 4.x broker (KRaft only), whose kafka-configs is still Scala.
 KAFKA_4_VERSION: str = _VERSIONS["KAFKA_4_VERSION"]
+#: Newest resolvable 4.x, whose kafka-configs is rewritten in Java: KRaft only.
+KAFKA_4_JAVA_TOOL_VERSION: str = _VERSIONS["KAFKA_4_JAVA_TOOL_VERSION"]
 ALL_KAFKA_VERSIONS: tuple[str, ...] = (
     KAFKA_ZK_TOOL_VERSION,
     KAFKA_3_VERSION,
-    KAFKA_4_SCALA_TOOL_VERSION,
     KAFKA_4_VERSION,
+    KAFKA_4_JAVA_TOOL_VERSION,
 )
 #: Every kafka-configs line kconfigs imitates over --bootstrap-server: 3.x, 4.x in Scala, 4.x in Java.
-BOOTSTRAP_TOOL_VERSIONS: tuple[str, ...] = (KAFKA_3_VERSION, KAFKA_4_SCALA_TOOL_VERSION, KAFKA_4_VERSION)
+BOOTSTRAP_TOOL_VERSIONS: tuple[str, ...] = (KAFKA_3_VERSION, KAFKA_4_VERSION, KAFKA_4_JAVA_TOOL_VERSION)
 
 
 def harness_cache_dir() -> Path:

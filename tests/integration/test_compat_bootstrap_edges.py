@@ -244,6 +244,24 @@ def test_an_empty_add_config_file_does_what_kafka_does(broker, tmp_path_factory,
     assert_same(broker, ["--alter", *entity, "--add-config-file", str(path)])
 
 
+FILE_KEYS = [*ODD_KEYS, "a1", "a2", "a3", "k9", "Aa", "q w", "e$r", "t~y", *QUOTA_KEYS]  # not "BB": same hash as "Aa"
+
+
+@settings(JVM_EXAMPLES, max_examples=30)
+@given(
+    keys=st.lists(st.sampled_from(FILE_KEYS), min_size=5, max_size=14, unique=True),
+    value=st.sampled_from(["1", "x"]),
+    entity=st.sampled_from([["--user", "{e}"], ["--client", "{e}"], ["--ip", "10.9.8.7"]]),
+)
+def test_the_keys_of_a_longer_add_config_file_are_named_in_kafkas_order(broker, tmp_path_factory, keys, value, entity):
+    """4.4 copies a loaded file into its Properties with putAll, whose table is sized up front:
+    the first bad key and the refused keys come in that table's order."""
+    path = tmp_path_factory.mktemp("props") / "many.properties"
+    escaped = [key.replace(" ", "\\ ") for key in keys]  # "q\ w": a key with a blank in it
+    path.write_text("".join(f"{key}={value}\n" for key in escaped))
+    assert_same(broker, ["--alter", *entity, "--add-config-file", str(path)])
+
+
 # -- SCRAM credentials ----------------------------------------------------------------------
 ITERATIONS = st.sampled_from([None, "-1", "4096", "8192", "16384", "20000", "100", "", "x"])
 PASSWORDS = st.sampled_from(["pw", "a=b", "p,w", "", "späß"])

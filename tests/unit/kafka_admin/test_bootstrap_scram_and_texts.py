@@ -114,7 +114,7 @@ def test_key_characters_per_line_and_in_properties_order():
         with pytest.raises(UsageError) as err:
             check_key_characters({"producer_byte_rate": "1", "a$b": "1", "c d": "2"}, texts)
         assert str(err.value) == "Invalid character found for config key: c d"  # 3.9.2 and 4.3.1
-    assert java_properties_order(["a$b", "c d"], 3) == ["c d", "a$b"]
+    assert java_properties_order(["producer_byte_rate", "a$b", "c d"]) == ["c d", "producer_byte_rate", "a$b"]
 
 
 def test_the_kafka_line_comes_from_fetchs_minimum_and_api_versions_maximum():

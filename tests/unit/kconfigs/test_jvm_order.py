@@ -8,7 +8,7 @@ def test_up_to_four_added_keys_keep_the_properties_order():
     # --add-config connection_creation_rate=1e3,foo=...,=01 -> Set(connection_creation_rate, , foo)
     added = AddedKeys(["connection_creation_rate", "foo", ""])
     assert not added.hashed
-    assert added.order == java_properties_order(["connection_creation_rate", "foo", ""], 3)
+    assert added.order == java_properties_order(["connection_creation_rate", "foo", ""])
     assert scala_set_text(added.keys_where(lambda k: True)) == ("Set(connection_creation_rate, , foo)")
 
 
@@ -33,3 +33,21 @@ def test_ip_keys_plus_deletes_drop_repeats_and_follow_the_rebuilt_set():
     assert small.keys_plus(["zz", "foo"], lambda k: k != "connection_creation_rate") == ["b", "foo", "zz"]
     large = AddedKeys(["foo", "", "b", "some_config", "connection_creation_rate"])
     assert large.keys_plus(["zz"], lambda k: k != "connection_creation_rate") == ["", "b", "zz", "some_config", "foo"]
+
+
+# Orders a JDK 17 printed for these keys (java.util.Properties keySet after setProperty in order,
+# and after putAll of that Properties into a new one).
+TWELVE = "x-.sJdxj,_K.3Q.eM,BB,controller_mutation_rate,lwZJ,hDQ,_h2e,U,consumer_byte_rate,dhw5n1Lu,m8HFg,rL0-ur"
+
+
+def test_properties_order_follows_the_tables_growth_and_its_bin_splits():
+    # the 12th key doubles the table; keys ahead of a bin's last run come out reversed
+    assert java_properties_order(TWELVE.split(",")) == (
+        "BB,_K.3Q.eM,m8HFg,dhw5n1Lu,lwZJ,consumer_byte_rate,controller_mutation_rate,_h2e,hDQ,U,rL0-ur,x-.sJdxj"
+    ).split(",")
+
+
+def test_a_properties_copied_with_put_all_is_sized_up_front():
+    keys = ["a1", "a2", "a3", "k9", "Aa", "BB"]
+    assert java_properties_order(keys) == ["a1", "Aa", "BB", "a2", "a3", "k9"]  # 16 bins
+    assert java_properties_order(keys, copied=True) == ["Aa", "BB", "k9", "a1", "a2", "a3"]  # 32 bins

@@ -71,6 +71,23 @@ def test_the_scala_tool_prints_its_collections_and_texts_are_asked_only_to_refus
     assert check_alter_keys(["users"], ["u"], {"producer_byte_rate": "1"}, [], lambda: pytest.fail("asked")) == "quota"
 
 
+@pytest.mark.parametrize(
+    "types, add, delete, api",
+    [
+        (["ips"], {"connection_creation_rate": "1"}, [], "quota"),
+        (["ips"], {}, ["connection_creation_rate"], "quota"),
+        (["users"], {"producer_byte_rate": "1"}, [], "quota"),
+        (["users", "clients"], {}, ["request_percentage"], "quota"),
+        (["users"], {"SCRAM-SHA-256": "password=p"}, [], "scram"),
+        (["users"], {}, ["SCRAM-SHA-512"], "scram"),
+    ],
+)
+def test_an_accepted_alter_goes_to_its_api(types, add, delete, api):
+    names = ["u", "c"][: len(types)]
+    for texts in (None, SCALA, JAVA):
+        assert check_alter_keys(types, names, add, delete, texts) == api
+
+
 def test_java_hash_order_and_the_copy_of_a_set():
     assert java_hash_order(["SCRAM-SHA-256", "SCRAM-SHA-512"]) == ["SCRAM-SHA-512", "SCRAM-SHA-256"]  # bins 6, 0
     assert java_hash_set_copy_bins(12) == 32 and java_hash_set_copy_bins(11) == 16
