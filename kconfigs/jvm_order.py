@@ -45,7 +45,7 @@ def _transfer(table: list[list[str]]) -> list[list[str]]:
 def java_properties_order(keys: Sequence[str], copied: bool = False) -> list[str]:
     """Iteration order of a ``java.util.Properties`` (JDK 9+: a ConcurrentHashMap) into which
     ``keys`` were put in order; ``copied``: of a new Properties given them by ``putAll`` from such
-    a one (as kafka-configs 4.4 copies a loaded file), whose table is sized for them up front.
+    a one (as kafka-configs 3.x and 4.x copy a loaded file), whose table is sized for them up front.
 
     A new Properties has 16 bins and doubles once it holds 3/4 of them (``transfer``); a key
     sits in bin ``spread(hashCode) & (bins - 1)``, appended to the bin's list. A bin of 8 keys

@@ -17,7 +17,7 @@ def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[st
         return lines
     B.check_entity_names(types, names)  # before the configs are read, SCRAM alters included
     add, delete = configs_to_add(opts, texts), configs_to_delete(opts)
-    from_file = opts.has("add-config-file")  # the Java tool copies a loaded file with putAll
+    from_file = opts.has("add-config-file")  # every line copies a loaded file as putAll does
     B.check_key_characters(add, texts, from_file)
     if B.check_alter_keys(types, names, add, delete, texts, from_file) == "scram":
         _alter_scram(store, opts, names, add, delete, texts)
