@@ -16,6 +16,7 @@ import concurrent.futures
 import datetime
 import statistics
 import subprocess
+import threading
 import uuid
 
 import pytest
@@ -84,10 +85,20 @@ def _rates(intervals: list[tuple[float, float]]) -> list[float]:
 
 
 def _producer_intervals(
-    bootstrap: str, topic: str, client_id: str, records: int, record_bytes: int, *props: str, timeout_s: float
+    bootstrap: str,
+    topic: str,
+    client_id: str,
+    records: int,
+    record_bytes: int,
+    *props: str,
+    timeout_s: float,
+    intervals_wanted: int | None = None,
 ) -> list[tuple[float, float]]:
     """(records, seconds) per reporting interval (about a second) of ProducerPerformance:
-    "N records sent, R records/sec ..." covers N / R seconds."""
+    "N records sent, R records/sec ..." covers N / R seconds. With ``intervals_wanted`` the tool
+    is stopped once it has reported that many intervals, so a run lasts as many seconds however
+    fast the quota lets the client go (a fixed number of records ran out after 10 reports when
+    a warm broker let the client through faster than usual)."""
     argv = java_command(
         KAFKA_4_VERSION,
         "org.apache.kafka.tools.ProducerPerformance",
@@ -109,14 +120,38 @@ def _producer_intervals(
             *props,
         ],
     )
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
-    assert result.returncode == 0, result.stderr[-3000:]
-    lines = [l for l in result.stdout.splitlines() if "records/sec" in l]
-    intervals = []
-    for line in lines[:-1]:  # every line but the last (the whole-run summary) covers one interval
-        sent = int(line.split(" records sent")[0])
-        per_second = float(line.split(",")[1].split("records/sec")[0])
-        intervals.append((sent, sent / per_second))
+    if intervals_wanted is None:
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+        assert result.returncode == 0, result.stderr[-3000:]
+        lines = [l for l in result.stdout.splitlines() if "records/sec" in l]
+        return [_interval(line) for line in lines[:-1]]  # the last line is the whole-run summary
+    return _first_intervals(argv, intervals_wanted, timeout_s)
+
+
+def _interval(report: str) -> tuple[float, float]:
+    sent = int(report.split(" records sent")[0])
+    per_second = float(report.split(",")[1].split("records/sec")[0])
+    return sent, sent / per_second
+
+
+def _first_intervals(argv: list[str], wanted: int, timeout_s: float) -> list[tuple[float, float]]:
+    """The first ``wanted`` interval reports of a tool left running, then the tool is stopped."""
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True
+    ) as tool:
+        timer = threading.Timer(timeout_s, tool.kill)
+        timer.start()
+        try:
+            intervals = []
+            for line in tool.stdout:
+                if "records sent" in line:
+                    intervals.append(_interval(line))
+                if len(intervals) == wanted:
+                    break
+        finally:
+            timer.cancel()
+            tool.kill()
+    assert len(intervals) == wanted, f"the tool reported {len(intervals)} of {wanted} intervals"
     return intervals
 
 
@@ -254,17 +289,30 @@ SMALL_RECORD_BYTES = 100
 REQUEST_PERCENTAGE = 1
 #: unthrottled requests that warm the broker's produce path (about 6 s)
 WARM_REQUESTS = 30_000
-#: requests one held run sends: 15-30 s at the few dozen a second the quota allows
-HELD_REQUESTS = 30 * RUN_S
+#: the requests a held run may send (far more than it gets to in HELD_INTERVALS)
+HELD_REQUESTS = 1_000_000
+#: interval reports (about a second each) a held run lasts: the client starting, the settling
+#: intervals _steady skips, and many steady ones
+HELD_INTERVALS = 2 + SETTLE_INTERVALS + 16
 #: held runs each way, alternating (see the test)
 HELD_RUNS = 4
 
 
-def _requests(bootstrap: str, topic: str, client_id: str, records: int) -> list[tuple[float, float]]:
+def _requests(
+    bootstrap: str, topic: str, client_id: str, records: int, intervals: int | None = None
+) -> list[tuple[float, float]]:
     """(records = Produce requests, seconds) per interval: small records, one per request."""
     timeout_s = RUN_S * 10 + 60
     return _producer_intervals(
-        bootstrap, topic, client_id, records, SMALL_RECORD_BYTES, "linger.ms=0", "batch.size=0", timeout_s=timeout_s
+        bootstrap,
+        topic,
+        client_id,
+        records,
+        SMALL_RECORD_BYTES,
+        "linger.ms=0",
+        "batch.size=0",
+        timeout_s=timeout_s,
+        intervals_wanted=intervals,
     )
 
 
@@ -291,8 +339,8 @@ def test_request_percentage_migrated_from_the_broker_holds_the_client_within_1_5
         )
         for _ in range(HELD_RUNS):
             topic = f"rq-{uuid.uuid4().hex[:6]}"
-            direct.append(_steady(_requests(broker.bootstrap, topic, direct_id, HELD_REQUESTS)))
-            through.append(_steady(_requests(gateway.bootstrap, topic, gateway_id, HELD_REQUESTS)))
+            direct.append(_steady(_requests(broker.bootstrap, topic, direct_id, HELD_REQUESTS, HELD_INTERVALS)))
+            through.append(_steady(_requests(gateway.bootstrap, topic, gateway_id, HELD_REQUESTS, HELD_INTERVALS)))
     finally:
         gateway.stop()
     ratio = statistics.mean(through) / statistics.mean(direct)
