@@ -6,7 +6,8 @@ Rules (gateway spec section 7.1/7.3); docs/gateway.md has the table of caps and 
    know: kafka-python's (the quota admin answers, the auth probe) and, applied by the data plane
    itself, the ``kafka-protocol`` crate's. A version it cannot decode would have to be forwarded
    blind, which for address-bearing responses leaks the brokers' real addresses. Against Kafka
-   4.3 none of these caps is below the broker's.
+   4.3 none of these caps is below the broker's. ApiVersions is decoded by the data plane alone,
+   which also reads a v5 response (Kafka 4.4) as the v4 layout it is (``dataplane/rewrite.rs``).
 2. Produce and Fetch are capped at the newest versions whose layout the data plane walks to find
    their KIP-951 NodeEndpoints (``dataplane/wire.rs``: Produce v13, Fetch v18, as in Kafka 4.3): a
    later version could move or add address-bearing fields.
@@ -28,7 +29,7 @@ from typing import Mapping
 from kconfigs_enforcement.gateway import codec
 
 PRODUCE, FETCH, METADATA, FIND_COORDINATOR = 0, 1, 3, 10
-SASL_HANDSHAKE, API_VERSIONS, SASL_AUTHENTICATE = 17, 18, 36
+SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
 DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, DESCRIBE_QUORUM, DESCRIBE_CLUSTER = 48, 49, 55, 60
 
 #: APIs whose requests or responses the gateway decodes (Produce requests: for producer ids; the
@@ -39,7 +40,6 @@ DECODED_APIS: frozenset[int] = frozenset(
         METADATA,
         FIND_COORDINATOR,
         SASL_HANDSHAKE,
-        API_VERSIONS,
         SASL_AUTHENTICATE,
         DESCRIBE_CLIENT_QUOTAS,
         ALTER_CLIENT_QUOTAS,

@@ -66,6 +66,16 @@ def test_api_versions_of_kafka_4_3_keep_produce_and_fetch_with_node_endpoints():
     assert got == {(0, 3, 13), (1, 4, 18)}
 
 
+def test_api_versions_v5_of_kafka_4_4_is_kept_and_its_response_read_as_v4():
+    # Kafka 4.4.0 answers ApiVersions up to v5; a v5 response has v4's layout
+    broker = [(0, 3, 13), (1, 4, 18), (18, 0, 5), (78, 1, 1)]
+    out = rewrite_api_versions_response(_api_versions_frame(4, broker), 5, [])
+    got = {(k.api_key, k.min_version, k.max_version) for k in _decode_response(18, 4, out).api_keys}
+    assert got == {(0, 3, 13), (1, 4, 18), (18, 0, 5)}
+    # the gateway answers an ApiVersions request beyond v5 itself, listing v5 as its maximum
+    assert 18 not in CEILINGS
+
+
 def test_api_versions_header_stays_v0_even_for_flexible_bodies():
     out = rewrite_api_versions_response(_api_versions_frame(3, [(18, 0, 4)]), 3, [])
     assert out[:4] == b"\x00\x00\x00\x04" and out[4:6] == b"\x00\x00"  # no header tag byte: error_code follows

@@ -356,7 +356,7 @@ impl Shared {
         let own = self.settings.ceilings.get(&api_key).copied();
         let decoded = matches!(api_key, 0 | 1 | 3 | 10 | 17 | 18 | 36 | 60);
         let native = if decoded {
-            rewrite::crate_max_version(api_key)
+            rewrite::decodable_max_version(api_key)
         } else {
             None
         };

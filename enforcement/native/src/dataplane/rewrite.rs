@@ -34,8 +34,32 @@ pub fn response_header_version(api_key: i16, version: i16) -> Option<i16> {
 }
 
 /// The highest version `kafka-protocol` decodes for `api_key` (None: unknown to the crate).
-pub fn crate_max_version(api_key: i16) -> Option<i16> {
+fn crate_max_version(api_key: i16) -> Option<i16> {
     ApiKey::try_from(api_key).ok().map(|k| k.valid_versions().max)
+}
+
+/// ApiVersions v5 (KIP-1242, Kafka 4.4) added the cluster id and node id the client expects to
+/// the request only: no response field is versioned 5+ in Kafka 4.4.0's ApiVersionsResponse.json,
+/// so a v5 response is laid out as v4. `kafka-protocol` 0.18 stops at v4; without this rule every
+/// 4.4 client would be held at v4 and lose its misrouted-connection check. The request itself is
+/// forwarded as sent (the gateway reads only its header).
+const API_VERSIONS_LAID_OUT_AS_V4_UP_TO: i16 = 5;
+
+/// The version an ApiVersions response of `version` is decoded and encoded as.
+fn api_versions_layout(version: i16) -> i16 {
+    match crate_max_version(API_VERSIONS) {
+        Some(known) if version > known && version <= API_VERSIONS_LAID_OUT_AS_V4_UP_TO => known,
+        _ => version,
+    }
+}
+
+/// The highest version of `api_key` the gateway can decode and re-encode (None: unknown).
+pub fn decodable_max_version(api_key: i16) -> Option<i16> {
+    let known = crate_max_version(api_key);
+    if api_key == API_VERSIONS {
+        return known.map(|v| v.max(API_VERSIONS_LAID_OUT_AS_V4_UP_TO));
+    }
+    known
 }
 
 enum Message {
@@ -340,7 +364,11 @@ pub fn decode_api_versions(
     let mut buf = Bytes::copy_from_slice(frame);
     let header = ResponseHeader::decode(&mut buf, 0).map_err(|e| malformed(API_VERSIONS, version, e))?;
     let error_code = wire::i16_at(&buf, 0)?;
-    let used = if error_code != 0 { 0 } else { version };
+    let used = if error_code != 0 {
+        0
+    } else {
+        api_versions_layout(version)
+    };
     let message: ApiVersionsResponse = decode(&mut buf, API_VERSIONS, used)?;
     Ok((header, message, used))
 }
@@ -627,6 +655,26 @@ mod tests {
         let unsupported = unsupported_api_versions(8, 4);
         let (header, message, used) = decode_api_versions(&unsupported, 9).unwrap();
         assert_eq!((header.correlation_id, message.error_code, used), (8, 35, 0));
+    }
+
+    #[test]
+    fn an_api_versions_v5_response_is_read_and_written_as_v4() {
+        // Kafka 4.4.0's answer to a v5 request: v4's layout (the broker writes no v5-only field)
+        let message = ApiVersionsResponse::default().with_api_keys(vec![
+            ApiVersion::default().with_api_key(18).with_max_version(5),
+            ApiVersion::default().with_api_key(76).with_max_version(1),
+        ]);
+        let frame = encode(API_VERSIONS, 4, 4, &message);
+        assert_eq!(decodable_max_version(API_VERSIONS), Some(5));
+        let (header, message, used) = decode_api_versions(&frame, 5).unwrap();
+        assert_eq!(used, 4);
+        let capped = cap_ranges(&vec![(18, 0, 5), (76, 0, 1)], &|k| (k == 76).then_some(-1), &vec![]);
+        let out = encode_api_versions(&header, message, used, &capped).unwrap();
+        let (_, again, _) = decode_api_versions(&out, 5).unwrap();
+        let ranges: Vec<_> = again.api_keys.iter().map(|k| (k.api_key, k.max_version)).collect();
+        assert_eq!(ranges, vec![(18, 5)]);
+        // a version beyond the rule is not guessed at
+        assert!(decode_api_versions(&frame, 6).is_err());
     }
 
     #[test]
