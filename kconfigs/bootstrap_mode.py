@@ -14,10 +14,11 @@ Java ``a,b``); ``texts`` says which tool, and is asked only when a message needs
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from kconfigs.errors import UsageError, ValidationError
 from kconfigs.javafmt import double_to_string, parse_java_double
+from kconfigs.jvm_order import java_hash_map_order, java_string_hash
 from kconfigs.keys import CLIENT_KEYS, QUOTA_KEYS, SCRAM_KEYS, Scope
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity, QuotaRecord
 from kconfigs.refused_keys import ToolKeys, tool_keys
@@ -249,15 +250,32 @@ def entity_description(entity: QuotaEntity) -> str:
 
 
 def describe_line(record: QuotaRecord) -> str | None:
-    """``Quota configs for <entity> are k=1024.0, ...``; None when the entity has no quotas."""
+    """``Quota configs for <entity> are k=1024.0, ...``; None when the entity has no quotas. The
+    keys come in the order of the admin client's ``new HashMap<>(n)`` of the entity's values."""
     if not record.configs:
         return None
-    pairs = ", ".join(f"{key}={_as_java_double(value)}" for key, value in record.configs.items())
+    keys = java_hash_map_order(list(record.configs), java_string_hash, len(record.configs))
+    pairs = ", ".join(f"{key}={_as_java_double(record.configs[key])}" for key in keys)
     return f"Quota configs for {entity_description(record.entity)} are {pairs}"
 
 
-def describe_lines(records: Iterable[QuotaRecord]) -> list[str]:
-    return [line for line in map(describe_line, records) if line is not None]
+def describe_lines(records: Sequence[QuotaRecord]) -> list[str]:
+    """One line per entity, in kafka-configs' order: it prints the admin client's answer, a
+    ``new HashMap<>(n)`` keyed by ``ClientQuotaEntity``, filled in the order of the response's
+    entries (``DescribeClientQuotasResponse.complete``; ``records`` are in that order)."""
+    ordered = java_hash_map_order(list(records), _client_quota_entity_hash, len(records))
+    return [line for line in map(describe_line, ordered) if line is not None]
+
+
+def _client_quota_entity_hash(record: QuotaRecord) -> int:
+    """``ClientQuotaEntity.hashCode``: ``Objects.hash(entries)``, 31 plus the hashCode of its
+    HashMap of entity type to name (the sum of ``key.hashCode() ^ value.hashCode()``, a
+    default's null name hashing to 0)."""
+    entries = sum(
+        java_string_hash(entity_type.value) ^ (0 if name is DEFAULT else java_string_hash(name))
+        for entity_type, name in record.entity.components().items()
+    )
+    return 31 + entries
 
 
 def _is_java_double(raw: str) -> bool:

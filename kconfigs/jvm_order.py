@@ -3,9 +3,10 @@ listing several keys name them in the order Kafka prints (pure functions over st
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 _MASK = 0xFFFFFFFF
+T = TypeVar("T")
 
 
 def java_string_hash(text: str) -> int:
@@ -82,19 +83,27 @@ def java_hash_set_copy_bins(size: int) -> int:
 
 def java_hash_order(keys: Sequence[str], bins: int = 16) -> list[str]:
     """Iteration order of a ``java.util.HashMap`` / ``HashSet`` (JDK 8+) after adding ``keys`` in
-    order, starting with ``bins`` bins: the table doubles once it holds more than 3/4 of its
-    bins, a key sits in bin ``(hashCode ^ hashCode >>> 16) & (bins - 1)``, each bin keeps its
-    keys in insertion order (a resize splits a bin without reordering it). A bin of 8 keys turns
-    into a tree ordered otherwise; kafka-configs' key sets never get near that."""
-    distinct = list(dict.fromkeys(keys))
-    while len(distinct) > bins - (bins >> 2):
+    order, starting with ``bins`` bins (see :func:`java_hash_map_order`)."""
+    return java_hash_map_order(list(dict.fromkeys(keys)), java_string_hash, bins)
+
+
+def java_hash_map_order(items: Sequence[T], hash_code: Callable[[T], int], capacity: int = 16) -> list[T]:
+    """Iteration order of a ``java.util.HashMap`` made with ``new HashMap<>(capacity)`` into
+    which the distinct ``items`` were put in order; ``hash_code`` is their ``hashCode()``.
+
+    The table starts at ``tableSizeFor(capacity)`` bins and doubles once it holds more than 3/4
+    of them; an item sits in bin ``(h ^ h >>> 16) & (bins - 1)``, each bin keeps its items in
+    insertion order (a resize splits a bin without reordering it). A bin of 8 items turns into a
+    tree or grows a small table; kafka-configs' key and entity sets never get near that."""
+    bins = _table_size_for(max(capacity, 1))
+    while len(items) > int(bins * 0.75):
         bins *= 2
 
-    def bin_of(key: str) -> int:
-        h = java_string_hash(key)
+    def bin_of(item: T) -> int:
+        h = hash_code(item) & _MASK
         return (h ^ (h >> 16)) & (bins - 1)
 
-    return sorted(distinct, key=bin_of)  # stable: insertion order within a bin
+    return sorted(items, key=bin_of)  # stable: insertion order within a bin
 
 
 def scala_hash_set_order(names: list[str]) -> list[str]:

@@ -455,3 +455,55 @@ def versions_agreeing_on(servers):
         for entry in entries
     )
     return ([] if loose_only else [KAFKA_3_VERSION]) + ([] if has_empty else [KAFKA_4_VERSION])
+
+
+# -- describe: the order of lines and keys --------------------------------------------------
+NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.@ éü中"
+ENTITY_PART = st.one_of(st.none(), st.just("--entity-default"), st.text(NAME_CHARS, min_size=1, max_size=10))
+QUOTA_ENTITY = st.tuples(ENTITY_PART, ENTITY_PART).filter(lambda parts: parts != (None, None))
+IP_ENTITY = st.tuples(st.integers(0, 255), st.integers(0, 255)).map(lambda b: f"10.{b[0]}.{b[1]}.7")
+
+
+def _entity_args(entity_type: str, part: str | None) -> list[str]:
+    if part is None:
+        return []
+    name = ["--entity-default"] if part == "--entity-default" else ["--entity-name", part]
+    return ["--entity-type", entity_type, *name]
+
+
+@settings(JVM_EXAMPLES, max_examples=4)
+@given(
+    entities=st.lists(
+        st.tuples(
+            st.one_of(QUOTA_ENTITY, IP_ENTITY),
+            st.lists(st.sampled_from(QUOTA_KEYS), min_size=1, max_size=4, unique=True),
+            st.sampled_from(["1024", "50", "3"]),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_describe_lists_entities_and_keys_in_kafkas_order(broker, entities):
+    """kafka-configs prints the admin client's HashMap of entities (and of each one's values):
+    their order, not the broker's, whatever the number of entities and keys."""
+    for entity, keys, value in entities:
+        if isinstance(entity, str):
+            target, config = ["--entity-type", "ips", "--entity-name", entity], f"connection_creation_rate={value}"
+        else:
+            target = [*_entity_args("users", entity[0]), *_entity_args("clients", entity[1])]
+            config = ",".join(f"{key}={value}" for key in keys)
+        assert ours(broker, ["--alter", "--add-config", config, *target]).rc == 0, target
+    # the metadata image applies alters in order: once the last one shows, every one does
+    sentinel = ["--alter", "--add-config", "producer_byte_rate=1", "--entity-type", "clients", "--entity-name"]
+    last = [*sentinel, f"sentinel-{next(SERIAL)}"]
+    assert ours(broker, last).rc == 0
+    wait_until_described(broker, last)
+    for described in (
+        ["--entity-type", "clients"],
+        ["--entity-type", "users"],
+        ["--entity-type", "users", "--entity-type", "clients"],
+        ["--entity-type", "users", "--entity-default", "--entity-type", "clients"],
+        ["--entity-type", "ips"],
+    ):
+        theirs, mine = kafka(broker, ["--describe", *described]), ours(broker, ["--describe", *described])
+        assert (mine.rc, mine.error, mine.stdout) == (theirs.rc, theirs.error, theirs.stdout), described

@@ -8,6 +8,7 @@ from kconfigs.bootstrap_mode import (
     check_alter_keys,
     describe_filter,
     describe_line,
+    describe_lines,
     quota_update,
 )
 from kconfigs.errors import UsageError, ValidationError
@@ -15,13 +16,31 @@ from kconfigs.model import DEFAULT, EntityType, FilterComponent, Match, QuotaEnt
 
 
 def test_describe_line_uses_java_double_formatting_and_fixed_entity_order():
+    # keys in the order of the admin client's HashMap (JDK 17), not the response's
     record = QuotaRecord(
         QuotaEntity(user="user1", client_id="clientA"), {"producer_byte_rate": "1024", "consumer_byte_rate": "10485760"}
     )
     assert describe_line(record) == (
         "Quota configs for user-principal 'user1', client-id 'clientA' are "
-        "producer_byte_rate=1024.0, consumer_byte_rate=1.048576E7"
+        "consumer_byte_rate=1.048576E7, producer_byte_rate=1024.0"
     )
+
+
+def test_describe_lines_follow_the_admin_clients_hash_maps():
+    # the orders a JDK 17 printed for new HashMap<>(n) filled in the response's order, the
+    # entities hashing as ClientQuotaEntity does (Objects.hash(entries))
+    keys = ["request_percentage", "controller_mutation_rate", "consumer_byte_rate", "producer_byte_rate"]
+    records = [
+        QuotaRecord(QuotaEntity(user="alice", client_id=DEFAULT), {key: "1" for key in keys}),
+        QuotaRecord(QuotaEntity(client_id="app"), {"producer_byte_rate": "2"}),
+        QuotaRecord(QuotaEntity(ip="10.0.0.1"), {"connection_creation_rate": "3"}),
+    ]
+    assert describe_lines(records) == [
+        "Quota configs for ip '10.0.0.1' are connection_creation_rate=3.0",
+        "Quota configs for user-principal 'alice', the default client-id are producer_byte_rate=1.0, "
+        "consumer_byte_rate=1.0, controller_mutation_rate=1.0, request_percentage=1.0",
+        "Quota configs for client-id 'app' are producer_byte_rate=2.0",
+    ]
 
 
 def test_describe_line_defaults_and_ip_and_empty():

@@ -1,7 +1,14 @@
 """The JVM collection orders behind kafka-configs' multi-key messages; expected values are what
 Kafka 3.9.2 and 4.3.1 printed for the same command lines (the differential tests run them live)."""
 
-from kconfigs.jvm_order import AddedKeys, java_properties_order, scala_champ_order, scala_set_text
+from kconfigs.jvm_order import (
+    AddedKeys,
+    java_hash_map_order,
+    java_properties_order,
+    java_string_hash,
+    scala_champ_order,
+    scala_set_text,
+)
 
 
 def test_up_to_four_added_keys_keep_the_properties_order():
@@ -51,3 +58,12 @@ def test_a_properties_copied_with_put_all_is_sized_up_front():
     keys = ["a1", "a2", "a3", "k9", "Aa", "BB"]
     assert java_properties_order(keys) == ["a1", "Aa", "BB", "a2", "a3", "k9"]  # 16 bins
     assert java_properties_order(keys, copied=True) == ["Aa", "BB", "k9", "a1", "a2", "a3"]  # 32 bins
+
+
+def test_a_presized_hash_map_iterates_by_bin_of_its_final_table():
+    # JDK 17, new HashMap<>(n) then put in order: 13 keys start at 16 bins and double at the 13th
+    thirteen = [f"x{i}" for i in range(1, 14)]
+    assert java_hash_map_order(thirteen, java_string_hash, 13) == (
+        "x8,x9,x10,x12,x1,x11,x2,x3,x13,x4,x5,x6,x7".split(",")
+    )
+    assert java_hash_map_order(["b", "a"], java_string_hash, 2) == ["a", "b"]
