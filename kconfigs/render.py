@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
+from kconfigs.jvm_order import java_properties_order
 from kconfigs.keys import numeric_quotas
 from kconfigs.model import DEFAULT, QuotaEntity, QuotaRecord
 
@@ -23,7 +24,9 @@ def zk_entity_text(entity: QuotaEntity) -> str:
 
 
 def zk_describe_line(record: QuotaRecord) -> str:
-    pairs = ",".join(f"{k}={v}" for k, v in record.configs.items())
+    """kafka-configs 2.8 reads the znode's config into a ``java.util.Properties`` in the JSON's
+    order and prints that Properties' order (JDK 9+: a ConcurrentHashMap's)."""
+    pairs = ",".join(f"{key}={record.configs[key]}" for key in java_properties_order(list(record.configs)))
     return f"Configs for {zk_entity_text(record.entity)} are {pairs}"
 
 

@@ -45,7 +45,7 @@ def describe(output: str | None, **kwargs) -> None:
     components = entity_components(kwargs)
     store = open_from_kwargs(kwargs, access=Access.READ)
     try:
-        records = [r for r in store.describe(filter_from(components)) if r.configs]
+        records = sorted((r for r in store.describe(filter_from(components)) if r.configs), key=lambda r: r.entity.path)
     finally:
         store.close()
     _emit(records, output)

@@ -131,13 +131,14 @@ class ZooKeeperStore:
         ]
 
     def _names(self, parent: str, comp, sanitized: bool = True) -> list:
-        """Child names under /config/<parent>, or just the one a component names."""
+        """Child names under /config/<parent>, or just the one a component names; in the order
+        ZooKeeper lists them (its own hash order), which is the order kafka-configs prints."""
         if comp is not None and comp.match is Match.DEFAULT:
             return [DEFAULT]
         if comp is not None and comp.match is Match.EXACT:
             return [comp.name]
         try:
-            children = sorted(self.client.get_children(config_znode(parent)))
+            children = self.client.get_children(config_znode(parent))
         except kz.NoNodeError:
             return []
         decode = desanitize if sanitized else (lambda s: s)

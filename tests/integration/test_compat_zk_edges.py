@@ -262,3 +262,51 @@ def test_continued_lines_in_an_add_config_file_join_as_kafka_reads_them(
     assert_same(
         run_both(zk_client, zk_connect, ["--alter", "--client", "c1", "--add-config-file", str(path)]), emptied=True
     )
+
+
+# -- describe: the order of lines and keys --------------------------------------------------
+NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.@"
+ENTITY_PART = st.one_of(st.none(), st.just(""), st.text(NAME_CHARS, min_size=1, max_size=10))  # "": the default
+QUOTA_ENTITY = st.tuples(ENTITY_PART, ENTITY_PART).filter(lambda parts: parts != (None, None))
+QUOTA_KEYS = ["producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"]
+
+
+def _entity_args(entity_type: str, name: str | None) -> list[str]:
+    if name is None:
+        return []
+    return ["--entity-type", entity_type, *(["--entity-name", name] if name else ["--entity-default"])]
+
+
+@settings(JVM_EXAMPLES, max_examples=4)
+@given(
+    entities=st.lists(
+        st.tuples(
+            QUOTA_ENTITY,
+            st.lists(st.sampled_from(QUOTA_KEYS), min_size=1, max_size=4, unique=True),
+            st.sampled_from(["1024", "50", "3"]),
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    writer=st.sampled_from(sorted(TOOLS)),
+)
+def test_describe_lists_entities_and_keys_in_kafkas_order(zk_client, zk_connect, entities, writer):
+    """kafka-configs 2.8 lists entities in ZooKeeper's child order and each one's keys in the
+    order of a Properties read from the znode: both tools describe the same chroot alike,
+    whichever of them wrote it."""
+    chroot = f"/d{next(SERIAL)}"
+    zk_client.ensure_path(f"{chroot}/brokers")
+    connect = ["--zookeeper", zk_connect + chroot]
+    for (user, client), keys, value in entities:
+        target = [*_entity_args("users", user), *_entity_args("clients", client)]
+        config = ",".join(f"{key}={value}" for key in keys)
+        assert TOOLS[writer]([*connect, "--alter", "--add-config", config, *target]).rc == 0, target
+    for described in (
+        ["--entity-type", "clients"],
+        ["--entity-type", "users"],
+        ["--entity-type", "users", "--entity-type", "clients"],
+        ["--entity-type", "users", "--entity-default", "--entity-type", "clients"],
+    ):
+        theirs = TOOLS["kafka"]([*connect, "--describe", *described])
+        mine = TOOLS["kconfigs"]([*connect, "--describe", *described])
+        assert (mine.rc, mine.error, mine.stdout) == (theirs.rc, theirs.error, theirs.stdout), described

@@ -33,13 +33,14 @@ def test_alter_line():
     assert zk_alter_line(QuotaEntity(ip="1.2.3.4")) == "Completed updating config for entity: ips '1.2.3.4'."
 
 
-def test_describe_line_joins_raw_values_without_spaces():
+def test_describe_line_joins_raw_values_without_spaces_in_the_order_of_a_properties():
+    # a JDK 17 Properties given producer_byte_rate then request_percentage iterates them reversed
     record = QuotaRecord(
         QuotaEntity(user="u", client_id="c"), {"producer_byte_rate": "1024", "request_percentage": "50"}
     )
     assert (
         zk_describe_line(record)
-        == "Configs for user-principal 'u', client-id 'c' are producer_byte_rate=1024,request_percentage=50"
+        == "Configs for user-principal 'u', client-id 'c' are request_percentage=50,producer_byte_rate=1024"
     )
 
 
