@@ -64,8 +64,9 @@ def check_alter_keys(
 
     :raises UsageError: with kafka-configs' IllegalArgumentException text.
     """
-    if _refused(types, add, delete):
-        raise _refusal(types, add, tool_keys(_java_tool(texts), list(add), delete, from_file))
+    refusal = _refusal(types, add, delete, lambda: tool_keys(_java_tool(texts), list(add), delete, from_file))
+    if refusal is not None:
+        raise refusal
     if types[0] == "ips":
         return "quota"
     has_quota = any(map(is_quota, [*add, *delete]))
@@ -74,33 +75,45 @@ def check_alter_keys(
     return "quota" if has_quota else "scram"
 
 
-def _refusal(types: Sequence[str], add: Mapping[str, str], keys: ToolKeys) -> UsageError:
-    """The message for the refused keys, listed as the tool lists them."""
+def _refusal(
+    types: Sequence[str], add: Mapping[str, str], delete: Sequence[str], tool: Callable[[], ToolKeys]
+) -> UsageError | None:
+    """The message for keys the entity type does not take, listed as the tool lists them (the
+    tool's collections are asked for only then); None when every key is taken."""
     if types[0] == "ips":
+        if all(key in IP_QUOTA_KEYS for key in [*add, *delete]):
+            return None
         return UsageError(
             "Only connection quota configs can be added for 'ips' using --bootstrap-server. "
-            f"Unexpected config names: {keys.ip_unknown_text(lambda k: k not in IP_QUOTA_KEYS)}"
+            f"Unexpected config names: {tool().ip_unknown_text(lambda k: k not in IP_QUOTA_KEYS)}"
         )
-    unknown = lambda key: not (is_scram(key) or is_quota(key))  # noqa: E731
-    unknown_add, unknown_delete = keys.added_where(unknown), keys.deleted_where(unknown)
-    if types[0] == "clients" or len(types) == 2:
-        if unknown_add or any(map(is_scram, add)):
+    if types[0] == "clients" or len(types) == 2:  # quota keys only
+        if all(map(is_quota, [*add, *delete])):
+            return None
+        keys = tool()
+        unknown = lambda key: not (is_scram(key) or is_quota(key))  # noqa: E731
+        if keys.added_where(unknown) or any(map(is_scram, add)):
             return UsageError(
                 "Only quota configs can be added for 'clients' using --bootstrap-server. "
-                f"Unexpected config names: {keys.added_text(unknown_add, keys.added_where(is_scram))}"
+                f"Unexpected config names: {keys.added_text(keys.added_where(unknown), keys.added_where(is_scram))}"
             )
         return UsageError(
             "Only quota configs can be deleted for 'clients' using --bootstrap-server. "
-            f"Unexpected config names: {keys.deleted_text(unknown_delete, keys.deleted_where(is_scram))}"
+            f"Unexpected config names: {keys.deleted_text(keys.deleted_where(unknown), keys.deleted_where(is_scram))}"
         )
-    if unknown_add:
+    taken = lambda key: is_scram(key) or is_quota(key)  # noqa: E731
+    if all(map(taken, [*add, *delete])):
+        return None
+    keys = tool()
+    refused = lambda key: not taken(key)  # noqa: E731
+    if keys.added_where(refused):
         return UsageError(
             "Only quota and SCRAM credential configs can be added for 'users' using "
-            f"--bootstrap-server. Unexpected config names: {keys.added_text(unknown_add)}"
+            f"--bootstrap-server. Unexpected config names: {keys.added_text(keys.added_where(refused))}"
         )
     return UsageError(
         "Only quota and SCRAM credential configs can be deleted for 'users' using "
-        f"--bootstrap-server. Unexpected config names: {keys.deleted_text(unknown_delete)}"
+        f"--bootstrap-server. Unexpected config names: {keys.deleted_text(keys.deleted_where(refused))}"
     )
 
 
@@ -111,16 +124,6 @@ def is_quota(key: str) -> bool:
 
 def is_scram(key: str) -> bool:
     return key in SCRAM_KEYS
-
-
-def _refused(types: Sequence[str], add: Mapping[str, str], delete: Sequence[str]) -> bool:
-    """Whether ``check_alter_keys`` refuses the keys (for its message, the tool's collections)."""
-    keys = [*add, *delete]
-    if types[0] == "ips":
-        return any(key not in IP_QUOTA_KEYS for key in keys)
-    if types[0] == "clients" or len(types) == 2:
-        return any(not is_quota(key) for key in keys)
-    return any(not (is_scram(key) or is_quota(key)) for key in keys)
 
 
 def _check_user_scram(names: Sequence[str], has_quota: bool) -> None:
