@@ -80,41 +80,46 @@ def _refusal(
 ) -> UsageError | None:
     """The message for keys the entity type does not take, listed as the tool lists them (the
     tool's collections are asked for only then); None when every key is taken."""
+    every = [*add, *delete]
     if types[0] == "ips":
-        if all(key in IP_QUOTA_KEYS for key in [*add, *delete]):
+        if all(key in IP_QUOTA_KEYS for key in every):
             return None
         return UsageError(
             "Only connection quota configs can be added for 'ips' using --bootstrap-server. "
             f"Unexpected config names: {tool().ip_unknown_text(lambda k: k not in IP_QUOTA_KEYS)}"
         )
     if types[0] == "clients" or len(types) == 2:  # quota keys only
-        if all(map(is_quota, [*add, *delete])):
+        if all(map(is_quota, every)):
             return None
         keys = tool()
-        unknown = lambda key: not (is_scram(key) or is_quota(key))  # noqa: E731
-        if keys.added_where(unknown) or any(map(is_scram, add)):
+        unknown_add = keys.added_where(_unknown)
+        if unknown_add or any(map(is_scram, add)):
             return UsageError(
                 "Only quota configs can be added for 'clients' using --bootstrap-server. "
-                f"Unexpected config names: {keys.added_text(keys.added_where(unknown), keys.added_where(is_scram))}"
+                f"Unexpected config names: {keys.added_text(unknown_add, keys.added_where(is_scram))}"
             )
         return UsageError(
             "Only quota configs can be deleted for 'clients' using --bootstrap-server. "
-            f"Unexpected config names: {keys.deleted_text(keys.deleted_where(unknown), keys.deleted_where(is_scram))}"
+            f"Unexpected config names: {keys.deleted_text(keys.deleted_where(_unknown), keys.deleted_where(is_scram))}"
         )
-    taken = lambda key: is_scram(key) or is_quota(key)  # noqa: E731
-    if all(map(taken, [*add, *delete])):
+    if not any(map(_unknown, every)):
         return None
     keys = tool()
-    refused = lambda key: not taken(key)  # noqa: E731
-    if keys.added_where(refused):
+    unknown_add = keys.added_where(_unknown)
+    if unknown_add:
         return UsageError(
             "Only quota and SCRAM credential configs can be added for 'users' using "
-            f"--bootstrap-server. Unexpected config names: {keys.added_text(keys.added_where(refused))}"
+            f"--bootstrap-server. Unexpected config names: {keys.added_text(unknown_add)}"
         )
     return UsageError(
         "Only quota and SCRAM credential configs can be deleted for 'users' using "
-        f"--bootstrap-server. Unexpected config names: {keys.deleted_text(keys.deleted_where(refused))}"
+        f"--bootstrap-server. Unexpected config names: {keys.deleted_text(keys.deleted_where(_unknown))}"
     )
+
+
+def _unknown(key: str) -> bool:
+    """Neither a quota key nor a SCRAM mechanism."""
+    return not (is_scram(key) or is_quota(key))
 
 
 def is_quota(key: str) -> bool:

@@ -20,7 +20,7 @@ def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[st
     from_file = opts.has("add-config-file")  # every line copies a loaded file as putAll does
     B.check_key_characters(add, texts, from_file)
     if B.check_alter_keys(types, names, add, delete, texts, from_file) == "scram":
-        _alter_scram(store, opts, names, add, delete, texts)
+        _alter_scram(store, opts, names, add, delete, texts, from_file)
     else:
         entity = B.alter_entity(types, names)
         update = B.quota_update(add, delete, entity, texts, from_file)
@@ -29,12 +29,18 @@ def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[st
 
 
 def _alter_scram(
-    store, opts: A.ParsedOptions, names: list[str], add: dict[str, str], delete: list[str], texts: A.TextsSource
+    store,
+    opts: A.ParsedOptions,
+    names: list[str],
+    add: dict[str, str],
+    delete: list[str],
+    texts: A.TextsSource,
+    from_file: bool,
 ) -> None:
     if not add and not delete:
         S.check_keyless_alter(names, texts().java_tool)
         return  # Kafka sends an empty AlterUserScramCredentials: nothing changes
-    upsertions = [S.scram_upsertion(key, add[key]) for key in B.scram_order(add, texts, opts.has("add-config-file"))]
+    upsertions = [S.scram_upsertion(key, add[key]) for key in B.scram_order(add, texts, from_file)]
     S.check_passwords(upsertions)
     if opts.has("dry-run"):
         raise UsageError(
