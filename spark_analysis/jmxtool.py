@@ -21,7 +21,7 @@ from kconfigs.errors import UsageError
 from kconfigs_analysis import dumpfiles
 from kconfigs_analysis import metric_names as names
 from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
-from kconfigs_analysis.local_frames import local_frame, text_frame
+from kconfigs_analysis.local_frames import array_sql, local_frame, text_frame
 
 SNIFF_LINES = 50
 #: letters of a date pattern that print a zone or an offset (the time is then absolute)
@@ -266,10 +266,4 @@ def _column_arrays(picks: list[tuple[int, int, bool]], width: int) -> tuple[Colu
     series_at, is_rate_at = [None] * width, [None] * width
     for position, series, is_rate in picks:
         series_at[position], is_rate_at[position] = series, is_rate
-    return _literal_array(series_at, "int"), _literal_array(is_rate_at, "boolean")
-
-
-def _literal_array(values: list, sql_type: str) -> Column:
-    """``values`` (ints, bools or None) as one array literal of ``sql_type`` elements."""
-    text = ", ".join("NULL" if v is None else str(v).lower() if isinstance(v, bool) else str(int(v)) for v in values)
-    return F.expr(f"CAST(array({text}) AS array<{sql_type}>)")
+    return F.expr(array_sql(series_at, "int")), F.expr(array_sql(is_rate_at, "boolean"))

@@ -176,6 +176,7 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
             .config("spark.python.sql.dataFrameDebugging.enabled", "false")
             .config("spark.local.dir", scratch)
         )
+        warm_up = SqlParserWarmUp() if options.small_input else None
         if short_run is not None and short_run.class_path is not None:
             # replaces any spark.driver.extraClassPath of spark-defaults.conf, which the
             # analysis's own jobs (text files in, rows out) do not need
@@ -185,6 +186,9 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
                 spark = builder.getOrCreate()
         except Exception as err:  # the JVM gateway raises bare Exceptions (py4j / RuntimeError)
             raise KconfigsError(f"Spark did not start on master {options.master}: {_first_line(err)}") from None
+        finally:
+            if warm_up is not None:
+                warm_up.stop_waiting()
         spark.sparkContext.setLogLevel("INFO" if options.verbose else "ERROR")
         from kconfigs_analysis.shipping import ship_code
 
@@ -199,6 +203,55 @@ def spark_session(options: SessionOptions = SessionOptions()) -> Iterator["objec
                 _await_jvm_exit()
         with contextlib.suppress(OSError):
             os.remove(jvm_log)  # kept only when something failed
+
+
+class SqlParserWarmUp:
+    """Parse :data:`local_frames.SAMPLE_STATEMENTS` on a thread as soon as the JVM is up.
+
+    A small run's first queries are SQL (inline tables, literal arrays), and the SQL parser's first
+    use costs a cold JVM 0.3-0.5 s (the grammar's tables are built and its code warmed then). The
+    JVM is up some 2.5 s before the session is: creating SparkContext and SparkSession runs on one
+    JVM thread, so on a machine with a second core this parse is free. The parser is a JVM-wide
+    object (``CatalystSqlParser``), so it needs no session. A failure only loses the head start
+    (the queries parse the same without it), so it is kept in :attr:`error`, not raised.
+    """
+
+    POLL_S = 0.01
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+        self.parsed = threading.Event()
+        self._gave_up = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kconfigs-sql-parser-warm-up", daemon=True)
+        self._thread.start()
+
+    def stop_waiting(self) -> None:
+        """The session is up or failed: a warm-up still waiting for the JVM gives up."""
+        self._gave_up.set()
+
+    def _run(self) -> None:
+        from pyspark import SparkContext
+
+        while SparkContext._gateway is None:  # set by PySpark once the JVM answers
+            if self._gave_up.wait(self.POLL_S):
+                return
+        try:
+            warm_sql_parser(SparkContext._gateway)
+            self.parsed.set()
+        except Exception as err:  # py4j's errors are bare Exceptions
+            self.error = err
+
+
+def warm_sql_parser(gateway) -> None:
+    """Parse every sample statement with the JVM's SQL parser (through py4j ``gateway``)."""
+    from py4j.java_gateway import JavaClass
+
+    from kconfigs_analysis.local_frames import SAMPLE_STATEMENTS
+
+    parser_object = JavaClass("org.apache.spark.sql.catalyst.parser.CatalystSqlParser$", gateway._gateway_client)
+    parser = getattr(parser_object, "MODULE$")
+    for statement in SAMPLE_STATEMENTS:
+        parser.parsePlan(statement)
 
 
 @dataclass(frozen=True)

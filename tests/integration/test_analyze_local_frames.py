@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
 from kconfigs_analysis.dumpfiles import file_lines
-from kconfigs_analysis.local_frames import local_frame, text_frame
-from kconfigs_analysis.session import SessionOptions, spark_session
+from kconfigs_analysis.local_frames import SAMPLE_STATEMENTS, local_frame, text_frame
+from kconfigs_analysis.session import SessionOptions, spark_session, warm_sql_parser
 
 pytestmark = pytest.mark.integration
 SCHEMA = "name string, n bigint, x double, flag boolean"
@@ -83,3 +83,13 @@ def test_a_files_lines_are_the_text_sources_lines_byte_for_byte(spark, tmp_path_
         return [bytes(r[0]) for r in frame.select(F.col("value").cast("binary")).collect()]
 
     assert raw(text_frame(spark, file_lines(str(path)))) == raw(spark.read.text(str(path)))
+
+
+def test_the_sql_parser_warm_up_parses_each_sample_statement_and_each_runs(spark):
+    from pyspark import SparkContext
+
+    warm_sql_parser(SparkContext._gateway)  # raises if Spark's parser object is not where it looks
+    rows = [spark.sql(statement).collect() for statement in SAMPLE_STATEMENTS]
+    assert [len(r) for r in rows] == [2, 1, 1]
+    assert bytes(rows[0][1][0], "utf-8") == b"1714557600000,1.5"
+    assert list(rows[2][0]) == [[1, None], [True, None]]
