@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,9 @@ from harness.fixtures import (  # noqa: E402,F401  (fixtures are found by name)
 )
 
 INTEGRATION_DIR = TESTS_DIR / "integration"
+#: wall seconds per test module, set-up and tear-down included (where CI's time goes)
+MODULE_SECONDS: Counter = Counter()
+SLOWEST_MODULES_SHOWN = 25
 
 
 def _on_ci() -> bool:
@@ -59,8 +64,10 @@ def pytest_runtest_makereport(item: pytest.Item, call):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem):
     before = descriptors.open_descriptors()
+    started = time.monotonic()
     yield
     module = item.module.__name__ if item.module else str(item.fspath)
+    MODULE_SECONDS[module] += time.monotonic() - started
     descriptors.record(module, before, descriptors.open_descriptors())
 
 
@@ -68,6 +75,10 @@ def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.section("descriptors left open, by test module")
     for line in descriptors.summary_lines():
         terminalreporter.write_line(line)
+    if MODULE_SECONDS:
+        terminalreporter.section(f"slowest test modules (wall s, {len(MODULE_SECONDS)} modules)")
+        for module, seconds in MODULE_SECONDS.most_common(SLOWEST_MODULES_SHOWN):
+            terminalreporter.write_line(f"{seconds:8.1f}  {module}")
     if STARTUP_TIMES:
         terminalreporter.section("server start-up times")
         for name, seconds in STARTUP_TIMES:
