@@ -4,7 +4,9 @@
 re-serializes a parallelized list with a Python ``map``): on a small run, starting those workers
 cost about 4 s, more than the whole analysis. An inline table is a ``LocalRelation``: no Python
 worker, no job to broadcast it, and one py4j call however many rows. Strings go in as hex
-(``CAST(X'..' AS STRING)``), so no text can break the SQL.
+(``CAST(X'..' AS STRING)``), so no text can break the SQL. The SQL text of each shape (inline
+table, a file's lines, a literal array) is built here only; :data:`SAMPLE_STATEMENTS` has one of
+each for the session's early parser warm-up.
 """
 
 from __future__ import annotations
