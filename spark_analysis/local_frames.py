@@ -83,15 +83,21 @@ def array_sql(values: list, sql_type: str) -> str:
     return f"CAST(array({text}) AS array<{sql_type}>)"
 
 
-_SAMPLE_TYPES = (T.IntegerType(), T.StringType(), T.StringType(), T.DoubleType(), T.BooleanType())
-
 #: one of each statement shape above (the SQL parser's warm-up in session.py parses these)
 SAMPLE_STATEMENTS = (
     text_sql([b'"time","kafka.server:type=Produce,user=a:byte-rate"', b"1714557600000,1.5"]),
     values_sql(
         [(0, "a", None, 1.5, True)],
         # a StructType, not DDL text: parsing DDL takes a JVM, and these are built before one is up
-        T.StructType([T.StructField(n, t) for n, t in zip("isndb", _SAMPLE_TYPES)]),
+        T.StructType(
+            [
+                T.StructField("i", T.IntegerType()),
+                T.StructField("s", T.StringType()),
+                T.StructField("n", T.StringType()),
+                T.StructField("d", T.DoubleType()),
+                T.StructField("b", T.BooleanType()),
+            ]
+        ),
     ),
     f"SELECT {array_sql([1, None], 'int')}, {array_sql([True, None], 'boolean')}",
 )

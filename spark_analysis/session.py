@@ -222,8 +222,7 @@ class SqlParserWarmUp:
         self.error: BaseException | None = None
         self.parsed = threading.Event()
         self._gave_up = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="kconfigs-sql-parser-warm-up", daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._run, name="kconfigs-sql-parser-warm-up", daemon=True).start()
 
     def stop_waiting(self) -> None:
         """The session is up or failed: a warm-up still waiting for the JVM gives up."""
