@@ -121,7 +121,7 @@ def alter(settings, add_config, deletes, delete_configs, dry_run, output, **kwar
 def delete(keys, **kwargs) -> None:
     """Remove an entity's quotas (all of them, or --key ones)."""
     from kconfigs.errors import ValidationError
-    from kconfigs.render import zk_alter_line
+    from kconfigs.render import zk_alter_line, zk_entity_text
 
     entity = entity_from(entity_components(kwargs))
     wanted = set(keys)
@@ -130,9 +130,11 @@ def delete(keys, **kwargs) -> None:
         missing = sorted(wanted - set(current))
         if missing:
             raise ValidationError(f"Invalid config(s): {','.join(missing)}")
+        if not current:  # a mistyped name must not read as a successful delete
+            raise ValidationError(f"{zk_entity_text(entity)} has no quotas: nothing deleted")
         return {k: v for k, v in current.items() if wanted and k not in wanted}
 
-    store = open_from_kwargs(kwargs, access=Access.WRITE)
+    store = open_from_kwargs(kwargs, access=Access.REMOVE)
     try:
         store.alter(entity, update)
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from enum import Enum
+from pathlib import Path
 from typing import Callable
 
 from kconfigs.errors import UsageError
@@ -18,6 +19,7 @@ class Access(Enum):
 
     READ = "read"  # describe, export, resolve...: creates nothing; a named store must exist
     PREVIEW = "preview"  # a dry run: creates nothing; a store not there yet reads as empty
+    REMOVE = "remove"  # delete: writes to a store that exists, creates none (nothing to remove there)
     WRITE = "write"  # may create the embedded store file or the ZooKeeper path
 
 
@@ -38,9 +40,10 @@ def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Ca
 
     ``access`` READ: nothing may be created; a named embedded store that does not exist is an
     error, and the default embedded store not written yet reads as empty. PREVIEW (dry runs):
-    nothing is created, and a store not there yet reads as empty. A ZooKeeper chroot that does not
-    exist is an error whatever the access; a write (or preview) to one that does not look like
-    Kafka's gets a ``warn``ing.
+    nothing is created, and a store not there yet reads as empty. REMOVE: an embedded store that
+    exists is opened for writing, one that does not is opened as READ opens it. A ZooKeeper
+    chroot that does not exist is an error whatever the access; a write (or preview) to one that
+    does not look like Kafka's gets a ``warn``ing.
 
     :raises UsageError, StoreUnavailable, CorruptData:
     """
@@ -57,11 +60,14 @@ def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Ca
             options.command_config,
             controller=bool(options.bootstrap_controller),
         )
-    from kconfigs.stores.sqlite import SqliteStore
+    from kconfigs.stores.sqlite import SqliteStore, default_store_path
 
+    writes = access is Access.WRITE or (
+        access is Access.REMOVE and Path(options.store_path or default_store_path()).exists()
+    )
     return SqliteStore(
         options.store_path,
-        read_only=access is not Access.WRITE,
+        read_only=not writes,
         missing_ok=options.store_path is None or access is Access.PREVIEW,
     )
 
@@ -91,7 +97,8 @@ def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str],
     except BaseException:
         store.close()
         raise
-    if problem is not None and access is not Access.READ:
+    # a delete needs no warning: a chroot no Kafka uses holds no quotas, so it fails saying so
+    if problem is not None and access in (Access.WRITE, Access.PREVIEW):
         warn(problem + " (writing there anyway)" if access is Access.WRITE else problem)
     return store
 

@@ -159,7 +159,6 @@ class ZooKeeperStore:
     # ---- writes ------------------------------------------------------------------------
     def alter(self, entity: QuotaEntity, update: ConfigUpdate, *, validate_only: bool = False) -> QuotaRecord:
         with zk_errors(self.settings.hosts):
-            self.ensure_changes_path()
             return retry_until(
                 lambda: self._alter_once(entity, update, validate_only),
                 Backoff(CAS_DEADLINE_S * 1000),
@@ -181,6 +180,7 @@ class ZooKeeperStore:
         new_configs = dict(update(decode_config(data, path)))
         if validate_only:
             return QuotaRecord(entity, new_configs)
+        self.ensure_changes_path()  # only now: an update that refuses (nothing to delete) writes nothing
         missing = self._missing_parents(path) if stat is None and new_configs else []
         ops = entity_ops(entity, stat, new_configs, missing, self.secure)
         if is_pair_delete(entity, new_configs, stat):

@@ -230,6 +230,36 @@ def test_an_alter_dry_run_creates_nothing(env):
     assert not (env / "home").exists()
 
 
+@pytest.mark.parametrize(
+    "entity, shown",
+    [
+        (("--user", "u2"), "user-principal 'u2'"),
+        (("--user", "u1", "--client-default"), "user-principal 'u1', default client-id"),
+        (("--ip-default",), "default ips"),
+    ],
+)
+def test_a_delete_of_an_entity_with_no_quotas_fails_and_changes_nothing(env, entity, shown):
+    """``kconfigs delete`` of a mistyped name must not report success, nor create the store."""
+    nothing = (1, "", f"{shown} has no quotas: nothing deleted\n")
+    assert run_main("delete", *entity) == nothing
+    assert not (env / "home").exists()  # the default store not written yet is not created
+    missing = env / "missing.db"
+    assert run_main("delete", *entity, "--store", str(missing)) == (1, "", UNSET.format(missing))
+    assert not missing.exists()
+    victim = env / "victim.db"
+    assert run_main("--store", str(victim), *ALTER)[0] == 0
+    before = digest(victim)
+    assert run_main("delete", *entity, "--store", str(victim)) == nothing
+    assert digest(victim) == before
+    assert run_main("delete", "--user", "u1", "--store", str(victim))[0] == 0
+    assert stored(victim) == {}
+    assert run_main("delete", "--user", "u1", "--store", str(victim)) == (
+        1,
+        "",
+        "user-principal 'u1' has no quotas: nothing deleted\n",
+    )
+
+
 def test_migrate_from_a_mistyped_source_fails_and_the_target_keeps_its_quotas(env):
     victim = env / "victim.db"
     assert run_main("--store", str(victim), *ALTER)[0] == 0

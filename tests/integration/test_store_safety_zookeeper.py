@@ -81,6 +81,22 @@ def test_writing_to_a_chroot_no_kafka_uses_warns_in_one_line_and_writes(env, zk_
     assert (result.rc, result.stderr) == (0, "")
 
 
+def test_a_delete_of_an_entity_with_no_quotas_fails_and_writes_nothing(env, zk_connect, zk_client):
+    """A Kafka chroot (it holds /brokers) and one no Kafka uses: one line, no warning, and not
+    even /config/changes is made."""
+    zk_client.ensure_path("/nokafka")
+    for chroot, node in ((zk_connect, "/"), (f"{zk_connect}/nokafka", "/nokafka")):
+        before = zk_client.get_children(node)
+        result = run_kconfigs(["delete", "--user", "nobody", "--zookeeper", chroot])
+        assert (result.rc, result.stdout, result.stderr) == (
+            1,
+            [],
+            "user-principal 'nobody' has no quotas: nothing deleted\n",
+        )
+        assert zk_client.get_children(node) == before
+    assert zk_client.exists("/config") is None
+
+
 @pytest.mark.parametrize("chroot", ["/kafka/", "/a//b", "/a/./b", "/a/.."])
 def test_a_malformed_chroot_fails_with_kafka_configs_message(env, zk_connect, zk_client, chroot):
     """Differential: kafka-configs 2.8.2 validates the chroot with ZooKeeper's PathUtils."""
