@@ -16,7 +16,7 @@ from typing import Iterable
 
 import click
 
-from kconfigs.commands.options import store_options
+from kconfigs.commands.options import check_ip_name, store_options
 from kconfigs.errors import UsageError, ValidationError
 from kconfigs.keys import CLIENT_KEYS, QUOTA_KINDS
 
@@ -114,6 +114,7 @@ def render_json(rows) -> str:
 @store_options
 def resolve(user: str, client_id: str, ip: str | None, quotas_path: str | None, output: str, **store_kwargs) -> None:
     """Print each quota key's effective value for a client and the znode path it came from."""
+    check_ip_name(ip)  # a client connects from an address: a mistyped one would resolve to nothing
     snapshot = load_snapshot(quotas_path, store_kwargs)
     rows = resolution_rows(snapshot, user, client_id, ip)
     click.echo(render_json(rows) if output == "json" else render_text(rows))

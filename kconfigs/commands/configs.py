@@ -8,6 +8,7 @@ import click
 
 from kconfigs.commands.options import (
     check_ip,
+    check_ip_name,
     check_known_keys,
     entity_components,
     entity_from,
@@ -18,6 +19,7 @@ from kconfigs.commands.options import (
     output_option,
     store_options,
 )
+from kconfigs.model import EntityType
 from kconfigs.stores.factory import Access
 
 
@@ -43,6 +45,7 @@ def _emit(records, output: str | None) -> None:
 def describe(output: str | None, **kwargs) -> None:
     """Show quotas: of one entity if one is named, else of every entity."""
     components = entity_components(kwargs)
+    check_ip_name(components.get(EntityType.IP))
     store = open_from_kwargs(kwargs, access=Access.READ)
     try:
         records = sorted((r for r in store.describe(filter_from(components)) if r.configs), key=lambda r: r.entity.path)

@@ -253,10 +253,16 @@ def check_known_keys(entity: QuotaEntity, keys) -> None:
 
 
 def check_ip(entity: QuotaEntity) -> None:
+    check_ip_name(entity.ip)
+
+
+def check_ip_name(ip: object) -> None:
+    """An ip entity named by the user must be an IP literal: a mistyped one (``10.0.0.256``) is
+    refused, in a read too, rather than read as an ip with no quotas. :raises UsageError:"""
     from kconfigs.ip_names import is_valid_ip_entity
 
-    if isinstance(entity.ip, str) and not is_valid_ip_entity(entity.ip):
-        raise UsageError(f"{entity.ip} is not a valid IP address literal")
+    if isinstance(ip, str) and not is_valid_ip_entity(ip):
+        raise UsageError(f"{ip} is not a valid IP address literal")
 
 
 output_option = click.option(

@@ -157,3 +157,25 @@ def test_resolve_reads_the_embedded_store(tmp_path):
         "producer_byte_rate        1024       /config/users/<default>",
         "consumer_byte_rate        10         /config/users/alice/clients/app",
     ]
+
+
+@pytest.mark.parametrize("ip", ["999.1.1.1", "10.0.0.256", "1.2.3.4.5", "host name"])
+@pytest.mark.parametrize("command", ["resolve", "describe"])
+def test_a_mistyped_ip_is_refused_not_read_as_an_ip_with_no_quotas(tmp_path, quotas, capsys, command, ip):
+    store = tmp_path / "missing.db"  # never reached: the name is refused first
+    argv = {
+        "resolve": ["resolve", "--user", "u", "--client-id", "c", "--ip", ip, "--quotas", quotas],
+        "describe": ["describe", "--ip", ip, "--store", str(store)],
+    }[command]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 1
+    assert capsys.readouterr() == ("", f"{ip} is not a valid IP address literal\n")
+    assert not store.exists()
+
+
+@pytest.mark.parametrize("ip", ["10.1.2.3", "::1", "2001:db8::7"])
+def test_a_valid_ip_resolves_its_connection_rate(quotas, ip):
+    result = run("resolve", "--user", "u", "--client-id", "c", "--ip", ip, "--quotas", quotas)
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-1] == "connection_creation_rate  1          /config/ips/<default>"
