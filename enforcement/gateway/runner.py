@@ -48,12 +48,16 @@ def configure_logging(log_format: str) -> None:
 
 def open_gateway_store(config: GatewayConfig):
     """The store every other command would use for these options (same resolution: settings,
-    then KCONFIGS_* variables, then a profile). :raises StoreUnavailable, UsageError:"""
-    from kconfigs.stores.factory import Access, open_resolved_store
+    then KCONFIGS_* variables, then a profile). A named embedded store must exist: a mistyped
+    path would otherwise start a gateway that enforces no quotas (the quota admin API may still
+    write to it). :raises StoreUnavailable, UsageError:"""
+    from kconfigs.stores.factory import Access, open_store, resolve_store_options
 
-    return open_resolved_store(
-        {"zookeeper": config.zookeeper, "store_path": config.store_path}, None, access=Access.WRITE
+    options = resolve_store_options({"zookeeper": config.zookeeper, "store_path": config.store_path}, None)
+    embedded_named = options.store_path and not (
+        options.zookeeper or options.bootstrap_server or options.bootstrap_controller
     )
+    return open_store(options, access=Access.UPDATE if embedded_named else Access.WRITE)
 
 
 async def serve(config: GatewayConfig, store) -> None:

@@ -137,7 +137,7 @@ def delete(keys, **kwargs) -> None:
             raise ValidationError(f"{zk_entity_text(entity)} has no quotas: nothing deleted")
         return {k: v for k, v in current.items() if wanted and k not in wanted}
 
-    store = open_from_kwargs(kwargs, access=Access.REMOVE)
+    store = open_from_kwargs(kwargs, access=Access.UPDATE)
     try:
         store.alter(entity, update)
     finally:

@@ -19,7 +19,7 @@ class Access(Enum):
 
     READ = "read"  # describe, export, resolve...: creates nothing; a named store must exist
     PREVIEW = "preview"  # a dry run: creates nothing; a store not there yet reads as empty
-    REMOVE = "remove"  # delete: writes to a store that exists, creates none (nothing to remove there)
+    UPDATE = "update"  # writes to a store that exists, creates none (delete; serve from a named store)
     WRITE = "write"  # may create the embedded store file or the ZooKeeper path
 
 
@@ -40,7 +40,7 @@ def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Ca
 
     ``access`` READ: nothing may be created; a named embedded store that does not exist is an
     error, and the default embedded store not written yet reads as empty. PREVIEW (dry runs):
-    nothing is created, and a store not there yet reads as empty. REMOVE: an embedded store that
+    nothing is created, and a store not there yet reads as empty. UPDATE: an embedded store that
     exists is opened for writing, one that does not is opened as READ opens it. A ZooKeeper
     chroot that does not exist is an error whatever the access; a write (or preview) to one that
     does not look like Kafka's gets a ``warn``ing.
@@ -63,7 +63,7 @@ def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Ca
     from kconfigs.stores.sqlite import SqliteStore, default_store_path
 
     writes = access is Access.WRITE or (
-        access is Access.REMOVE and Path(options.store_path or default_store_path()).exists()
+        access is Access.UPDATE and Path(options.store_path or default_store_path()).exists()
     )
     return SqliteStore(
         options.store_path,

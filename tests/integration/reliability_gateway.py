@@ -21,6 +21,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kconfigs.stores.sqlite import SqliteStore
 from tests.integration.gateway_support import LOCALHOST, free_port, stop_process, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,11 +71,10 @@ class ServeProcess:
             "--config",
             str(toml),
         ]
-        argv += (
-            ["--zookeeper", zookeeper]
-            if zookeeper
-            else ["--store", store or str(self.workdir / f"quotas-{self.port}.db")]
-        )
+        if not zookeeper and store is None:  # a store of its own, empty: serve needs it to exist
+            store = str(self.workdir / f"quotas-{self.port}.db")
+            SqliteStore(store).close()
+        argv += ["--zookeeper", zookeeper] if zookeeper else ["--store", store]
         argv += ["--metrics-listen", f"{LOCALHOST}:{self.metrics_port}" if metrics else ""]
         if usage_log:
             argv += ["--usage-log", str(self.usage_path)]

@@ -129,8 +129,11 @@ wait_for_port(19092)
 result = {}
 told = ["--listen", "0.0.0.0:9093", "--metrics-listen", "0.0.0.0:9405"]
 for name, extra, port in (("defaults", [], 9092), ("told", told, 9093)):
+    store = os.path.join(os.environ["WORKDIR"], name + ".db")
+    subprocess.run([sys.executable, "-m", "kconfigs", "--store", store, "--alter", "--user", "nobody-here",
+                    "--add-config", "producer_byte_rate=1"], check=True, stdout=subprocess.DEVNULL)
     serve = subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:19092",
-                              "--store", os.path.join(os.environ["WORKDIR"], name + ".db"), *extra],
+                              "--store", store, *extra],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for_port(port)
     from kafka import KafkaProducer

@@ -4,6 +4,7 @@ start-up logs), an unreachable upstream is said at once and re-checked, the metr
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -14,10 +15,12 @@ import urllib.request
 
 import pytest
 
+from kconfigs.stores.sqlite import SqliteStore
 from tests.integration.gateway_support import free_port, wait_for_port
 
 
 def _serve(*args: str, tmp_path) -> subprocess.Popen:
+    SqliteStore(tmp_path / "q.db").close()  # an empty store: serve refuses one that does not exist
     return subprocess.Popen(
         [sys.executable, "-m", "kconfigs", "serve", "--store", str(tmp_path / "q.db"), *args],
         stdout=subprocess.PIPE,
@@ -94,3 +97,27 @@ def test_an_empty_zookeeper_is_refused(tmp_path):
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     assert (proc.returncode, proc.stderr) == (1, "--zookeeper is empty: give a value or leave it out\n")
+
+
+@pytest.mark.parametrize("named_by", ["flag", "config file", "environment"])
+def test_a_named_store_that_does_not_exist_is_refused_not_served_empty(tmp_path, named_by):
+    """A mistyped --store would otherwise start a gateway that enforces no quotas (and create the
+    file); the store is named by the flag, the gateway's config file or KCONFIGS_STORE."""
+    typo = tmp_path / "quotas.bd"
+    config = tmp_path / "gateway.toml"
+    config.write_text(f'store_path = "{typo}"\n' if named_by == "config file" else "")
+    argv = [sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:1", "--config", str(config)]
+    argv += ["--listen", f"127.0.0.1:{free_port()}", "--metrics-listen", ""]
+    if named_by == "flag":
+        argv += ["--store", str(typo)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
+    env.update(HOME=str(tmp_path), KCONFIGS_HOME=str(tmp_path / "home"))
+    if named_by == "environment":
+        env["KCONFIGS_STORE"] = str(typo)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        1,
+        "",
+        f"Embedded store {typo} does not exist (nothing has been written there; is the path right?)\n",
+    )
+    assert not typo.exists() and not (tmp_path / "home").exists()
