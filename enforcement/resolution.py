@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from kconfigs.ip_names import address_key
 from kconfigs.keys import CLIENT_KEYS, QUOTA_KINDS
 from kconfigs.sanitize import DEFAULT_NAME, sanitize
 
@@ -82,7 +83,7 @@ class QuotaSnapshot:
 
     def __init__(self, keys: dict[str, _KeyQuotas], ips: dict, extra_masks: Mapping[str, int] | None = None):
         self._keys = keys
-        self._ips = ips  # ip|None -> connection_creation_rate
+        self._ips = ips  # address_key(ip)|None -> (connection_creation_rate, entity name)
         for key, mask in (extra_masks or {}).items():
             keys[key].mask |= mask
         self._cache: dict = {}
@@ -107,8 +108,9 @@ class QuotaSnapshot:
                     keys[key].mask |= bit
             for key, raw in quotas.items():
                 if kind == "ip":
-                    if key == IP_KEY:
-                        ips[entity["ip"]] = float(raw)
+                    if key == IP_KEY:  # two names of one address: the later one, as a broker applies them
+                        name = entity["ip"]
+                        ips[None if name is None else address_key(name)] = (float(raw), name)
                     continue
                 if key not in keys:
                     continue
@@ -233,14 +235,17 @@ class QuotaSnapshot:
     # -- ip quotas -------------------------------------------------------------------
 
     def resolve_ip(self, ip: str, key: str = IP_KEY) -> Resolved:
-        """``connectionRateForIp``: the ip's own quota, else ``<default>``, else unlimited."""
+        """``connectionRateForIp``: the quota of the ip's address (under any name of it: ``127.1``
+        is 127.0.0.1), else ``<default>``, else unlimited."""
         if key != IP_KEY:
             raise KeyError(f"Unknown ip quota key: {key}")
         tags = {"ip": ip}
-        if ip in self._ips:
-            return Resolved(self._ips[ip], 1, f"/config/ips/{ip}", tags)
+        own = self._ips.get(address_key(ip)) if ip else None
+        if own is not None:
+            value, name = own
+            return Resolved(value, 1, f"/config/ips/{name}", tags)
         if None in self._ips:
-            return Resolved(self._ips[None], 2, f"/config/ips/{DEFAULT_NAME}", tags)
+            return Resolved(self._ips[None][0], 2, f"/config/ips/{DEFAULT_NAME}", tags)
         return Resolved(None, 0, None, tags)
 
 

@@ -8,6 +8,7 @@ names only when asked to. Pure except for the opt-in resolver passed by the call
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from typing import Callable
 
@@ -42,3 +43,23 @@ def is_valid_ip_entity(name: str, resolve: Callable[[str], bool] | None = None) 
     if name == DEFAULT_NAME or is_java_ipv4_literal(name) or is_ipv6_literal(name):
         return True
     return bool(resolve and name and resolve(name))
+
+
+@functools.lru_cache(maxsize=4096)
+def address_key(name: str) -> str:
+    """One string per address for an ip entity name or a client's address. Kafka keys ip quotas by
+    ``InetAddress.getByName(name)``, so ``127.1``, ``127.0.0.1`` and ``::ffff:127.0.0.1`` (Java
+    turns an IPv4-mapped IPv6 literal into the IPv4 address) are one ip, and so are ``[::1]`` and
+    ``0:0:0:0:0:0:0:1``. A name that is no IP literal (a host name) is its own key: a broker
+    would resolve it, which depends on the resolver."""
+    if is_java_ipv4_literal(name):
+        parts = [int(p) for p in name.split(".")]
+        value = 0
+        for part in parts[:-1]:
+            value = (value << 8) | part
+        value = (value << (8 * (5 - len(parts)))) | parts[-1]
+        return str(ipaddress.IPv4Address(value))
+    if is_ipv6_literal(name):
+        address = ipaddress.IPv6Address(name[1:-1] if name.startswith("[") else name)
+        return str(address.ipv4_mapped or address)
+    return name

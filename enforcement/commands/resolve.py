@@ -19,6 +19,7 @@ import click
 from kconfigs.commands.options import check_ip_name, store_options
 from kconfigs.errors import UsageError, ValidationError
 from kconfigs.keys import CLIENT_KEYS, QUOTA_KINDS
+from kconfigs.sanitize import DEFAULT_NAME
 
 CLIENT_QUOTA_KEYS = CLIENT_KEYS + (QUOTA_KINDS["producer_id"].name,)
 IP_QUOTA_KEY = QUOTA_KINDS["connection"].name
@@ -115,6 +116,8 @@ def render_json(rows) -> str:
 def resolve(user: str, client_id: str, ip: str | None, quotas_path: str | None, output: str, **store_kwargs) -> None:
     """Print each quota key's effective value for a client and the znode path it came from."""
     check_ip_name(ip)  # a client connects from an address: a mistyped one would resolve to nothing
+    if ip == DEFAULT_NAME:  # the default ip's name, not an address a client connects from
+        raise UsageError(f"--ip takes a client's address, not {DEFAULT_NAME}")
     snapshot = load_snapshot(quotas_path, store_kwargs)
     rows = resolution_rows(snapshot, user, client_id, ip)
     click.echo(render_json(rows) if output == "json" else render_text(rows))

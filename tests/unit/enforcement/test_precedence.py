@@ -124,3 +124,23 @@ def test_producer_ids_rate_is_per_user_only():
 def test_invalid_entity_is_rejected():
     with pytest.raises(ValueError):
         QuotaSnapshot.from_records([({"ip": "1.2.3.4", "user": "u"}, {"producer_byte_rate": 1})])
+
+
+@pytest.mark.parametrize("name", ["127.1", "127.0.0.1", "::ffff:127.0.0.1", "2130706433"])
+@pytest.mark.parametrize("client", ["127.0.0.1", "::ffff:127.0.0.1", "127.1"])
+def test_an_ip_quota_holds_for_every_name_of_its_address(name, client):
+    # Kafka keys ip quotas by InetAddress.getByName(name): a quota set on 127.1 holds for a client
+    # from 127.0.0.1 (a dual-stack listener sees it as ::ffff:127.0.0.1)
+    snapshot = QuotaSnapshot.from_records(
+        [({"ip": name}, {"connection_creation_rate": 5}), ({"ip": None}, {"connection_creation_rate": 50})]
+    )
+    resolved = snapshot.resolve_ip(client)
+    assert (resolved.value, resolved.level, resolved.path) == (5.0, 1, f"/config/ips/{name}")
+
+
+def test_of_two_names_of_one_address_the_later_holds():
+    snapshot = QuotaSnapshot.from_records(
+        [({"ip": "10.0.0.1"}, {"connection_creation_rate": 5}), ({"ip": "10.1"}, {"connection_creation_rate": 7})]
+    )
+    assert (snapshot.resolve_ip("10.0.0.1").value, snapshot.resolve_ip("10.0.0.1").path) == (7.0, "/config/ips/10.1")
+    assert snapshot.resolve_ip("[::1]").value is None and snapshot.resolve_ip("10.0.0.2").value is None

@@ -179,3 +179,18 @@ def test_a_valid_ip_resolves_its_connection_rate(quotas, ip):
     result = run("resolve", "--user", "u", "--client-id", "c", "--ip", ip, "--quotas", quotas)
     assert result.exit_code == 0
     assert result.stdout.splitlines()[-1] == "connection_creation_rate  1          /config/ips/<default>"
+
+
+def test_resolve_takes_an_address_not_the_default_ips_name(quotas, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["resolve", "--user", "u", "--client-id", "c", "--ip", "<default>", "--quotas", quotas])
+    assert exit_info.value.code == 1
+    assert capsys.readouterr() == ("", "--ip takes a client's address, not <default>\n")
+
+
+def test_resolve_finds_an_ip_quota_under_another_name_of_the_address(tmp_path):
+    quotas = tmp_path / "q.toml"
+    quotas.write_text('[[quota]]\nentity = { ip = "10.1" }\nconnection_creation_rate = 3\n')
+    result = run("resolve", "--user", "u", "--client-id", "c", "--ip", "::ffff:10.0.0.1", "--quotas", str(quotas))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "connection_creation_rate  3          /config/ips/10.1"
