@@ -5,6 +5,7 @@ growing with the machine's slowness past that of the machine the target was set 
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import pty
 import select
@@ -155,24 +156,33 @@ def test_a_small_runs_session_warms_the_sql_parser_while_the_jvm_starts(prepared
     assert result.returncode == 0, result.stderr
 
 
+def _reports_at_once(dump: Path, homes: list[Path]) -> list[subprocess.CompletedProcess]:
+    """The small report of ``dump`` under each kconfigs home, run at the same time (these runs
+    are compared, not timed)."""
+    with concurrent.futures.ThreadPoolExecutor(len(homes)) as pool:
+        runs = [pool.submit(_timed, _report_argv(dump), _env_with_home(home)) for home in homes]
+        return [run.result()[1] for run in runs]
+
+
 def test_a_damaged_archive_falls_back_to_the_same_report_and_a_run_creates_no_file(small_dump, prepared_home, tmp_path):
     home = tmp_path / "home"
-    _, reference = _timed(_report_argv(small_dump), _env_with_home(home))
+    reference, with_archive = _reports_at_once(small_dump, [home, prepared_home])
     assert reference.returncode == 0, reference.stderr
     assert not home.exists()  # reads never create files: no cache directory, no archive
-    _, with_archive = _timed(_report_argv(small_dump), _env_with_home(prepared_home))
     assert with_archive.stdout == reference.stdout
     (archive,) = (prepared_home / "cache").glob("spark-driver-*.jsa")
-    damaged = home / "cache" / archive.name  # the name this setup looks for
-    damaged.parent.mkdir(parents=True)
     whole = archive.read_bytes()
     middle = len(whole) // 2
-    for content in (
+    damages = (
         whole[:middle],  # cut short (a JDK 17 that mapped it would die of SIGBUS)
         whole[:middle] + bytes(4096) + whole[middle + 4096 :],  # same size, a region zeroed
         bytes(4096) + whole[4096:],  # same size, no header
-    ):
+    )
+    homes = [tmp_path / f"damaged-{n}" for n in range(len(damages))]
+    for damaged_home, content in zip(homes, damages):
+        damaged = damaged_home / "cache" / archive.name  # the name this setup looks for
+        damaged.parent.mkdir(parents=True)
         damaged.write_bytes(content)
-        _, result = _timed(_report_argv(small_dump), _env_with_home(home))
+    for result in _reports_at_once(small_dump, homes):
         assert result.returncode == 0 and result.stderr == "", result.stderr
         assert result.stdout == reference.stdout

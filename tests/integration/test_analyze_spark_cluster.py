@@ -4,6 +4,7 @@ the job ships its code (the what-if's rate math included) and its answers equal 
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -60,19 +61,25 @@ def _analyze(master: str, executor: str, *args: str) -> dict:
     return json.loads(result.stdout)
 
 
-def test_report_on_the_cluster_equals_local(cluster, dump):
+def _on_cluster_and_local(cluster, *args: str) -> tuple[dict, dict]:
+    """The same command on the cluster and on local[*], run at the same time: the answers are
+    compared, not timed, and each run spends most of its time starting JVMs."""
     standalone, executor = cluster
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        on_cluster = pool.submit(_analyze, standalone.master_url, executor, *args)
+        local = pool.submit(_analyze, "local[*]", sys.executable, *args)
+        return on_cluster.result(), local.result()
+
+
+def test_report_on_the_cluster_equals_local(cluster, dump):
     args = ("report", str(dump), "--quotas", str(dump / "quotas.toml"))
-    on_cluster = _analyze(standalone.master_url, executor, *args)
-    local = _analyze("local[*]", sys.executable, *args)
+    on_cluster, local = _on_cluster_and_local(cluster, *args)
     assert on_cluster["summary"] == local["summary"] and on_cluster["summary"]["samples"] > 0
     assert on_cluster["entities"] == local["entities"]
 
 
 def test_whatif_ships_the_rate_math_to_executors_without_kconfigs(cluster, dump):
-    standalone, executor = cluster
     args = ("whatif", str(dump), "--proposed", str(dump / "quotas.toml"))
-    on_cluster = _analyze(standalone.master_url, executor, *args)
-    local = _analyze("local[*]", sys.executable, *args)
+    on_cluster, local = _on_cluster_and_local(cluster, *args)
     assert on_cluster == local
     assert any(row["throttled_events"] for row in on_cluster["entities"])  # the replay decided something
