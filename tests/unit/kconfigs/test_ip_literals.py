@@ -95,7 +95,8 @@ def test_every_java_form_of_an_ipv4_address_is_one_address(value):
 def test_every_form_of_an_ipv6_address_is_one_address(value):
     address = ipaddress.IPv6Address(value)
     expected = str(address.ipv4_mapped or address)  # Java's getByName gives the IPv4 address
-    for form in (address.compressed, address.exploded, f"[{address.compressed}]", address.exploded.upper()):
+    java = ":".join(f"{int(group, 16):x}" for group in address.exploded.split(":"))  # getHostAddress: 0:0:..:1
+    for form in (address.compressed, address.exploded, f"[{address.compressed}]", address.exploded.upper(), java):
         assert address_key(form) == expected
 
 
