@@ -162,13 +162,13 @@ QUOTA_SETS = {
 def start_gateway(upstream: str, workdir: Path, quotas: str = "none") -> tuple[subprocess.Popen, str]:
     port = free_port()
     store = workdir / f"store-{quotas}.db"
-    if QUOTA_SETS[quotas]:
-        from kconfigs.model import DEFAULT, QuotaEntity
-        from kconfigs.stores.sqlite import SqliteStore
+    from kconfigs.model import DEFAULT, QuotaEntity
+    from kconfigs.stores.sqlite import SqliteStore
 
-        s = SqliteStore(str(store))
+    s = SqliteStore(str(store))  # serve refuses a named store that does not exist, empty or not
+    if QUOTA_SETS[quotas]:
         s.alter(QuotaEntity(client_id=DEFAULT), lambda _c: dict(QUOTA_SETS[quotas]))
-        s.close()
+    s.close()
     toml = workdir / "gateway.toml"
     toml.write_text(f'log_format = "text"\nworker_threads = {DATA_PLANE["workers"]}\n')
     log = open(workdir / f"gateway-{quotas}.log", "wb")  # kept for a post-mortem
