@@ -202,6 +202,13 @@ impl SaslObserver {
 }
 
 /// Adds the `testing` submodule to `_native`.
+/// The mTLS principal the data plane gives a client presenting this DER certificate (None: the
+/// certificate does not parse).
+#[pyfunction]
+fn certificate_principal(der: &[u8]) -> Option<String> {
+    super::tls::subject_dn(der)
+}
+
 pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let m = PyModule::new(parent.py(), "testing")?;
     m.add("ANONYMOUS", sasl::ANONYMOUS)?;
@@ -209,6 +216,7 @@ pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FETCH_FIRST_NODE_ENDPOINTS", wire::FETCH_FIRST_NODE_ENDPOINTS)?;
     m.add_class::<SaslObserver>()?;
     m.add_function(wrap_pyfunction!(response_addresses, &m)?)?;
+    m.add_function(wrap_pyfunction!(certificate_principal, &m)?)?;
     m.add_function(wrap_pyfunction!(rewrite_addresses, &m)?)?;
     m.add_function(wrap_pyfunction!(rewrite_api_versions, &m)?)?;
     m.add_function(wrap_pyfunction!(cap_ranges, &m)?)?;

@@ -1,6 +1,10 @@
-//! TLS listeners (rustls) and the mTLS principal: the client certificate's subject DN in RFC 4514
-//! order, as Kafka's `X500Principal.getName()` gives it (`CN=app,OU=eng,O=acme`).
+//! TLS listeners (rustls) and the mTLS principal: the client certificate's subject DN exactly as
+//! Kafka's default principal builder has it, `X500Principal.getName()` (RFC 2253 as the JDK writes
+//! it: `CN=app,OU=eng,O=acme`). A quota set on the principal Kafka sees must hold for the same
+//! certificate through the gateway, so the JDK's own choices are followed where RFC 2253 leaves
+//! room: which attributes get a keyword, which values are written as `#` and hex, what is escaped.
 
+use std::fmt::Write;
 use std::fs::File;
 use std::io::BufReader;
 use std::sync::Arc;
@@ -8,6 +12,7 @@ use std::sync::Arc;
 use tokio_rustls::rustls::server::WebPkiClientVerifier;
 use tokio_rustls::rustls::{self, RootCertStore, ServerConfig};
 use tokio_rustls::TlsAcceptor;
+use x509_parser::asn1_rs::{Any, Class, ToDer};
 
 fn open(path: &str) -> Result<BufReader<File>, String> {
     File::open(path)
@@ -48,6 +53,9 @@ pub fn acceptor(cert_file: &str, key_file: &str, client_ca: Option<&str>) -> Res
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
+/// The JDK's RFC 2253 keywords (`AVAKeyword` entries marked RFC 2253 compliant); any other
+/// attribute is written as its dotted OID with a `#` hex value (`1.2.840.113549.1.9.1=#16...` for
+/// an e-mail address).
 fn short_name(oid: &str) -> Option<&'static str> {
     Some(match oid {
         "2.5.4.3" => "CN",
@@ -63,26 +71,61 @@ fn short_name(oid: &str) -> Option<&'static str> {
     })
 }
 
-/// RFC 4514 escaping of an attribute value.
+/// The text of a value the JDK writes as a string (`AVA.isDerString`: UTF8String, PrintableString,
+/// T61String, IA5String, GeneralString, BMPString); None for any other type (NumericString and
+/// UniversalString included), which is written in hex. JDK 17, the oldest JDK Kafka 4 brokers
+/// run on, decodes the content of every one of these types as UTF-8, replacing malformed bytes;
+/// newer JDKs (25 checked) decode a BMPString as UTF-16 and the single-byte types as ISO-8859-1,
+/// so for a BMPString, or non-ASCII bytes in a single-byte type, brokers on different JDKs name
+/// the same certificate differently. The gateway names it as JDK 17 does.
+fn java_string(value: &Any) -> Option<String> {
+    if value.header.class() != Class::Universal || value.header.constructed() {
+        return None;
+    }
+    match value.header.tag().0 {
+        12 | 19 | 20 | 22 | 27 | 30 => Some(String::from_utf8_lossy(value.data).into_owned()),
+        _ => None,
+    }
+}
+
+/// A string value escaped as `AVA.toRFC2253String` does: each of `,=+<>#;"\` gets a backslash
+/// wherever it stands, NUL becomes `\00`, and every leading or trailing space or carriage return
+/// gets a backslash.
 fn escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    let last = value.chars().count().saturating_sub(1);
-    for (i, ch) in value.chars().enumerate() {
+    let mut escaped: Vec<char> = Vec::with_capacity(value.len());
+    for ch in value.chars() {
         match ch {
-            '\\' | '"' | '+' | ',' | ';' | '<' | '>' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            '#' if i == 0 => out.push_str("\\#"),
-            ' ' if i == 0 || i == last => out.push_str("\\ "),
-            '\0' => out.push_str("\\00"),
-            _ => out.push(ch),
+            ',' | '=' | '+' | '<' | '>' | '#' | ';' | '"' | '\\' => escaped.extend(['\\', ch]),
+            '\0' => escaped.extend(['\\', '0', '0']),
+            _ => escaped.push(ch),
         }
+    }
+    let blank = |c: &char| *c == ' ' || *c == '\r';
+    let lead = escaped.iter().take_while(|c| blank(c)).count();
+    let trail = escaped.len() - escaped.iter().rev().take_while(|c| blank(c)).count();
+    let mut out = String::with_capacity(escaped.len() + 4);
+    for (i, ch) in escaped.into_iter().enumerate() {
+        if i < lead || i >= trail {
+            out.push('\\');
+        }
+        out.push(ch);
     }
     out
 }
 
-/// The subject DN of a DER certificate, most specific RDN first.
+/// `#` and the lower-case hex of the value's whole DER encoding (tag, length and content).
+fn hex_value(value: &Any) -> Option<String> {
+    let der = value.to_der_vec().ok()?;
+    let mut out = String::with_capacity(1 + 2 * der.len());
+    out.push('#');
+    for byte in der {
+        let _ = write!(out, "{byte:02x}");
+    }
+    Some(out)
+}
+
+/// The subject DN of a DER certificate as `X500Principal.getName()` writes it: most specific RDN
+/// first, the values of a multi-valued RDN joined by `+` in their encoded order.
 pub fn subject_dn(der: &[u8]) -> Option<String> {
     let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
     let mut rdns: Vec<String> = Vec::new();
@@ -90,9 +133,12 @@ pub fn subject_dn(der: &[u8]) -> Option<String> {
         let mut parts = Vec::new();
         for attr in rdn.iter() {
             let oid = attr.attr_type().to_id_string();
-            let name = short_name(&oid).map(str::to_string).unwrap_or(oid);
-            let value = attr.as_str().ok()?;
-            parts.push(format!("{name}={}", escape(value)));
+            let value = attr.attr_value();
+            let keyword = short_name(&oid);
+            match keyword.zip(java_string(value)) {
+                Some((name, text)) => parts.push(format!("{name}={}", escape(&text))),
+                None => parts.push(format!("{}={}", keyword.unwrap_or(&oid), hex_value(value)?)),
+            }
         }
         rdns.push(parts.join("+"));
     }
@@ -105,11 +151,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_are_escaped_like_rfc_4514() {
+    fn values_are_escaped_as_the_jdk_escapes_them() {
         assert_eq!(escape("app"), "app");
-        assert_eq!(escape("a,b+c"), "a\\,b\\+c");
+        assert_eq!(escape("a,b+c=d#e"), "a\\,b\\+c\\=d\\#e");
         assert_eq!(escape("#x "), "\\#x\\ ");
-        assert_eq!(escape(" lead"), "\\ lead");
+        assert_eq!(escape("  two  "), "\\ \\ two\\ \\ ");
+        assert_eq!(escape("   "), "\\ \\ \\ ");
+        assert_eq!(escape("nul\0"), "nul\\00");
     }
 
     #[test]
