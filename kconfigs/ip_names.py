@@ -19,22 +19,38 @@ from kconfigs.sanitize import DEFAULT_NAME
 _LAST_PART_MAX = {1: 2**32 - 1, 2: 2**24 - 1, 3: 2**16 - 1, 4: 255}
 
 
-def is_java_ipv4_literal(text: str) -> bool:
+def java_ipv4_address(text: str) -> ipaddress.IPv4Address | None:
+    """The address of a literal in one of the IPv4 forms Java accepts, else None."""
     parts = text.split(".")
     if not 1 <= len(parts) <= 4 or not all(p.isdigit() and p.isascii() for p in parts):
-        return False
+        return None
     *head, last = (int(p) for p in parts)
-    return all(p <= 255 for p in head) and last <= _LAST_PART_MAX[len(parts)]
+    if any(p > 255 for p in head) or last > _LAST_PART_MAX[len(parts)]:
+        return None
+    value = 0
+    for part in head:
+        value = (value << 8) | part
+    return ipaddress.IPv4Address((value << (8 * (5 - len(parts)))) | last)  # the last part fills the rest
+
+
+def is_java_ipv4_literal(text: str) -> bool:
+    return java_ipv4_address(text) is not None
+
+
+def ipv6_address(text: str) -> ipaddress.IPv6Address | None:
+    """The address of an IPv6 literal (brackets allowed), else None."""
+    inner = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    if "%" in inner:  # scoped literals depend on the host's interfaces: refuse, as for DNS
+        return None
+    try:
+        address = ipaddress.ip_address(inner)
+    except ValueError:
+        return None
+    return address if isinstance(address, ipaddress.IPv6Address) else None
 
 
 def is_ipv6_literal(text: str) -> bool:
-    inner = text[1:-1] if text.startswith("[") and text.endswith("]") else text
-    if "%" in inner:  # scoped literals depend on the host's interfaces: refuse, as for DNS
-        return False
-    try:
-        return isinstance(ipaddress.ip_address(inner), ipaddress.IPv6Address)
-    except ValueError:
-        return False
+    return ipv6_address(text) is not None
 
 
 def is_valid_ip_entity(name: str, resolve: Callable[[str], bool] | None = None) -> bool:
@@ -52,14 +68,10 @@ def address_key(name: str) -> str:
     turns an IPv4-mapped IPv6 literal into the IPv4 address) are one ip, and so are ``[::1]`` and
     ``0:0:0:0:0:0:0:1``. A name that is no IP literal (a host name) is its own key: a broker
     would resolve it, which depends on the resolver."""
-    if is_java_ipv4_literal(name):
-        parts = [int(p) for p in name.split(".")]
-        value = 0
-        for part in parts[:-1]:
-            value = (value << 8) | part
-        value = (value << (8 * (5 - len(parts)))) | parts[-1]
-        return str(ipaddress.IPv4Address(value))
-    if is_ipv6_literal(name):
-        address = ipaddress.IPv6Address(name[1:-1] if name.startswith("[") else name)
-        return str(address.ipv4_mapped or address)
+    ipv4 = java_ipv4_address(name)
+    if ipv4 is not None:
+        return str(ipv4)
+    ipv6 = ipv6_address(name)
+    if ipv6 is not None:
+        return str(ipv6.ipv4_mapped or ipv6)
     return name
