@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness.java import config_command_class, run_kafka_class
+from harness.java import config_command_class, tool_batch
 from harness.versions import BOOTSTRAP_TOOL_VERSIONS
 
 
@@ -27,8 +27,10 @@ def kconfigs(*args: str) -> subprocess.CompletedProcess:
 
 
 def kafka_configs(broker, *args: str) -> subprocess.CompletedProcess:
-    return run_kafka_class(
-        broker.version, config_command_class(broker.version), ["--bootstrap-server", broker.bootstrap, *args]
+    """Kafka's ConfigCommand of the broker's version in the session's one JVM for that version
+    (ToolBatch: one JVM start per version, not per command; the same output and exit status)."""
+    return tool_batch(broker.version, config_command_class(broker.version)).run(
+        ["--bootstrap-server", broker.bootstrap, *args]
     )
 
 
