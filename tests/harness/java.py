@@ -242,3 +242,9 @@ def tool_batch(version: str, main_class: str) -> ToolBatch:
     batch = ToolBatch(version, main_class)
     atexit.register(batch.close)
     return batch
+
+
+def run_config_command(version: str, args: Sequence[str], timeout: float = 120) -> subprocess.CompletedProcess:
+    """kafka-configs of Kafka ``version`` (its ConfigCommand) in the session's one JVM for that
+    version: the output and exit status of a separate run, without a JVM start per command."""
+    return tool_batch(version, config_command_class(version)).run(args, timeout)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from harness.java import config_command_class, run_kafka_class, tool_batch
+from harness.java import run_config_command, run_kafka_class
 from harness.versions import KAFKA_ZK_TOOL_VERSION
 
 CONFIG_COMMAND = "kafka.admin.ConfigCommand"
@@ -55,7 +55,7 @@ def run_kafka_configs(args: list[str]) -> ToolRun:
 def run_kafka_configs_batch(version: str, args: list[str]) -> ToolRun:
     """Real kafka-configs ``version`` in the session's one JVM for that version (ToolBatch):
     same normalisation as ``run_kafka_configs``; a broker's refusal is reduced to its message."""
-    proc = tool_batch(version, config_command_class(version)).run(args)
+    proc = run_config_command(version, args)
     lines = [line for line in proc.stdout.splitlines() if line not in ZK_DEPRECATION_LINES]
     return ToolRun(proc.returncode, lines, broker_refusal_message(kafka_error_message(proc.stderr)), proc.stderr)
 

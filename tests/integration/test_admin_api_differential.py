@@ -19,7 +19,7 @@ from kconfigs.errors import KconfigsError
 from kconfigs.kafka_texts import TEXTS, dialect_from_option
 from kconfigs.model import DEFAULT, QuotaEntity, QuotaRecord
 from kconfigs.stores.admin_api import exact_filter, open_admin_store
-from tests.harness.java import config_command_class, run_kafka_class
+from tests.harness.java import run_config_command
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +28,7 @@ def kafka_configs(broker, *args, bootstrap=None, command_config=None):
     argv = ["--bootstrap-server", bootstrap or broker.bootstrap, *args]
     if command_config:
         argv += ["--command-config", command_config]
-    return run_kafka_class(broker.version, config_command_class(broker.version), argv)
+    return run_config_command(broker.version, argv)
 
 
 def normalized(lines):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness.java import config_command_class, tool_batch
+from harness.java import run_config_command
 from harness.versions import BOOTSTRAP_TOOL_VERSIONS
 
 
@@ -29,9 +29,7 @@ def kconfigs(*args: str) -> subprocess.CompletedProcess:
 def kafka_configs(broker, *args: str) -> subprocess.CompletedProcess:
     """Kafka's ConfigCommand of the broker's version in the session's one JVM for that version
     (ToolBatch: one JVM start per version, not per command; the same output and exit status)."""
-    return tool_batch(broker.version, config_command_class(broker.version)).run(
-        ["--bootstrap-server", broker.bootstrap, *args]
-    )
+    return run_config_command(broker.version, ["--bootstrap-server", broker.bootstrap, *args])
 
 
 def as_set(stdout: str) -> set:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from kconfigs.model import DEFAULT, QuotaEntity
-from tests.harness.java import config_command_class, run_kafka_class
+from tests.harness.java import run_config_command
 from tests.harness.versions import KAFKA_3_VERSION, KAFKA_4_VERSION
 from tests.integration.compat_support import kafka_error_message, run_kconfigs
 from tests.integration.gateway_support import ServedGateway, TansuProcess
@@ -71,9 +71,7 @@ def test_kafka_configs_manages_the_gateway_quotas_like_kconfigs(tansu_upstream, 
     )
     try:
         for command in COMMANDS:
-            theirs = run_kafka_class(
-                version, config_command_class(version), ["--bootstrap-server", kafka_side.bootstrap, *command]
-            )
+            theirs = run_config_command(version, ["--bootstrap-server", kafka_side.bootstrap, *command])
             ours = run_kconfigs(["--bootstrap-server", kconfigs_side.bootstrap, *command])
             what = f"kafka-configs {version} {' '.join(command)}"
             assert (theirs.returncode == 0) == (ours.rc == 0), (what, theirs.stderr[-2000:], ours.stderr)
@@ -89,10 +87,8 @@ def test_kafka_configs_manages_the_gateway_quotas_like_kconfigs(tansu_upstream, 
         # upstream for SCRAM credentials (DescribeUserScramCredentials, passed through); tansu
         # answers with a null `results` array, which Kafka's admin client rejects (exit 1). That
         # step is tansu's, not the gateway's (docs/gateway.md, limits).
-        users = run_kafka_class(
-            version,
-            config_command_class(version),
-            ["--bootstrap-server", kafka_side.bootstrap, "--describe", "--entity-type", "users"],
+        users = run_config_command(
+            version, ["--bootstrap-server", kafka_side.bootstrap, "--describe", "--entity-type", "users"]
         )
         assert "Quota configs for user-principal 'bob' are producer_byte_rate=1.048576E7" in users.stdout.splitlines()
     finally:
