@@ -22,7 +22,7 @@ from harness import (
     port_is_open,
     run_kafka_class,
 )
-from harness.fixtures import STARTUP_TIMES
+from harness.fixtures import STARTUP_TIMES, delete_tree
 
 
 def _unique(prefix: str) -> str:
@@ -81,6 +81,18 @@ def test_zk_client_creates_and_reads_inside_its_own_chroot(zk_server, zk_connect
 def test_each_test_gets_a_fresh_chroot_with_only_an_empty_brokers_node(zk_client):
     assert zk_client.get_children("/") == ["brokers"]
     assert zk_client.get_children("/brokers") == []
+
+
+def test_delete_tree_removes_a_tree_of_many_levels_and_only_it(zk_server):
+    admin = zk_server.admin_client()
+    root, beside = f"/tree-{uuid.uuid4().hex[:8]}", f"/beside-{uuid.uuid4().hex[:8]}"
+    paths = [f"{root}/u{u}/clients/c{c}" for u in range(30) for c in range(5)] + [f"{root}/changes", beside]
+    for path in paths:
+        admin.ensure_path(path)
+    delete_tree(admin, root)
+    assert not admin.exists(root) and admin.exists(beside)
+    delete_tree(admin, root)  # already gone (a retry after a lost connection): nothing to do
+    admin.delete(beside)
 
 
 def test_zk_server_restarts_on_the_same_port_with_its_data(zk_server, zk_client):
