@@ -503,8 +503,19 @@ def latency_reason(args, half_load: bool) -> str:
     return "half of max load: half of the gateway's median produce throughput above, same batching"
 
 
-def render_latency(args, rate, linger_ms, direct_rounds, via_rounds, paced, why: str) -> list[str]:
-    """The latency table; ``why`` the rate was chosen."""
+def render_latency(
+    args,
+    rate,
+    linger_ms,
+    direct_rounds,
+    via_rounds,
+    paced,
+    why: str,
+    measure: str = "Produce latency (delivery report time per message)",
+    unit: str = "messages",
+    settings: str = "",
+) -> list[str]:
+    """The latency table; ``why`` the rate was chosen, ``measure`` what one latency is."""
     direct_lat, via_lat = [v for r in direct_rounds for v in r], [v for r in via_rounds for v in r]
     d50, d99, v50, v99 = (
         percentile(direct_lat, 50),
@@ -516,10 +527,10 @@ def render_latency(args, rate, linger_ms, direct_rounds, via_rounds, paced, why:
     added = {q: [percentile(v, q) - percentile(d, q) for d, v in zip(direct_rounds, via_rounds)] for q in (50, 99)}
     return [
         "",
-        f"Produce latency (delivery report time per message) at {rate:.1f} MB/s "
-        f"({why}; the paced generator achieved {spread(paced)} MB/s), linger.ms={linger_ms:g}, acks=1, "
+        f"{measure} at {rate:.1f} MB/s "
+        f"({why}; the paced generator achieved {spread(paced)} MB/s), {settings or f'linger.ms={linger_ms:g}, acks=1'}, "
         f"{args.latency_rounds} alternating rounds of "
-        f"{args.latency_seconds:.0f} s per path ({len(direct_lat)} / {len(via_lat)} messages):",
+        f"{args.latency_seconds:.0f} s per path ({len(direct_lat)} / {len(via_lat)} {unit}):",
         "",
         "| path | p50 ms | p99 ms |",
         "|---|---|---|",

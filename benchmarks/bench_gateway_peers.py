@@ -38,7 +38,9 @@ Workloads:
     batched load (bench_gateway.py's paced rounds, direct and gateway alternating) and again at
     --light-load of it (on a small machine, half of max load keeps every core busy, so its
     percentiles measure the wait for a core; the machine's busy cores over the light rounds are
-    shown), memory per idle
+    shown), then at half of max load again from a generator that costs next to no CPU
+    (batch_latency.py: pre-built 1 MB Produce requests on a schedule, latency from the scheduled
+    send to the acknowledgement), memory per idle
     connection (RSS delta over --idle connections; also shown for Kroxylicious).
 
 Every round runs every path back to back in rotated order; figures are median (min–max) over
@@ -67,6 +69,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from benchmarks import bench_gateway as bg  # noqa: E402
 from benchmarks._results import write_section  # noqa: E402
+from benchmarks.batch_latency import BATCH_RECORDS, MAX_IN_FLIGHT, batch_latencies_ms  # noqa: E402
 
 NETNS_ENV = "KCONFIGS_BENCH_PRIVATE_NETNS"
 KROXYLICIOUS_FETCH = ROOT / "benchmarks" / "kroxylicious" / "fetch"
@@ -459,6 +462,8 @@ def run(args) -> str:
         native = native_name(max(args.native_workers))
         half_load = statistics.median(batched[native]["produce"]) / 2
         latency = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], half_load, 5)
+        with BusyCores() as batch_busy:
+            batch = batch_latency_rounds(args, broker.bootstrap, bootstraps[native], half_load)
         light_load = half_load * 2 * args.light_load
         with BusyCores() as busy:
             light = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], light_load, 5)
@@ -477,9 +482,36 @@ def run(args) -> str:
             server.stop()
         broker.stop()
     light_latency = (light_load, *light, busy.cores)
+    batch_latency = (half_load, *batch, batch_busy.cores)
     return render(
-        args, bootstraps, small, batched, (half_load, *latency), light_latency, idle, failures, load_start, loads
+        args,
+        bootstraps,
+        small,
+        batched,
+        (half_load, *latency),
+        light_latency,
+        batch_latency,
+        idle,
+        failures,
+        load_start,
+        loads,
     )
+
+
+def batch_latency_rounds(args, direct: str, gateway: str, rate: float):
+    """Per round, direct and gateway back to back (alternating which goes first): the latencies
+    of paced batches (batch_latency.py) and the MB/s acknowledged."""
+    direct_rounds, via_rounds, achieved = [], [], []
+    for round_no in range(args.latency_rounds):
+        pair = [(direct, direct_rounds), (gateway, via_rounds)]
+        for bootstrap, rounds in pair if round_no % 2 == 0 else pair[::-1]:
+            topic = f"batch-lat-{uuid.uuid4().hex[:8]}"
+            create_topic(direct, topic)
+            latencies, megabytes_per_s = batch_latencies_ms(bootstrap, topic, rate, args.latency_seconds)
+            bg.delete_topic(direct, topic)
+            rounds.append(latencies)
+            achieved.append(megabytes_per_s)
+    return direct_rounds, via_rounds, achieved
 
 
 class BusyCores:
@@ -523,7 +555,9 @@ def command_line(args) -> str:
     )
 
 
-def render(args, bootstraps, small, batched, latency, light_latency, idle, failures, load_start, loads) -> str:
+def render(
+    args, bootstraps, small, batched, latency, light_latency, batch_latency, idle, failures, load_start, loads
+) -> str:
     spread = bg.spread
     natives = [native_name(w) for w in args.native_workers]
     headline = natives[-1]
@@ -557,8 +591,8 @@ def render(args, bootstraps, small, batched, latency, light_latency, idle, failu
         lines += render_small(args, small[client], labels[client], natives)
     lines += render_batched(args, batched)
     lines += render_scaling(args, small, natives)
-    lines += render_latency_memory(args, headline, latency, light_latency, idle)
-    lines += render_targets(small, batched, latency, light_latency, headline)
+    lines += render_latency_memory(args, headline, latency, light_latency, batch_latency, idle)
+    lines += render_targets(small, batched, latency, light_latency, batch_latency, headline)
     return "\n".join(lines)
 
 
@@ -641,7 +675,7 @@ def render_scaling(args, small, natives) -> list[str]:
     return lines
 
 
-def render_latency_memory(args, headline, latency, light_latency, idle) -> list[str]:
+def render_latency_memory(args, headline, latency, light_latency, batch_latency, idle) -> list[str]:
     half_load, direct_rounds, via_rounds, paced = latency
     why = "half of max load: half of its median batched produce MB/s above, same batching"
     lines = bg.render_latency(args, half_load, 5, direct_rounds, via_rounds, paced, why)
@@ -651,7 +685,24 @@ def render_latency_memory(args, headline, latency, light_latency, idle) -> list[
         f"averaged {busy:.2f} of {os.cpu_count()} over these rounds, the latency generator included, same batching"
     )
     light = bg.render_latency(args, light_load, 5, light_direct, light_via, light_paced, why)
-    lines = ["", f"### Added latency and memory, {headline}", *lines, *light]
+    batch_load, batch_direct, batch_via, batch_achieved, batch_busy = batch_latency
+    why = (
+        f"half of max load, as above, from a generator that costs next to no CPU: the machine's busy cores "
+        f"averaged {batch_busy:.2f} of {os.cpu_count()} over these rounds"
+    )
+    batches = bg.render_latency(
+        args,
+        batch_load,
+        0,
+        batch_direct,
+        batch_via,
+        batch_achieved,
+        why,
+        measure="Produce batch latency (scheduled send to acknowledgement, benchmarks/batch_latency.py)",
+        unit="batches",
+        settings=f"{BATCH_RECORDS} records of 1 KiB per batch, acks=1, up to {MAX_IN_FLIGHT} batches in flight",
+    )
+    lines = ["", f"### Added latency and memory, {headline}", *lines, *light, *batches]
     lines += ["", f"Memory per idle proxied connection (RSS delta over {args.idle} connections after ApiVersions):", ""]
     lines += [f"- {path}: {value / 1024:.1f} KiB" for path, value in idle.items()]
     if KROXY in idle:
@@ -659,7 +710,7 @@ def render_latency_memory(args, headline, latency, light_latency, idle) -> list[
     return lines
 
 
-def render_targets(small, batched, latency, light_latency, headline) -> list[str]:
+def render_targets(small, batched, latency, light_latency, batch_latency, headline) -> list[str]:
     med = statistics.median
     lines = ["", f"### Targets for the gateway ({headline})", ""]
     for client, r in small.items():
@@ -682,7 +733,10 @@ def render_targets(small, batched, latency, light_latency, headline) -> list[str
             f"{cpu:.2f} ms CPU per MB (target <= {target:.2f}: {verdict(cpu <= target)})"
         )
     _half, direct_rounds, via_rounds, _paced = latency
-    lines.append(_p99_added_target("half of max load", direct_rounds, via_rounds))
+    lines.append(_p99_added_target("half of max load (delivery reports, librdkafka)", direct_rounds, via_rounds))
+    _half, direct_rounds, via_rounds, _achieved, busy = batch_latency
+    where = f"half of max load (paced batches, {busy:.2f} of {os.cpu_count()} cores busy)"
+    lines.append(_p99_added_target(where, direct_rounds, via_rounds))
     light_mbs, direct_rounds, via_rounds, _paced, busy = light_latency
     where = f"{light_mbs:.1f} MB/s ({busy:.2f} of {os.cpu_count()} cores busy)"
     lines.append(_p99_added_target(where, direct_rounds, via_rounds))

@@ -1,0 +1,125 @@
+"""Acknowledgement latency of paced produce batches, from a generator that costs next to no CPU.
+
+At half of a 2-core machine's max load a client library's own per-message work (hundreds of
+thousands of produce() calls and delivery callbacks a second, in Python) takes a core, and
+latency percentiles then measure the wait for a core rather than the path. This generator sends
+one pre-built Produce request (one record batch of BATCH_RECORDS 1 KiB records, what a producer
+with linger.ms fills at that rate) on a fixed schedule over one connection, patching only the
+correlation id, and reads the responses on a second thread: a few hundred sends a second.
+
+The latency of a batch is the time from its scheduled send to its acknowledgement (acks=1). A
+send that falls behind its schedule (the path pushing back) counts from the schedule, as a
+producer's record waits in its buffer. Records wait up to one linger interval for their batch on
+top of that, the same on every path, so the difference between two paths is the same either way.
+
+Hand-built because no client library sends a fixed batch at a fixed rate without per-record work;
+the request and the records are encoded with kafka-python's own protocol classes.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+
+#: records per batch: about 1 MB per request, under the broker's default max.message.bytes
+#: (1,048,588) as librdkafka's default batch.size (1,000,000) is
+BATCH_RECORDS = 900
+RECORD_BYTES = 1024
+#: sends waiting for their acknowledgement at most (librdkafka's default is 1,000,000 requests:
+#: a path that falls behind shows as latency, not as a stalled generator)
+MAX_IN_FLIGHT = 64
+
+
+def produce_frame(topic: str, acks: int = 1) -> bytearray:
+    """A size-prefixed Produce v7 request to partition 0 of ``topic``, correlation id 0."""
+    from kafka.protocol.producer import ProduceRequest
+    from kafka.record.memory_records import MemoryRecordsBuilder
+
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=BATCH_RECORDS * (RECORD_BYTES + 64))
+    now_ms = int(time.time() * 1000)
+    for _ in range(BATCH_RECORDS):
+        builder.append(now_ms, None, b"x" * RECORD_BYTES)
+    builder.close()
+    request_class = ProduceRequest[7]
+    partition = request_class.TopicProduceData.PartitionProduceData(index=0, records=bytes(builder.buffer()))
+    request = request_class(
+        transactional_id=None,
+        acks=acks,
+        timeout_ms=30_000,
+        topic_data=[request_class.TopicProduceData(name=topic, partition_data=[partition])],
+    )
+    request.with_header(correlation_id=0, client_id="batch-latency")
+    body = bytes(request.encode(header=True))
+    return bytearray(struct.pack(">i", len(body)) + body)
+
+
+#: offset of the correlation id in a size-prefixed request: size, api key, api version
+CORRELATION_AT = 4 + 2 + 2
+
+
+def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, seconds: float) -> tuple[list[float], float]:
+    """(latency of every batch in ms, MB/s acknowledged) over ``seconds`` of batches sent at
+    ``megabytes_per_s`` (MB = 2**20 bytes of record values).
+
+    :raises RuntimeError: a batch was refused (its error code), or the connection closed.
+    """
+    frame = produce_frame(topic)
+    interval_s = BATCH_RECORDS * RECORD_BYTES / (megabytes_per_s * 1024 * 1024)
+    host, port = bootstrap.rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    scheduled: dict[int, float] = {}
+    latencies: list[float] = []
+    room = threading.Semaphore(MAX_IN_FLIGHT)
+    failure: list[str] = []
+    total = int(seconds / interval_s)
+
+    def read_acknowledgements() -> None:
+        stream = sock.makefile("rb")
+        try:
+            for _ in range(total):
+                size = stream.read(4)
+                if len(size) < 4:
+                    raise RuntimeError("the connection closed")
+                response = stream.read(struct.unpack(">i", size)[0])
+                acknowledged = time.perf_counter()
+                (correlation_id,) = struct.unpack_from(">i", response)
+                error = produce_error_code(response)
+                if error:
+                    raise RuntimeError(f"batch {correlation_id} refused with error code {error}")
+                latencies.append((acknowledged - scheduled.pop(correlation_id)) * 1000)
+                room.release()
+        except Exception as error:  # reported by the sending thread
+            failure.append(str(error))
+            room.release()
+
+    reader = threading.Thread(target=read_acknowledgements, daemon=True)
+    reader.start()
+    start = time.perf_counter()
+    try:
+        for correlation_id in range(total):
+            due = start + correlation_id * interval_s
+            if (wait := due - time.perf_counter()) > 0:
+                time.sleep(wait)
+            room.acquire()
+            if failure:
+                break
+            struct.pack_into(">i", frame, CORRELATION_AT, correlation_id)
+            scheduled[correlation_id] = due
+            sock.sendall(frame)
+        reader.join(seconds + 60)
+    finally:
+        sock.close()
+    if failure:
+        raise RuntimeError(f"batch latency through {bootstrap}: {failure[0]}")
+    elapsed = time.perf_counter() - start
+    return latencies, len(latencies) * BATCH_RECORDS * RECORD_BYTES / (1024 * 1024) / elapsed
+
+
+def produce_error_code(response: bytes) -> int:
+    """The error code of the one partition of a Produce v7 response (after its correlation id)."""
+    from kafka.protocol.producer import ProduceResponse
+
+    return ProduceResponse[7].decode(response[4:]).responses[0].partition_responses[0].error_code
