@@ -112,8 +112,9 @@ def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, secon
         reader.join(seconds + 60)
     finally:
         sock.close()
-    if failure:
-        raise RuntimeError(f"batch latency through {bootstrap}: {failure[0]}")
+    if failure or reader.is_alive():
+        why = failure[0] if failure else f"{total - len(latencies)} of {total} batches never acknowledged"
+        raise RuntimeError(f"batch latency through {bootstrap}: {why}")
     elapsed = time.perf_counter() - start
     return latencies, len(latencies) * BATCH_RECORDS * RECORD_BYTES / (1024 * 1024) / elapsed
 
