@@ -70,6 +70,7 @@ def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, secon
     host, port = bootstrap.rsplit(":", 1)
     sock = socket.create_connection((host, int(port)))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    _until_the_partition_takes_batches(sock, frame, bootstrap)
     scheduled: dict[int, float] = {}
     latencies: list[float] = []
     room = threading.Semaphore(MAX_IN_FLIGHT)
@@ -117,6 +118,31 @@ def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, secon
         raise RuntimeError(f"batch latency through {bootstrap}: {why}")
     elapsed = time.perf_counter() - start
     return latencies, len(latencies) * BATCH_RECORDS * RECORD_BYTES / (1024 * 1024) / elapsed
+
+
+#: Produce errors of a partition that is still being created (a topic made a moment ago whose
+#: metadata has not reached the broker yet): UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE,
+#: NOT_LEADER_OR_FOLLOWER
+NOT_READY_YET = (3, 5, 6)
+
+
+def _until_the_partition_takes_batches(sock: socket.socket, frame: bytearray, bootstrap: str) -> None:
+    """One batch at a time until one is acknowledged, as a producer retries these errors.
+
+    :raises RuntimeError: another error, or still not ready after 30 s."""
+    deadline = time.monotonic() + 30
+    stream = sock.makefile("rb")
+    while True:
+        sock.sendall(frame)
+        size = stream.read(4)
+        if len(size) < 4:
+            raise RuntimeError(f"batch latency through {bootstrap}: the connection closed")
+        error = produce_error_code(stream.read(struct.unpack(">i", size)[0]))
+        if error == 0:
+            return
+        if error not in NOT_READY_YET or time.monotonic() > deadline:
+            raise RuntimeError(f"batch latency through {bootstrap}: a first batch refused with error code {error}")
+        time.sleep(0.2)
 
 
 def produce_error_code(response: bytes) -> int:
