@@ -70,7 +70,10 @@ def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, secon
     host, port = bootstrap.rsplit(":", 1)
     sock = socket.create_connection((host, int(port)))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    _until_the_partition_takes_batches(sock, frame, bootstrap)
+    # one reader for the whole connection: a second buffered reader could hold bytes of its
+    # responses that the first had read ahead
+    stream = sock.makefile("rb")
+    _until_the_partition_takes_batches(sock, stream, frame, bootstrap)
     scheduled: dict[int, float] = {}
     latencies: list[float] = []
     room = threading.Semaphore(MAX_IN_FLIGHT)
@@ -78,13 +81,9 @@ def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, secon
     total = int(seconds / interval_s)
 
     def read_acknowledgements() -> None:
-        stream = sock.makefile("rb")
         try:
             for _ in range(total):
-                size = stream.read(4)
-                if len(size) < 4:
-                    raise RuntimeError("the connection closed")
-                response = stream.read(struct.unpack(">i", size)[0])
+                response = _read_response(stream)
                 acknowledged = time.perf_counter()
                 (correlation_id,) = struct.unpack_from(">i", response)
                 error = produce_error_code(response)
@@ -126,23 +125,30 @@ def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, secon
 NOT_READY_YET = (3, 5, 6)
 
 
-def _until_the_partition_takes_batches(sock: socket.socket, frame: bytearray, bootstrap: str) -> None:
+def _until_the_partition_takes_batches(sock: socket.socket, stream, frame: bytearray, bootstrap: str) -> None:
     """One batch at a time until one is acknowledged, as a producer retries these errors.
 
-    :raises RuntimeError: another error, or still not ready after 30 s."""
+    :raises RuntimeError: another error, the connection closed, or still not ready after 30 s."""
     deadline = time.monotonic() + 30
-    stream = sock.makefile("rb")
     while True:
         sock.sendall(frame)
-        size = stream.read(4)
-        if len(size) < 4:
-            raise RuntimeError(f"batch latency through {bootstrap}: the connection closed")
-        error = produce_error_code(stream.read(struct.unpack(">i", size)[0]))
+        try:
+            error = produce_error_code(_read_response(stream))
+        except RuntimeError as closed:
+            raise RuntimeError(f"batch latency through {bootstrap}: {closed}") from None
         if error == 0:
             return
         if error not in NOT_READY_YET or time.monotonic() > deadline:
             raise RuntimeError(f"batch latency through {bootstrap}: a first batch refused with error code {error}")
         time.sleep(0.2)
+
+
+def _read_response(stream) -> bytes:
+    """The next response of the connection, without its size prefix. :raises RuntimeError:"""
+    size = stream.read(4)
+    if len(size) < 4:
+        raise RuntimeError("the connection closed")
+    return stream.read(struct.unpack(">i", size)[0])
 
 
 def produce_error_code(response: bytes) -> int:

@@ -373,21 +373,36 @@ def throughput_rounds(args, bootstraps: dict[str, str], gateway_pids: dict[str, 
     return results
 
 
+def alternating_rounds(
+    rounds: int, upstream: str, gateway: str, measure
+) -> tuple[list[list[float]], list[list[float]], list[float]]:
+    """Per round, the direct and the gateway path back to back, which goes first alternating so
+    that machine noise hits both alike: (direct latencies per round, gateway latencies per round,
+    MB/s achieved per run); ``measure(bootstrap)`` runs once and gives (latencies, MB/s)."""
+    direct, via, achieved = [], [], []
+    for round_no in range(rounds):
+        pair = [(upstream, direct), (gateway, via)]
+        for bootstrap, results in pair if round_no % 2 == 0 else pair[::-1]:
+            latencies, megabytes_per_s = measure(bootstrap)
+            results.append(latencies)
+            achieved.append(megabytes_per_s)
+    return direct, via, achieved
+
+
 def latency_rounds(
     args, upstream: str, gateway: str, rate: float, linger_ms: float
 ) -> tuple[list[list[float]], list[list[float]], list[float]]:
-    """Per round: the direct and the gateway latencies (back to back), and the achieved rates."""
-    direct, via, paced = [], [], []
-    for round_no in range(args.latency_rounds):  # alternate, so machine noise hits both paths alike
-        pair = [(upstream, direct), (gateway, via)]
-        for bootstrap, rounds in pair if round_no % 2 == 0 else pair[::-1]:
-            start = time.perf_counter()
-            topic = "lat-" + uuid.uuid4().hex[:6]
-            got = produce_latencies_ms(bootstrap, topic, rate, args.latency_seconds, linger_ms)
-            paced.append(len(got) * len(MESSAGE) / (1024 * 1024) / (time.perf_counter() - start))
-            delete_topic(bootstrap, topic)
-            rounds.append(got)
-    return direct, via, paced
+    """Delivery latencies of paced messages, per round and path (alternating_rounds)."""
+
+    def measure(bootstrap: str) -> tuple[list[float], float]:
+        start = time.perf_counter()
+        topic = "lat-" + uuid.uuid4().hex[:6]
+        got = produce_latencies_ms(bootstrap, topic, rate, args.latency_seconds, linger_ms)
+        paced = len(got) * len(MESSAGE) / (1024 * 1024) / (time.perf_counter() - start)
+        delete_topic(bootstrap, topic)
+        return got, paced
+
+    return alternating_rounds(args.latency_rounds, upstream, gateway, measure)
 
 
 def run(args) -> str:

@@ -499,19 +499,17 @@ def run(args) -> str:
 
 
 def batch_latency_rounds(args, direct: str, gateway: str, rate: float):
-    """Per round, direct and gateway back to back (alternating which goes first): the latencies
-    of paced batches (batch_latency.py) and the MB/s acknowledged."""
-    direct_rounds, via_rounds, achieved = [], [], []
-    for round_no in range(args.latency_rounds):
-        pair = [(direct, direct_rounds), (gateway, via_rounds)]
-        for bootstrap, rounds in pair if round_no % 2 == 0 else pair[::-1]:
-            topic = f"batch-lat-{uuid.uuid4().hex[:8]}"
-            create_topic(direct, topic)
-            latencies, megabytes_per_s = batch_latencies_ms(bootstrap, topic, rate, args.latency_seconds)
-            bg.delete_topic(direct, topic)
-            rounds.append(latencies)
-            achieved.append(megabytes_per_s)
-    return direct_rounds, via_rounds, achieved
+    """Latencies of paced batches (batch_latency.py) and the MB/s acknowledged, per round and
+    path (bench_gateway.alternating_rounds)."""
+
+    def measure(bootstrap: str) -> tuple[list[float], float]:
+        topic = f"batch-lat-{uuid.uuid4().hex[:8]}"
+        create_topic(direct, topic)
+        measured = batch_latencies_ms(bootstrap, topic, rate, args.latency_seconds)
+        bg.delete_topic(direct, topic)
+        return measured
+
+    return bg.alternating_rounds(args.latency_rounds, direct, gateway, measure)
 
 
 class BusyCores:
