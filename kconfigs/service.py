@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from kconfigs.errors import ValidationError
+from kconfigs.errors import ValidationError, VersionConflict
 from kconfigs.keys import QUOTA_KEYS, SCRAM_KEYS, check_keys, parse_value
 from kconfigs.model import EntityFilter, QuotaEntity, QuotaRecord
+from kconfigs.render import zk_entity_text
 from kconfigs.stores.base import ConfigUpdate, Store
 
 
@@ -57,6 +58,44 @@ def merge_update(entity: QuotaEntity, change: ConfigChange) -> ConfigUpdate:
             if key in change.add:
                 parse_value(key, change.add[key])
         return merged
+
+    return update
+
+
+def keys_to_delete(entity: QuotaEntity, current: Mapping[str, str], named: Sequence[str]) -> dict[str, str]:
+    """What ``kconfigs delete`` removes, with the values it removes: the ``named`` keys, or with
+    none named every quota key -- never the user's SCRAM credentials, which share the user's
+    znode but are not quotas (deleting a user's quotas must not lock the user out).
+
+    :raises ValidationError: a named key is not set (kafka-configs' text), or the entity has no
+        quotas (a mistyped name must not read as a successful delete).
+    """
+    if named:
+        missing = [k for k in dict.fromkeys(named) if k not in current]
+        if missing:
+            raise ValidationError(f"Invalid config(s): {','.join(missing)}")
+        return {k: current[k] for k in dict.fromkeys(named)}
+    quotas = {k: v for k, v in current.items() if k in QUOTA_KEYS}
+    if not quotas:
+        raise ValidationError(f"{zk_entity_text(entity)} has no quotas: nothing deleted")
+    return quotas
+
+
+def deletion_update(entity: QuotaEntity, removing: Mapping[str, str]) -> ConfigUpdate:
+    """The update function that removes ``removing``'s keys while they still hold the values the
+    user confirmed; keys written since the read are kept, a key already gone is fine.
+
+    :raises VersionConflict: a key to remove was given another value since it was read.
+    """
+
+    def update(current: Mapping[str, str]) -> Mapping[str, str]:
+        for key, seen in removing.items():
+            if key in current and current[key] != seen:
+                raise VersionConflict(
+                    f"{zk_entity_text(entity)}: {key} was changed by someone else since it was read; "
+                    f"nothing deleted, re-run to see its new value"
+                )
+        return {k: v for k, v in current.items() if k not in removing}
 
     return update
 

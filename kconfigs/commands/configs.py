@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from kconfigs.commands.confirm import ask_before_destroying, yes_option
 from kconfigs.commands.options import (
     check_ip,
     check_ip_name,
@@ -117,29 +118,36 @@ def alter(settings, add_config, deletes, delete_configs, dry_run, output, **kwar
     "--key",
     "keys",
     multiple=True,
-    help="Remove only these keys (default: all of them).",
+    help="Remove only these keys (default: every quota key; a user's SCRAM credentials stay).",
     shell_complete=lazy_completer("complete_keys"),
 )
+@yes_option
 @store_options
-def delete(keys, **kwargs) -> None:
-    """Remove an entity's quotas (all of them, or --key ones)."""
-    from kconfigs.errors import ValidationError
+def delete(keys, assume_yes, **kwargs) -> None:
+    """Remove an entity's quotas (all of them, or --key ones). Asks first on a terminal; scripts
+    add --yes."""
     from kconfigs.render import zk_alter_line, zk_entity_text
+    from kconfigs.service import deletion_update, keys_to_delete
 
     entity = entity_from(entity_components(kwargs))
-    wanted = set(keys)
-
-    def update(current):
-        missing = sorted(wanted - set(current))
-        if missing:
-            raise ValidationError(f"Invalid config(s): {','.join(missing)}")
-        if not current:  # a mistyped name must not read as a successful delete
-            raise ValidationError(f"{zk_entity_text(entity)} has no quotas: nothing deleted")
-        return {k: v for k, v in current.items() if wanted and k not in wanted}
-
+    check_known_keys(entity, keys)
     store = open_from_kwargs(kwargs, access=Access.UPDATE)
     try:
-        store.alter(entity, update)
+        current = next((r.configs for r in store.describe(filter_from(entity.components()))), {})
+        removing = keys_to_delete(entity, current, keys)
+        named = zk_entity_text(entity)
+        ask_before_destroying(
+            [f"- {named}", *(f"    - {key}" for key in removing)],
+            question=f"delete: remove {_keys(len(removing))} of {named}?",
+            refusal=f"delete would remove {_keys(len(removing))} of {named} ({', '.join(removing)}): "
+            f"nothing changed; re-run with --yes to confirm",
+            assume_yes=assume_yes,
+        )
+        store.alter(entity, deletion_update(entity, removing))
     finally:
         store.close()
     click.echo(zk_alter_line(entity))
+
+
+def _keys(count: int) -> str:
+    return "1 key" if count == 1 else f"{count} keys"

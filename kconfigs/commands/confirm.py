@@ -1,6 +1,6 @@
-"""Confirmation before a command destroys quotas (apply --prune, migrate onto a store that has
-quotas): the plan's destructive lines are shown and the user is asked on a terminal; a script
-must say ``--yes`` (as Terraform's -auto-approve), so a typo in a CI job fails instead of wiping a
+"""Confirmation before a command destroys quotas (delete, apply --prune, migrate onto a store
+that has quotas): what would go is shown and the user is asked on a terminal; a script must
+say ``--yes`` (as Terraform's -auto-approve), so a typo in a CI job fails instead of wiping a
 store. A prune whose source holds no quotas is refused outright unless ``--allow-empty-source``:
 an empty file or a mistyped source store would otherwise mean "remove everything".
 """
@@ -63,22 +63,32 @@ def confirm_destruction(plan, what: str, assume_yes: bool, overwrites: bool = Fa
     :raises NotConfirmed: the answer was no, or there is no terminal to ask on and no --yes.
     """
     lines = destructive_lines(plan, overwrites)
-    if not lines or assume_yes:
+    if not lines:
         return
     touched = sum(1 for line in lines if not line.startswith(" "))
     verb = "remove or overwrite" if overwrites else "remove"
+    ask_before_destroying(
+        lines,
+        question=f"{what}: {verb} the quotas of {'this' if touched == 1 else 'these'} {_entities(touched)}?",
+        refusal=f"{what} would {verb} quotas of {_entities(touched)}: nothing changed; "
+        f"re-run with --yes to confirm (--dry-run lists them)",
+        assume_yes=assume_yes,
+    )
+
+
+def ask_before_destroying(lines: list[str], question: str, refusal: str, assume_yes: bool) -> None:
+    """The one rule for every destructive command: go ahead with ``--yes``; on a terminal show
+    ``lines`` and ask ``question`` (default no); with no terminal to ask on, refuse.
+
+    :raises NotConfirmed: with ``refusal`` when there is no terminal, "Nothing changed." on a no.
+    """
+    if assume_yes:
+        return
     if not sys.stdin.isatty():
-        raise NotConfirmed(
-            f"{what} would {verb} quotas of {_entities(touched)}: nothing changed; "
-            f"re-run with --yes to confirm (--dry-run lists them)"
-        )
+        raise NotConfirmed(refusal)
     for line in lines:
         click.echo(line, err=True)
-    if not click.confirm(
-        f"{what}: {verb} the quotas of {'this' if touched == 1 else 'these'} {_entities(touched)}?",
-        default=False,
-        err=True,
-    ):
+    if not click.confirm(question, default=False, err=True):
         raise NotConfirmed("Nothing changed.")
 
 

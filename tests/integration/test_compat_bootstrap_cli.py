@@ -142,5 +142,5 @@ def test_own_commands_work_on_the_admin_api_store(broker):
     resolved = kconfigs("resolve", *server, "--user", "own-u", "--client-id", "any", "-o", "json")
     assert resolved.returncode == 0, resolved.stderr
     assert "/config/users/own-u/clients/<default>" in resolved.stdout
-    assert kconfigs("delete", *server, "--user", "own-u", "--client-default").returncode == 0
+    assert kconfigs("delete", *server, "--user", "own-u", "--client-default", "--yes").returncode == 0
     assert eventually_equal(described, []) == []

@@ -6,7 +6,11 @@ create, destructive operations that must be confirmed, entity names every store 
 from __future__ import annotations
 
 import hashlib
+import os
+import pty
 import queue
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -251,7 +255,7 @@ def test_a_delete_of_an_entity_with_no_quotas_fails_and_changes_nothing(env, ent
     before = digest(victim)
     assert run_main("delete", *entity, "--store", str(victim)) == nothing
     assert digest(victim) == before
-    assert run_main("delete", "--user", "u1", "--store", str(victim))[0] == 0
+    assert run_main("delete", "--user", "u1", "--store", str(victim), "--yes")[0] == 0
     assert stored(victim) == {}
     assert run_main("delete", "--user", "u1", "--store", str(victim)) == (
         1,
@@ -311,6 +315,93 @@ def test_removing_quotas_without_a_terminal_needs_yes(env):
     assert run_main("apply", str(env / "one.toml"), "--store", str(victim))[0] == 0  # no prune: adds only, no question
     assert run_main("apply", str(env / "one.toml"), "--prune", "--yes", "--store", str(victim))[0] == 0
     assert stored(victim) == {"users/u2": {"producer_byte_rate": "5"}}
+
+
+def test_delete_without_a_terminal_needs_yes(env):
+    victim = env / "victim.db"
+    assert run_main("--store", str(victim), *ALTER)[0] == 0
+    assert run_main("alter", "--user", "u1", "--set", "consumer_byte_rate=7", "--store", str(victim))[0] == 0
+    before = digest(victim)
+    assert run_main("delete", "--user", "u1", "--store", str(victim)) == (
+        1,
+        "",
+        "delete would remove 2 keys of user-principal 'u1' (producer_byte_rate, consumer_byte_rate): "
+        "nothing changed; re-run with --yes to confirm\n",
+    )
+    assert run_main("delete", "--user", "u1", "--key", "consumer_byte_rate", "--store", str(victim)) == (
+        1,
+        "",
+        "delete would remove 1 key of user-principal 'u1' (consumer_byte_rate): "
+        "nothing changed; re-run with --yes to confirm\n",
+    )
+    assert digest(victim) == before
+    assert run_main("delete", "--user", "u1", "--key", "consumer_byte_rate", "-y", "--store", str(victim))[0] == 0
+    assert stored(victim) == {"users/u1": {"producer_byte_rate": "1"}}
+
+
+def _delete_on_a_terminal(victim: Path, answer: str) -> tuple[int, str, str]:
+    """``kconfigs delete --user u1`` with a terminal (a pty) as its stdin, answering ``answer``."""
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kconfigs", "delete", "--user", "u1", "--store", str(victim)],
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        os.write(master, answer.encode() + b"\n")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+        os.close(slave)
+    return proc.returncode, out, err
+
+
+def test_delete_on_a_terminal_shows_the_keys_and_asks(env):
+    victim = env / "victim.db"
+    assert run_main("--store", str(victim), *ALTER)[0] == 0
+    before = digest(victim)
+    question = "- user-principal 'u1'\n    - producer_byte_rate\ndelete: remove 1 key of user-principal 'u1'? [y/N]: "
+    assert _delete_on_a_terminal(victim, "n") == (1, "", question + "Nothing changed.\n")
+    assert _delete_on_a_terminal(victim, "") == (1, "", question + "Nothing changed.\n")  # the default is no
+    assert digest(victim) == before
+    assert _delete_on_a_terminal(victim, "y") == (
+        0,
+        "Completed updating config for entity: user-principal 'u1'.\n",
+        question,
+    )
+    assert stored(victim) == {}
+
+
+def test_delete_keeps_a_users_scram_credentials(env):
+    """Deleting a user's quotas must not lock the user out: the credentials share the user's
+    entry (its znode on ZooKeeper) but are not quotas."""
+    victim = env / "victim.db"
+    add = "SCRAM-SHA-256=[password=pw],producer_byte_rate=5"
+    assert run_main("--store", str(victim), "--alter", "--user", "u1", "--add-config", add)[0] == 0
+    credential = stored(victim)["users/u1"]["SCRAM-SHA-256"]
+    assert run_main("delete", "--user", "u1", "--yes", "--store", str(victim))[0] == 0
+    assert stored(victim) == {"users/u1": {"SCRAM-SHA-256": credential}}
+    assert run_main("delete", "--user", "u1", "--yes", "--store", str(victim)) == (
+        1,
+        "",
+        "user-principal 'u1' has no quotas: nothing deleted\n",
+    )
+    assert run_main("delete", "--user", "u1", "--key", "SCRAM-SHA-256", "--yes", "--store", str(victim))[0] == 0
+    assert stored(victim) == {}
+
+
+def test_delete_of_a_mistyped_key_names_the_closest(env):
+    victim = env / "victim.db"
+    assert run_main("--store", str(victim), *ALTER)[0] == 0
+    before = digest(victim)
+    code, out, err = run_main("delete", "--user", "u1", "--key", "producr_byte_rate", "--yes", "--store", str(victim))
+    assert (code, out) == (1, "")
+    assert err.startswith(
+        "Unknown quota key 'producr_byte_rate' for user-principal 'u1'. Did you mean producer_byte_rate?"
+    )
+    assert digest(victim) == before
 
 
 def test_migrate_overwriting_a_store_with_quotas_needs_yes(env):

@@ -131,3 +131,21 @@ def test_a_dot_user_is_refused_by_the_zookeeper_store_like_the_embedded_one(env,
         1,
         'Invalid path string "/config/users/." caused by relative paths not allowed @14\n',
     )
+
+
+def test_delete_keeps_a_users_scram_credentials_on_zookeeper(env, zk_connect, zk_client):
+    """The user's znode holds its SCRAM credentials beside its quotas (Kafka's ZooKeeper mode):
+    ``kconfigs delete`` removes the quotas and leaves the credentials, so the user can still log in."""
+    import json
+
+    add = "SCRAM-SHA-512=[password=pw],producer_byte_rate=5,request_percentage=10"
+    assert run_main("--zookeeper", zk_connect, "--alter", "--user", "scram-u", "--add-config", add)[0] == 0
+    credential = json.loads(zk_client.get("/config/users/scram-u")[0])["config"]["SCRAM-SHA-512"]
+    result = run_kconfigs(["delete", "--user", "scram-u", "--zookeeper", zk_connect])
+    assert (result.rc, result.stderr) == (
+        1,
+        "delete would remove 2 keys of user-principal 'scram-u' (producer_byte_rate, request_percentage): "
+        "nothing changed; re-run with --yes to confirm\n",
+    )
+    assert run_main("delete", "--user", "scram-u", "--yes", "--zookeeper", zk_connect)[0] == 0
+    assert json.loads(zk_client.get("/config/users/scram-u")[0])["config"] == {"SCRAM-SHA-512": credential}
