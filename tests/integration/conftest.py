@@ -8,7 +8,7 @@ import os
 import pytest
 from declarative_support import QUOTAS
 
-from tests.harness.versions import KAFKA_3_VERSION, KAFKA_4_VERSION
+from harness.versions import KAFKA_3_VERSION, KAFKA_4_VERSION
 
 ADMIN_API_VERSIONS = [KAFKA_3_VERSION, KAFKA_4_VERSION]
 

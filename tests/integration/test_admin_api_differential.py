@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from harness.java import run_config_command
 from kconfigs.bootstrap_mode import (
     alter_done_line,
     alter_entity,
@@ -19,7 +20,6 @@ from kconfigs.errors import KconfigsError
 from kconfigs.kafka_texts import TEXTS, dialect_from_option
 from kconfigs.model import DEFAULT, QuotaEntity, QuotaRecord
 from kconfigs.stores.admin_api import exact_filter, open_admin_store
-from tests.harness.java import run_config_command
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.harness.java import config_command_class, run_kafka_class
-from tests.harness.versions import KAFKA_4_JAVA_TOOL_VERSION
+from harness.java import config_command_class, run_kafka_class
+from harness.versions import KAFKA_4_JAVA_TOOL_VERSION
 from tests.integration.compat_support import kafka_error_message, run_kconfigs
 from tests.integration.gateway_support import GatewayThread
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.java import run_config_command
+from harness.versions import KAFKA_3_VERSION, KAFKA_4_VERSION
 from kconfigs.model import DEFAULT, QuotaEntity
-from tests.harness.java import run_config_command
-from tests.harness.versions import KAFKA_3_VERSION, KAFKA_4_VERSION
 from tests.integration.compat_support import kafka_error_message, run_kconfigs
 from tests.integration.gateway_support import ServedGateway, TansuProcess
 
