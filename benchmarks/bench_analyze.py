@@ -28,7 +28,7 @@ import urllib.parse
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import write_section  # noqa: E402
+from _results import machine, write_section  # noqa: E402
 
 ENTITIES = 500
 BROKERS = 2
@@ -283,7 +283,7 @@ def render(results: list[dict], command: str, load_before: tuple, load_after: tu
     lines = [
         "## `kconfigs analyze report` on Spark local[2] vs single-process pandas",
         "",
-        f"Command: `{command}` on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()},",
+        f"Command: `{command}` on {machine()}, Python {platform.python_version()},",
         f"Java 17, PySpark {pyspark.__version__} local[2] with {DRIVER_MEMORY} driver memory. Load average (1 min)",
         f"{load_before[0]:.1f} before / {load_after[0]:.1f} after; the highest seen during each Spark run is in the",
         "table (the 2-core machine is shared with other jobs: compare the two tools within a row).",

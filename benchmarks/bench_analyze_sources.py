@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
-from _results import write_section  # noqa: E402
+from _results import machine, write_section  # noqa: E402
 
 PY = sys.executable
 
@@ -206,8 +206,8 @@ def main() -> None:
     ]
     body = (
         f"## `kconfigs analyze`: small runs, Prometheus source, standalone cluster\n\n"
-        f"Command: `python benchmarks/bench_analyze_sources.py {' '.join(sys.argv[1:])}` on {platform.machine()}, "
-        f"{os.cpu_count()} cores (shared with other jobs), Python {platform.python_version()}. Load average (1 min) "
+        f"Command: `python benchmarks/bench_analyze_sources.py {' '.join(sys.argv[1:])}` on {machine()} "
+        f"(shared with other jobs), Python {platform.python_version()}. Load average (1 min) "
         f"{load_before:.1f} before / {os.getloadavg()[0]:.1f} after.\n\n" + "\n".join(rows)
     )
     print(body)

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _results import write_section  # noqa: E402
+from _results import machine, write_section  # noqa: E402
 
 from harness.zookeeper import ZooKeeperServer  # noqa: E402
 
@@ -120,7 +120,7 @@ def report(args, zk_s: dict[str, list[float]], zkcli: list[float], sqlite_s: tup
     return f"""## Bulk apply of {args.entities:,} entities on ZooKeeper
 
 Command: `python benchmarks/bench_apply.py --entities {args.entities} --zkcli-sample {args.zkcli_sample} --runs {args.runs}`
-on {platform.machine()}, {os.cpu_count()} cores (1-min load average {load:.1f} at the end: the machine is shared
+on {machine()} (1-min load average {load:.1f} at the end: the machine is shared
 with other jobs, so spreads are wide), Python {platform.python_version()}; local ZooKeeper (Debian package).
 Whole processes; kconfigs steps repeated {args.runs}× on a fresh chroot each.
 Entities: a third users, a third client-ids, a third (user, client-id) pairs under 100 users.

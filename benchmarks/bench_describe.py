@@ -11,7 +11,6 @@ venv under ~/.cache/kconfigs-bench, so the development environment's editable-in
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import statistics
 import subprocess
@@ -24,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _results import write_section  # noqa: E402
+from _results import machine, write_section  # noqa: E402
 
 from harness.java import java_command  # noqa: E402
 from harness.zookeeper import ZooKeeperServer  # noqa: E402
@@ -122,7 +121,7 @@ def main() -> None:
     ratio_kafka = statistics.median(ours) / statistics.median(kafka)
     body = f"""## Whole-process describe of one entity
 
-Command: `python benchmarks/bench_describe.py --runs {runs}` on {platform.machine()}, {os.cpu_count()} cores,
+Command: `python benchmarks/bench_describe.py --runs {runs}` on {machine()},
 Python {platform.python_version()}; local ZooKeeper (Debian package), same run for all three tools;
 kconfigs from a regular `pip install .` into a fresh venv (as the README installs it).
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit" / "enforcement"))
 
 from kafka_model import KafkaRate, kafka_throttle  # noqa: E402
 
-from benchmarks._results import write_section  # noqa: E402
+from benchmarks._results import machine, write_section  # noqa: E402
 from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot, rates  # noqa: E402
 from kconfigs_enforcement.producer_ids import new_filter  # noqa: E402
 
@@ -224,7 +224,7 @@ def main() -> None:
     body = f"""## Enforcement decisions per second
 
 Command: `python benchmarks/bench_enforcement.py --events {args.events} --entities {args.entities}` on
-{platform.machine()}, Python {platform.python_version()}, one process (one core). The 2-core machine
+{machine()}, Python {platform.python_version()}, one process (one core). The 2-core machine
 was shared with other jobs: load average {load_before:.1f} before / {os.getloadavg()[0]:.1f} after the run,
 so every figure is per second of this process's CPU time (`time.process_time`), i.e. per busy core;
 the ratios to the peers below come from the same run.

@@ -47,7 +47,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._results import write_section  # noqa: E402
+from benchmarks._results import machine, write_section  # noqa: E402
 
 MESSAGE = b"m" * 1024
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -454,7 +454,7 @@ def render(args, results, latencies, idle, pinning, load_start) -> str:
         f"--latency-rounds {args.latency_rounds} --latency-seconds {args.latency_seconds:g} --low-latency-rate {args.low_latency_rate:g}"
         f"{' --pin' if args.pin else ''}{' --workers %d' % args.workers if args.workers else ''}"
         f"{' --latency-rate %g' % args.latency_rate if args.latency_rate else ''}{' --upstream ' + args.upstream if args.upstream else ''}` "
-        f"on {platform.machine()}, {os.cpu_count()} cores shared with other jobs (1-min load average {load_start:.1f} at the start, "
+        f"on {machine()} shared with other jobs (1-min load average {load_start:.1f} at the start, "
         f"{spread(results['load'])} over the rounds), Python {platform.python_version()}; {pinning}.",
         f"Upstream: {'tansu (memory storage)' if not args.upstream else args.upstream}. Clients: librdkafka, 1 KiB messages, "
         f"linger.ms=5, acks=1, {args.megabytes} MB produced then consumed per path per round; gateway = `kconfigs serve` in its "

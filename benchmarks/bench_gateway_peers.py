@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from benchmarks import bench_gateway as bg  # noqa: E402
-from benchmarks._results import write_section  # noqa: E402
+from benchmarks._results import machine, write_section  # noqa: E402
 from benchmarks.batch_latency import BATCH_RECORDS, MAX_IN_FLIGHT, batch_latencies_ms  # noqa: E402
 
 NETNS_ENV = "KCONFIGS_BENCH_PRIVATE_NETNS"
@@ -562,7 +562,7 @@ def render(
     lines = [
         "## Gateway against its peers (native plane, socat relay, Kroxylicious 0.12)",
         "",
-        f"Command: `{command_line(args)}` on {platform.machine()}, {os.cpu_count()} cores shared with other jobs "
+        f"Command: `{command_line(args)}` on {machine()} shared with other jobs "
         f"(1-min load average {load_start:.1f} at the start, {spread(loads)} over the rounds), "
         f"Python {platform.python_version()}; everything in a private loopback-only network namespace.",
         "Upstream: Apache Kafka 4.3.1, one KRaft broker+controller (test harness settings, full JIT), the same "
