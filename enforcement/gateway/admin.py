@@ -15,6 +15,7 @@ import logging
 from typing import Any, Iterable, Mapping
 
 from kconfigs.errors import KconfigsError, ValidationError
+from kconfigs.keys import QUOTA_KEYS, keys_for, validate_configs
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity
 from kconfigs_enforcement.gateway import codec
 from kconfigs_enforcement.gateway.headers import RequestPrefix
@@ -65,14 +66,20 @@ class QuotaAdmin:
         except (KconfigsError, ValueError) as err:
             code = INVALID_REQUEST if isinstance(err, (ValidationError, ValueError)) else UNKNOWN_SERVER_ERROR
             return {"error_code": code, "error_message": str(err), "entries": None}
-        entries = [
-            response_class.EntryData(
-                entity=_entity_to_wire(r.entity, response_class.EntryData.EntityData),
-                values=[response_class.EntryData.ValueData(key=k, value=float(v)) for k, v in r.configs.items()],
-            )
-            for r in records
-            if r.configs
-        ]
+        entries = []
+        for record in records:
+            # quota keys only, as Kafka's brokers answer: a user's SCRAM credentials share its
+            # entry in a ZooKeeper or embedded store but are not quotas
+            quotas = {k: v for k, v in record.configs.items() if k in QUOTA_KEYS}
+            if not quotas:
+                continue
+            try:
+                values = [response_class.EntryData.ValueData(key=k, value=float(v)) for k, v in quotas.items()]
+            except ValueError:  # a hand-edited value: the request fails, not the connection
+                message = f"{record.entity.path} holds a quota value that is not a number: {quotas}"
+                return {"error_code": UNKNOWN_SERVER_ERROR, "error_message": message, "entries": None}
+            entity = _entity_to_wire(record.entity, response_class.EntryData.EntityData)
+            entries.append(response_class.EntryData(entity=entity, values=values))
         return {"error_code": 0, "error_message": None, "entries": entries}
 
     def _alter(self, request: Any, principal: str) -> dict:
@@ -100,31 +107,50 @@ class QuotaAdmin:
         return {"entries": entries}
 
     def _alter_entry(self, entry: Any, validate_only: bool) -> tuple[int, str | None]:
-        from kconfigs.kafka_admin.quota_values import format_stored_value
-        from kconfigs.keys import validate_configs
-
         try:
             entity = QuotaEntity.from_json({e.entity_type: e.entity_name for e in entry.entity or ()})
-
-            def update(current: Mapping[str, str]) -> Mapping[str, str]:
-                new = dict(current)
-                for op in entry.ops or ():
-                    if op.key is None:  # a null key from a hostile client: Kafka answers INVALID_REQUEST
-                        raise ValidationError("Invalid empty configuration key")
-                    if op.remove:
-                        new.pop(op.key, None)
-                    else:
-                        new[op.key] = format_stored_value(op.key, op.value)
-                validate_configs(entity, new)
-                return new
-
-            self._store.alter(entity, update, validate_only=validate_only)
+            ops = [(op.key, None if op.remove else op.value) for op in entry.ops or ()]
+            self._store.alter(entity, lambda current: altered_quotas(entity, current, ops), validate_only=validate_only)
             return 0, None
         except ValidationError as err:
             return INVALID_REQUEST, str(err)
         except KconfigsError as err:
             log.warning("quota alter through the gateway failed: %s", err)
             return UNKNOWN_SERVER_ERROR, str(err)
+
+
+def altered_quotas(
+    entity: QuotaEntity, current: Mapping[str, str], ops: Iterable[tuple[str | None, float | None]]
+) -> dict[str, str]:
+    """An entity's configs after AlterClientQuotas ``ops`` ((key, value); None removes), as a KRaft
+    controller applies them: setting a key the entity cannot hold as a quota is refused with
+    Kafka's ``Invalid configuration key K`` (a ZooKeeper-mode broker's text too), and removing one
+    changes nothing. So the quota API never writes or deletes a user's SCRAM credentials, which
+    share the user's entry in a ZooKeeper or embedded store (a ZooKeeper-mode broker deletes them
+    on such a remove; the quota permission must not reach credentials).
+
+    :raises ValidationError: a null or invalid key (the first in the controller's order), or a
+        value the key cannot take.
+    """
+    from kconfigs.jvm_order import java_hash_map_order, java_string_hash
+    from kconfigs.kafka_admin.quota_values import format_stored_value
+
+    quota_keys = set(keys_for(entity))
+    new = dict(current)
+    ops = list(ops)
+    # the controller puts the ops in a HashMap and stops at the first bad key in its order
+    for key, value in java_hash_map_order(ops, lambda op: java_string_hash(op[0] or ""), len(ops)):
+        if key is None:  # a null key from a hostile client: Kafka answers INVALID_REQUEST
+            raise ValidationError("Invalid empty configuration key")
+        if key not in quota_keys:
+            if value is not None:
+                raise ValidationError(f"Invalid configuration key {key}")
+        elif value is None:
+            new.pop(key, None)
+        else:
+            new[key] = format_stored_value(key, value)
+    validate_configs(entity, new)
+    return new
 
 
 def _component(wire: Any) -> FilterComponent:
