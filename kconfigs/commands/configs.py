@@ -20,6 +20,7 @@ from kconfigs.commands.options import (
     output_option,
     store_options,
 )
+from kconfigs.keys import QUOTA_KEYS
 from kconfigs.model import EntityType
 from kconfigs.stores.factory import Access
 
@@ -52,6 +53,10 @@ def describe(output: str | None, **kwargs) -> None:
         records = sorted((r for r in store.describe(filter_from(components)) if r.configs), key=lambda r: r.entity.path)
     finally:
         store.close()
+    if (output or ("table" if sys.stdout.isatty() else "text")) != "text":
+        # the quota views leave out a user whose entry holds only SCRAM credentials; the text
+        # view lists it with them, as kafka-configs does
+        records = [r for r in records if any(k in QUOTA_KEYS for k in r.configs)]
     _emit(records, output)
 
 

@@ -388,6 +388,9 @@ def test_delete_keeps_a_users_scram_credentials(env):
         "",
         "user-principal 'u1' has no quotas: nothing deleted\n",
     )
+    described = run_main("describe", "--user", "u1", "--store", str(victim), "-o", "text")
+    assert described == (0, f"Configs for user-principal 'u1' are SCRAM-SHA-256={credential}\n", "")  # as kafka-configs
+    assert run_main("describe", "--store", str(victim), "-o", "json") == (0, "[]\n", "")  # no quotas to list
     assert run_main("delete", "--user", "u1", "--key", "SCRAM-SHA-256", "--yes", "--store", str(victim))[0] == 0
     assert stored(victim) == {}
 
