@@ -173,6 +173,12 @@ def validate_configs(entity: QuotaEntity, configs: Mapping[str, str]) -> None:
             parse_value(key, raw)
 
 
+def quota_configs(configs: Mapping[str, str]) -> dict[str, str]:
+    """The quota keys of an entry, values as stored. A user's SCRAM credentials share the user's
+    entry (its znode, its embedded-store row) but are not quotas."""
+    return {key: raw for key, raw in configs.items() if key in QUOTA_KEYS}
+
+
 def numeric_quotas(configs: Mapping[str, str]) -> dict[str, int | float]:
     """Quota keys of ``configs`` as numbers (ints for LONG/INT keys); SCRAM keys are left out."""
     out: dict[str, int | float] = {}

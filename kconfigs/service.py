@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from kconfigs.errors import ValidationError, VersionConflict
-from kconfigs.keys import QUOTA_KEYS, SCRAM_KEYS, check_keys, parse_value
+from kconfigs.keys import QUOTA_KEYS, SCRAM_KEYS, check_keys, parse_value, quota_configs
 from kconfigs.model import EntityFilter, QuotaEntity, QuotaRecord
 from kconfigs.render import zk_entity_text
 from kconfigs.stores.base import ConfigUpdate, Store
@@ -75,7 +75,7 @@ def keys_to_delete(entity: QuotaEntity, current: Mapping[str, str], named: Seque
         if missing:
             raise ValidationError(f"Invalid config(s): {','.join(missing)}")
         return {k: current[k] for k in dict.fromkeys(named)}
-    quotas = {k: v for k, v in current.items() if k in QUOTA_KEYS}
+    quotas = quota_configs(current)
     if not quotas:
         raise ValidationError(f"{zk_entity_text(entity)} has no quotas: nothing deleted")
     return quotas

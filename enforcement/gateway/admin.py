@@ -15,7 +15,7 @@ import logging
 from typing import Any, Iterable, Mapping
 
 from kconfigs.errors import KconfigsError, ValidationError
-from kconfigs.keys import QUOTA_KEYS, keys_for, validate_configs
+from kconfigs.keys import keys_for, quota_configs, validate_configs
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, FilterComponent, Match, QuotaEntity
 from kconfigs_enforcement.gateway import codec
 from kconfigs_enforcement.gateway.headers import RequestPrefix
@@ -68,9 +68,7 @@ class QuotaAdmin:
             return {"error_code": code, "error_message": str(err), "entries": None}
         entries = []
         for record in records:
-            # quota keys only, as Kafka's brokers answer: a user's SCRAM credentials share its
-            # entry in a ZooKeeper or embedded store but are not quotas
-            quotas = {k: v for k, v in record.configs.items() if k in QUOTA_KEYS}
+            quotas = quota_configs(record.configs)  # quota keys only, as Kafka's brokers answer
             if not quotas:
                 continue
             try:

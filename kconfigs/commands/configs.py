@@ -20,15 +20,20 @@ from kconfigs.commands.options import (
     output_option,
     store_options,
 )
-from kconfigs.keys import QUOTA_KEYS
+from kconfigs.keys import quota_configs
 from kconfigs.model import EntityType
 from kconfigs.stores.factory import Access
+
+
+def _shown_as(output: str | None) -> str:
+    """The ``-o`` view, by default a table on a terminal and kafka-configs' text otherwise."""
+    return output or ("table" if sys.stdout.isatty() else "text")
 
 
 def _emit(records, output: str | None) -> None:
     from kconfigs import render
 
-    output = output or ("table" if sys.stdout.isatty() else "text")
+    output = _shown_as(output)
     if output == "json":
         click.echo(render.records_json(records))
     elif output == "table":
@@ -53,10 +58,11 @@ def describe(output: str | None, **kwargs) -> None:
         records = sorted((r for r in store.describe(filter_from(components)) if r.configs), key=lambda r: r.entity.path)
     finally:
         store.close()
-    if (output or ("table" if sys.stdout.isatty() else "text")) != "text":
+    output = _shown_as(output)
+    if output != "text":
         # the quota views leave out a user whose entry holds only SCRAM credentials; the text
         # view lists it with them, as kafka-configs does
-        records = [r for r in records if any(k in QUOTA_KEYS for k in r.configs)]
+        records = [r for r in records if quota_configs(r.configs)]
     _emit(records, output)
 
 
