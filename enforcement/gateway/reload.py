@@ -14,6 +14,7 @@ import logging
 import threading
 from typing import Any, Callable
 
+from kconfigs.keys import quota_configs
 from kconfigs.model import QuotaEntity
 from kconfigs.stores.base import StoreChange
 
@@ -22,11 +23,12 @@ Records = list[tuple[dict, dict[str, float]]]
 
 
 def records_from_view(view: dict[QuotaEntity, dict[str, str]]) -> Records:
-    """Store view -> enforcement records, dropping (and logging) values that are not numbers."""
+    """Store view -> enforcement records, dropping (and logging) quota values that are not
+    numbers. A user's SCRAM credentials share its entry: they are left out unread, never logged."""
     records: Records = []
     for entity, configs in view.items():
         quotas: dict[str, float] = {}
-        for key, raw in configs.items():
+        for key, raw in quota_configs(configs).items():
             try:
                 quotas[key] = float(raw)
             except (TypeError, ValueError):
@@ -80,6 +82,8 @@ class QuotaReloader:
             log.error("quota change rejected, keeping the previous quotas: %s", err)
             return
         log.info("quotas %s: %d entities", "loaded" if full else "changed", len(records))
+        if full and not records:
+            log.warning("the quota store holds no quotas: no client is throttled until one is added")
         self.first_snapshot.set()
 
     def _on_state(self, state: str) -> None:

@@ -48,16 +48,28 @@ def configure_logging(log_format: str) -> None:
 
 def open_gateway_store(config: GatewayConfig):
     """The store every other command would use for these options (same resolution: settings,
-    then KCONFIGS_* variables, then a profile). A named embedded store must exist: a mistyped
-    path would otherwise start a gateway that enforces no quotas (the quota admin API may still
-    write to it). :raises StoreUnavailable, UsageError:"""
+    then KCONFIGS_* variables, then a profile). An embedded store must exist, named or the
+    default one: a mistyped path, or a forgotten --zookeeper, would otherwise start a gateway
+    that enforces no quotas (the quota admin API may still write to it). :raises
+    StoreUnavailable, UsageError:"""
     from kconfigs.stores.factory import Access, open_store, resolve_store_options
 
     options = resolve_store_options({"zookeeper": config.zookeeper, "store_path": config.store_path}, None)
-    embedded_named = options.store_path and not (
-        options.zookeeper or options.bootstrap_server or options.bootstrap_controller
-    )
-    return open_store(options, access=Access.UPDATE if embedded_named else Access.WRITE)
+    embedded = not (options.zookeeper or options.bootstrap_server or options.bootstrap_controller)
+    if embedded and not options.store_path:
+        _require_default_store()
+    return open_store(options, access=Access.UPDATE if embedded else Access.WRITE)
+
+
+def _require_default_store() -> None:
+    from kconfigs.stores.sqlite import default_store_path
+
+    path = default_store_path()
+    if not path.exists():
+        raise UsageError(
+            f"No quota store named and the default embedded store {path} does not exist: "
+            "name one with --zookeeper or --store (kconfigs apply or kconfigs alter creates an embedded store)"
+        )
 
 
 async def serve(config: GatewayConfig, store) -> None:

@@ -121,3 +121,56 @@ def test_a_named_store_that_does_not_exist_is_refused_not_served_empty(tmp_path,
         f"Embedded store {typo} does not exist (nothing has been written there; is the path right?)\n",
     )
     assert not typo.exists() and not (tmp_path / "home").exists()
+
+
+def _env_with_home(tmp_path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KCONFIGS_")}
+    env.update(HOME=str(tmp_path), KCONFIGS_HOME=str(tmp_path / "home"))
+    return env
+
+
+def test_no_store_named_and_no_default_store_is_refused_not_served_empty(tmp_path):
+    """A forgotten --zookeeper would otherwise start a gateway that enforces no quotas from a
+    default embedded store created for the occasion."""
+    argv = [sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:1"]
+    argv += ["--listen", f"127.0.0.1:{free_port()}", "--metrics-listen", ""]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_env_with_home(tmp_path))
+    default = tmp_path / "home" / "quotas.db"
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        1,
+        "",
+        f"No quota store named and the default embedded store {default} does not exist: name one with "
+        "--zookeeper or --store (kconfigs apply or kconfigs alter creates an embedded store)\n",
+    )
+    assert not (tmp_path / "home").exists()
+
+
+@pytest.mark.parametrize("with_quota", [False, True])
+def test_the_default_store_is_served_credentials_unlogged_and_no_quotas_said(tmp_path, with_quota):
+    """The default store once written is served. A user's SCRAM credentials in it are not
+    quotas: they never reach the log (they were once logged as 'non-numeric quotas'), and a store
+    holding no quota is said in a warning, since every client then passes unthrottled."""
+    env = _env_with_home(tmp_path)
+    configs = "SCRAM-SHA-256=[iterations=4096,password=pw]" + (",producer_byte_rate=1000" if with_quota else "")
+    alter = subprocess.run(
+        [sys.executable, "-m", "kconfigs", "--alter", "--entity-type", "users", "--entity-name", "alice"]
+        + ["--add-config", configs],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert alter.returncode == 0, alter.stderr
+    port = free_port()
+    argv = [sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:1"]
+    argv += ["--listen", f"127.0.0.1:{port}", "--metrics-listen", ""]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_for_port(port)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "salt=" not in err and "stored_key" not in err and "SCRAM" not in err, err
+    assert f"quotas loaded: {int(with_quota)} entities" in err, err
+    assert ("the quota store holds no quotas: no client is throttled until one is added" in err) is not with_quota
