@@ -137,6 +137,8 @@ _TYPES = {"users": EntityType.USER, "clients": EntityType.CLIENT_ID, "ips": Enti
 def _component_value(name: str | None, is_default: bool, flag: str):
     if name is not None and is_default:
         raise UsageError(f"Give either --{flag} or --{flag}-default, not both")
+    if name == "":
+        raise UsageError(f"--{flag} is empty: name the entity, or use --{flag}-default for the default")
     return DEFAULT if is_default else name
 
 
@@ -156,9 +158,13 @@ def entity_components(kwargs: dict) -> dict[EntityType, object]:
 
 
 def _generic_components(types: tuple[str, ...], names: tuple[str, ...], defaults: int) -> dict | None:
-    """kafka-configs' pairing (ZooKeeper mode: a single name binds to the user). :raises UsageError:"""
+    """kafka-configs' pairing (ZooKeeper mode: a single name binds to the user). An empty
+    --entity-name is refused, where kafka-configs reads it as the default: here an unset shell
+    variable must not reach (or, with delete, wipe) the default entity's quotas. :raises UsageError:"""
     from kconfigs.targets import zk_pairs
 
+    if "" in names:
+        raise UsageError("--entity-name is empty: name the entity, or use --entity-default for the default")
     if not types:
         if names or defaults:
             raise UsageError("--entity-name and --entity-default need an --entity-type")

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.cli import run_main
 from kconfigs.model import MATCH_ALL
@@ -481,6 +483,50 @@ def test_subcommands_take_the_kafka_configs_entity_options(env):
         "",
         "--entity-{type,name,default} should not be used in conjunction with specific entity flags\n",
     )
+
+
+_EMPTY_NAMES = {
+    "--user": "--user is empty: name the entity, or use --user-default for the default",
+    "--client": "--client is empty: name the entity, or use --client-default for the default",
+    "--client-id": "--client is empty: name the entity, or use --client-default for the default",
+    "--ip": "--ip is empty: name the entity, or use --ip-default for the default",
+    "--entity-name": "--entity-name is empty: name the entity, or use --entity-default for the default",
+}
+_SUBCOMMANDS = {
+    "describe": ("describe",),
+    "delete": ("delete", "--yes"),
+    "alter": ("alter", "--set", "producer_byte_rate=9"),
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    command=st.sampled_from(sorted(_SUBCOMMANDS)),
+    flag=st.sampled_from(sorted(_EMPTY_NAMES)),
+    joined=st.booleans(),
+    blank_first=st.booleans(),
+)
+def test_an_empty_entity_name_in_a_subcommand_is_refused_not_read_as_the_default(
+    env, command, flag, joined, blank_first
+):
+    """kafka-configs reads an empty name as the default entity; kconfigs' own commands refuse it,
+    so an unset shell variable ("--user $U") never reaches, or with delete wipes, the defaults."""
+    if not default_store(env).exists():
+        assert run_main("alter", "--user-default", "--set", "producer_byte_rate=1")[0] == 0
+        assert run_main("alter", "--client-default", "--set", "producer_byte_rate=2")[0] == 0
+        assert run_main("alter", "--user-default", "--client-default", "--set", "producer_byte_rate=3")[0] == 0
+    before = stored(default_store(env))
+    empty = [f"{flag}="] if joined else [flag, ""]
+    if flag == "--entity-name":
+        entity = ["--entity-type", "users", *empty] if blank_first else [*empty, "--entity-type", "users"]
+    else:
+        other = "--user-default" if flag in ("--client", "--client-id") else "--client-default"
+        entity = [*empty, other] if blank_first else [other, *empty]
+        if flag == "--ip":
+            entity = empty
+    code, out, err = run_main(*_SUBCOMMANDS[command], *entity)
+    assert (code, out, err) == (1, "", _EMPTY_NAMES[flag] + "\n")
+    assert stored(default_store(env)) == before
 
 
 @pytest.mark.parametrize(
