@@ -16,7 +16,7 @@ from typing import Iterable
 
 import click
 
-from kconfigs.commands.options import check_ip_name, store_options
+from kconfigs.commands.options import check_ip_name, refuse_empty, store_options
 from kconfigs.errors import UsageError, ValidationError
 from kconfigs.keys import CLIENT_KEYS, QUOTA_KINDS
 from kconfigs.sanitize import DEFAULT_NAME
@@ -107,10 +107,16 @@ def render_json(rows) -> str:
 
 
 @click.command()
-@click.option("--user", required=True, help="User principal name (e.g. ANONYMOUS).")
-@click.option("--client-id", "client_id", required=True, help="Client id.")
-@click.option("--ip", help="Client IP, to resolve connection_creation_rate too.")
-@click.option("--quotas", "quotas_path", type=click.Path(dir_okay=False), help="TOML quota file instead of a store.")
+@click.option("--user", required=True, callback=refuse_empty, help="User principal name (e.g. ANONYMOUS).")
+@click.option("--client-id", "client_id", required=True, help="Client id (may be empty, as a client's can).")
+@click.option("--ip", callback=refuse_empty, help="Client IP, to resolve connection_creation_rate too.")
+@click.option(
+    "--quotas",
+    "quotas_path",
+    type=click.Path(dir_okay=False),
+    callback=refuse_empty,
+    help="TOML quota file instead of a store.",
+)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
 @store_options
 def resolve(user: str, client_id: str, ip: str | None, quotas_path: str | None, output: str, **store_kwargs) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import click
 
-from kconfigs.commands.options import store_options
+from kconfigs.commands.options import refuse_empty, store_options
 from kconfigs.errors import UsageError, ValidationError
 
 HEADER = ["time_ms", "user", "client_id", "ip", "kind", "value"]
@@ -153,9 +153,23 @@ def _write_atomically(path: str, text: str) -> None:
 
 
 @click.command()
-@click.option("--trace", "trace_path", required=True, type=click.Path(dir_okay=False), help="Trace CSV.")
-@click.option("--quotas", "quotas_path", type=click.Path(dir_okay=False), help="TOML quota file instead of a store.")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write the CSV here instead of stdout.")
+@click.option(
+    "--trace", "trace_path", required=True, type=click.Path(dir_okay=False), callback=refuse_empty, help="Trace CSV."
+)
+@click.option(
+    "--quotas",
+    "quotas_path",
+    type=click.Path(dir_okay=False),
+    callback=refuse_empty,
+    help="TOML quota file instead of a store.",
+)
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False),
+    callback=refuse_empty,
+    help="Write the CSV here instead of stdout.",
+)
 @click.option("--samples", default=11, show_default=True, help="quota.window.num")
 @click.option("--window-ms", default=1000, show_default=True, help="quota.window.size.seconds in ms")
 @click.option("--legacy-pre-3-8", is_flag=True, help="Brokers before Kafka 3.8 (ring of N samples).")

@@ -262,6 +262,14 @@ def check_ip(entity: QuotaEntity) -> None:
     check_ip_name(entity.ip)
 
 
+def refuse_empty(_ctx, param, value):
+    """Click callback: an empty value (an unset shell variable) is one line, not a file named ''
+    or an entity that matches nothing. :raises UsageError:"""
+    if value == "":
+        raise UsageError(f"{param.opts[0]} is empty: give a value" + ("" if param.required else " or leave it out"))
+    return value
+
+
 def check_ip_name(ip: object) -> None:
     """An ip entity named by the user must be an IP literal: a mistyped one (``10.0.0.256``) is
     refused, in a read too, rather than read as an ip with no quotas. :raises UsageError:"""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -194,3 +196,43 @@ def test_resolve_finds_an_ip_quota_under_another_name_of_the_address(tmp_path):
     result = run("resolve", "--user", "u", "--client-id", "c", "--ip", "::ffff:10.0.0.1", "--quotas", str(quotas))
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == "connection_creation_rate  3          /config/ips/10.1"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["resolve", "--user", "", "--client-id", "c"], "--user is empty: give a value"),
+        (["resolve", "--user", "u", "--client-id", "c", "--ip="], "--ip is empty: give a value or leave it out"),
+        (
+            ["resolve", "--user", "u", "--client-id", "c", "--quotas", ""],
+            "--quotas is empty: give a value or leave it out",
+        ),
+        (["simulate", "--trace", ""], "--trace is empty: give a value"),
+        (["simulate", "--trace", "t.csv", "--quotas="], "--quotas is empty: give a value or leave it out"),
+        (["simulate", "--trace", "t.csv", "--out", ""], "--out is empty: give a value or leave it out"),
+    ],
+)
+def test_an_empty_value_is_one_line_not_a_file_or_name_that_matches_nothing(
+    tmp_path, monkeypatch, capsys, argv, message
+):
+    """An unset shell variable: not 'Cannot read quota file :', not an ip or user with no quotas."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KCONFIGS_HOME", str(tmp_path / "home"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert (exit_info.value.code, capsys.readouterr()) == (1, ("", message + "\n"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_an_empty_client_id_is_a_client_id_and_resolves_as_kafka_does(quotas):
+    """Unlike a principal, a client-id may be empty: a client can send one. Kafka's quotaLimit
+    reads an empty client-id tag as "no client-id level", so the (default user, default client)
+    quota that chose the tags is not found: unlimited, as on a broker."""
+    result = run("resolve", "--user", "u", "--client-id", "", "--quotas", quotas, "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["consumer_byte_rate"] == {
+        "value": None,
+        "level": 0,
+        "path": None,
+        "metric_tags": {"user": "u", "client-id": ""},
+    }
