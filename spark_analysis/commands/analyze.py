@@ -12,6 +12,7 @@ from typing import Iterator
 
 import click
 
+from kconfigs.commands.options import refuse_empty
 from kconfigs_analysis.commands.analyze_options import input_args, input_options, output_options
 
 
@@ -111,6 +112,7 @@ def report_command(fmt, output_path, html_path, top_n, **kwargs) -> None:
     "--write",
     "write_path",
     type=click.Path(dir_okay=False),
+    callback=refuse_empty,
     required=True,
     help="Quota file to write the recommendations to (kconfigs apply can use it).",
 )
@@ -158,13 +160,16 @@ def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile
     "--proposed",
     "proposed_file",
     type=click.Path(dir_okay=False),
+    callback=refuse_empty,
     required=True,
     help="Quota file with the quotas to try.",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet"]), default="table", show_default=True
 )
-@click.option("--output", "output_path", type=click.Path(dir_okay=False), help="File for json/csv/parquet.")
+@click.option(
+    "--output", "output_path", type=click.Path(dir_okay=False), callback=refuse_empty, help="File for json/csv/parquet."
+)
 @click.option("--top", "top_n", default=10, show_default=True, type=click.IntRange(1))
 def whatif_command(proposed_file, fmt, output_path, top_n, **kwargs) -> None:
     """Replay usage (dumps, usage logs or simulate traces) against proposed quotas.
@@ -222,7 +227,7 @@ def prepare_command(quiet) -> None:
 @click.option("--entities", type=click.IntRange(1), default=20, show_default=True)
 @click.option("--brokers", type=click.IntRange(1), default=2, show_default=True)
 @click.option("--seed", type=int, default=7, show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, callback=refuse_empty)
 def generate_command(fmt, samples, entities, brokers, seed, out_dir) -> None:
     """Write a synthetic dump with known ground truth (truth.json) and its quotas.toml."""
     import json

@@ -9,7 +9,7 @@ from typing import Callable
 
 import click
 
-from kconfigs.commands.options import store_options
+from kconfigs.commands.options import refuse_empty, store_options
 
 
 def _check_timezone(ctx, param, value: str | None) -> str | None:
@@ -38,6 +38,8 @@ def input_args(kwargs: dict):
     )
     prometheus = _prometheus_query(kwargs)
     paths = list(kwargs.pop("inputs"))
+    if "" in paths:  # an unset shell variable: "Input path not found: " would not say which
+        raise UsageError("A DUMP argument is empty: give a file, a directory or a glob")
     if not paths and prometheus is None:
         raise UsageError("Give metric dumps (DUMP...) or --prometheus-url URL")
     return InputArgs(paths, kwargs.pop("input_format"), kwargs.pop("strict"), read, prometheus)
@@ -183,6 +185,7 @@ def input_options(func: Callable) -> Callable:
             "--quotas",
             "quota_file",
             type=click.Path(dir_okay=False),
+            callback=refuse_empty,  # '' would fall back to the store's quotas
             help="Quota file (TOML [[quota]] tables) with the quotas in force.",
         ),
         click.option("--master", default="local[*]", show_default=True, help="Spark master URL."),
@@ -210,9 +213,16 @@ def output_options(func: Callable) -> Callable:
             "--output",
             "output_path",
             type=click.Path(dir_okay=False),
+            callback=refuse_empty,
             help="Write json/csv/parquet here instead of stdout (required for parquet).",
         ),
-        click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Also write the HTML report here."),
+        click.option(
+            "--html",
+            "html_path",
+            type=click.Path(dir_okay=False),
+            callback=refuse_empty,
+            help="Also write the HTML report here.",
+        ),
         click.option("--top", "top_n", default=10, show_default=True, type=click.IntRange(1), help="Entities listed."),
     ]
     for option in reversed(options):

@@ -262,6 +262,29 @@ def test_strict_fails_on_malformed_lines_and_a_dump_without_quota_metrics_is_one
     assert code == 1 and err.startswith("No quota metrics in the input") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("report", ""), "A DUMP argument is empty: give a file, a directory or a glob"),
+        (("report", "{dump}", "--quotas", ""), "--quotas is empty: give a value or leave it out"),
+        (("report", "{dump}", "--html="), "--html is empty: give a value or leave it out"),
+        (("report", "{dump}", "--format", "json", "--output", ""), "--output is empty: give a value or leave it out"),
+        (("recommend", "{dump}", "--write", ""), "--write is empty: give a value"),
+        (("whatif", "{dump}", "--proposed", ""), "--proposed is empty: give a value"),
+        (("whatif", "{dump}", "--proposed", "q.toml", "--output="), "--output is empty: give a value or leave it out"),
+        (("generate", "--out", ""), "--out is empty: give a value"),
+    ],
+)
+def test_an_empty_path_is_one_line_before_spark_starts(tmp_path, monkeypatch, argv, message):
+    """An unset shell variable: an empty --quotas read the store's quotas instead, an empty --html
+    wrote no report, and both said nothing."""
+    monkeypatch.chdir(tmp_path)
+    argv = [a.replace("{dump}", str(FIXTURES / "gateway-usage.jsonl")) for a in argv]
+    code, out, err = run_main("analyze", *argv, "--quiet") if argv[0] != "generate" else run_main("analyze", *argv)
+    assert (code, out, err) == (1, "", message + "\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_bad_input_path_is_one_line_before_spark_starts():
     code, out, err = run_main("analyze", "report", "/nonexistent/dump.csv", "--quiet")
     assert (code, out, err) == (1, "", "Input path not found: /nonexistent/dump.csv\n")
