@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import click
 
+from kconfigs.commands.options import refuse_empty
+
 
 @click.command("serve")
 @click.option("--upstream", "upstreams", help="Broker bootstrap address(es), host:port[,host:port...].")
-@click.option("--listen", help="Bootstrap listener host:port (default 127.0.0.1:9092).")
-@click.option("--advertised-host", help="Host name clients use to reach this gateway.")
-@click.option("--zookeeper", help="Read quotas from ZooKeeper (host:port[/chroot]).")
-@click.option("--store", "store_path", help="Read quotas from the embedded store at PATH.")
+@click.option("--listen", callback=refuse_empty, help="Bootstrap listener host:port (default 127.0.0.1:9092).")
+@click.option("--advertised-host", callback=refuse_empty, help="Host name clients use to reach this gateway.")
+@click.option("--zookeeper", callback=refuse_empty, help="Read quotas from ZooKeeper (host:port[/chroot]).")
+@click.option("--store", "store_path", callback=refuse_empty, help="Read quotas from the embedded store at PATH.")
 @click.option(
-    "--config", "config_file", type=click.Path(dir_okay=False), help="TOML file with further gateway settings."
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    callback=refuse_empty,
+    help="TOML file with further gateway settings.",
 )
 @click.option("--metrics-listen", help="Prometheus endpoint host:port (default 127.0.0.1:9404; '' to disable).")
-@click.option("--usage-log", "usage_log_path", help="Append a JSON-lines usage log here (docs/usage-log.md).")
+@click.option(
+    "--usage-log",
+    "usage_log_path",
+    callback=refuse_empty,
+    help="Append a JSON-lines usage log here (docs/usage-log.md).",
+)
 @click.option(
     "--quota-admin",
     type=click.Choice(["auto", "gateway", "passthrough"]),

@@ -138,13 +138,21 @@ def config_from_mapping(values: Mapping[str, Any], base: GatewayConfig | None = 
     return replace(base or GatewayConfig(), **changes)
 
 
+#: settings where an empty value means something: no metrics endpoint; no upstream (refused
+#: by validate with its own line); nobody may alter quotas
+_EMPTY_ALLOWED = frozenset({"metrics_listen", "upstreams", "quota_admin_principals"})
+
+
 def _coerce(key: str, value: Any) -> Any:
+    if isinstance(value, str) and not value.strip() and key not in _EMPTY_ALLOWED:
+        # an unset variable in a unit file or template: never "no usage log" or "no TLS" in silence
+        raise ValidationError(f"Gateway setting {key} is empty: give a value or leave it out")
     if key == "upstreams":
         items = value.split(",") if isinstance(value, str) else list(value)
         return tuple(parse_address(v, "upstream") for v in items if str(v).strip())
     if key in _ADDRESS_FIELDS:
         if value in ("", False):
-            return None if key == "metrics_listen" else value
+            return None
         return parse_address(value, _ADDRESS_FIELDS[key]) if isinstance(value, str) else tuple(value)
     if key == "quota_admin_principals":
         items = value.split(",") if isinstance(value, str) else list(value)

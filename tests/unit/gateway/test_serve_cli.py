@@ -46,3 +46,31 @@ def test_bad_toml_is_one_line(tmp_path):
     path.write_text("max_frame_bytes = [\n")
     code, _, err = run_main("serve", "--upstream", "b:1", "--config", str(path))
     assert code != 0 and err.startswith(f"Invalid TOML in {path}:") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("flag", ["--listen", "--advertised-host", "--zookeeper", "--store", "--config", "--usage-log"])
+@pytest.mark.parametrize("joined", [False, True])
+def test_an_empty_option_is_one_line_not_a_default_or_a_traceback(flag, joined):
+    """An unset variable in a unit file: an empty --usage-log ran with no usage log and an empty
+    --config with no settings, silently; an empty --listen was a traceback."""
+    empty = [f"{flag}="] if joined else [flag, ""]
+    code, out, err = run_main("serve", "--upstream", "b:1", *empty)
+    assert (code, out, err) == (1, "", f"{flag} is empty: give a value or leave it out\n")
+
+
+@pytest.mark.parametrize(
+    "setting",
+    ["listen", "advertised_host", "usage_log_path", "zookeeper", "store_path", "tls_cert_file", "tls_client_ca_file"],
+)
+@pytest.mark.parametrize("value", ['""', '" "'])
+def test_an_empty_setting_in_the_config_file_is_one_line(tmp_path, setting, value):
+    path = tmp_path / "gateway.toml"
+    path.write_text(f"{setting} = {value}\n")
+    code, out, err = run_main("serve", "--upstream", "b:1", "--config", str(path))
+    assert (code, out, err) == (1, "", f"Gateway setting {setting} is empty: give a value or leave it out\n")
+
+
+def test_an_empty_metrics_listen_still_turns_the_endpoint_off():
+    from kconfigs_enforcement.gateway.config import config_from_mapping
+
+    assert config_from_mapping({"upstreams": "b:1", "metrics_listen": ""}).validate().metrics_listen is None
