@@ -12,7 +12,7 @@ import sys
 import click
 
 from kconfigs.commands.confirm import allow_empty_source_option, check_prune_source, confirm_destruction, yes_option
-from kconfigs.commands.options import open_from_kwargs, store_options
+from kconfigs.commands.options import open_from_kwargs, refuse_empty, store_options
 from kconfigs.errors import KconfigsError
 from kconfigs.stores.factory import Access
 
@@ -78,7 +78,14 @@ def _write_atomically(path: str, text: str) -> None:
 
 @click.command()
 @_FORMAT
-@click.option("-f", "--file", "out_path", type=click.Path(dir_okay=False), help="Write here (atomically), not stdout.")
+@click.option(
+    "-f",
+    "--file",
+    "out_path",
+    type=click.Path(dir_okay=False),
+    callback=refuse_empty,  # '' would print to stdout and leave the backup unwritten
+    help="Write here (atomically), not stdout.",
+)
 @click.option(
     "--entity-type",
     "entity_types",
@@ -105,7 +112,7 @@ def export(fmt, out_path, entity_types, **kwargs) -> None:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True), callback=refuse_empty)
 @_FORMAT
 @_OUTPUT
 @store_options
@@ -133,7 +140,7 @@ def diff(file, fmt, output, **kwargs) -> None:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True), callback=refuse_empty)
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
 @click.option(
     "--prune",
@@ -224,7 +231,12 @@ def _finish(plan, prune: bool, report, output: str, prefix: str = "") -> None:
     help="zk://HOST:PORT[/CHROOT], kafka://HOST:PORT, sqlite:///PATH or a profile name.",
 )
 @click.option("--to", "target", required=True, metavar="STORE", help="Same forms as --from.")
-@click.option("--command-config", type=click.Path(dir_okay=False), help="Admin client properties for a kafka:// store.")
+@click.option(
+    "--command-config",
+    type=click.Path(dir_okay=False),
+    callback=refuse_empty,
+    help="Admin client properties for a kafka:// store.",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would be copied; write nothing.")
 @click.option("--prune", is_flag=True, help="Also remove target quotas that the source does not have.")
 @yes_option

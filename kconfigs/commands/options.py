@@ -266,7 +266,8 @@ def refuse_empty(_ctx, param, value):
     """Click callback: an empty value (an unset shell variable) is one line, not a file named ''
     or an entity that matches nothing. :raises UsageError:"""
     if value == "":
-        raise UsageError(f"{param.opts[0]} is empty: give a value" + ("" if param.required else " or leave it out"))
+        name = max(param.opts, key=len) if isinstance(param, click.Option) else param.human_readable_name
+        raise UsageError(f"{name} is empty: give a value" + ("" if param.required else " or leave it out"))
     return value
 
 

@@ -34,6 +34,28 @@ def test_apply_then_export_gives_back_the_file_and_diff_is_clean(env):
     assert run_main("apply", quotas) == (0, "In sync: no changes.\n", "")
 
 
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("export", "-f", ""), "--file is empty: give a value or leave it out"),
+        (("export", "--file="), "--file is empty: give a value or leave it out"),
+        (("apply", ""), "FILE is empty: give a value"),
+        (("apply", "", "--prune", "--yes"), "FILE is empty: give a value"),
+        (("diff", ""), "FILE is empty: give a value"),
+        (
+            ("migrate", "--from", "a.db", "--to", "b.db", "--command-config", ""),
+            "--command-config is empty: give a value or leave it out",
+        ),
+    ],
+)
+def test_an_empty_file_name_is_one_line_and_nothing_changes(env, argv, message):
+    """An unset $BACKUP: 'export -f ""' printed the quotas to stdout, exit 0, and wrote no backup."""
+    assert run_main("apply", str(env / "quotas.toml"))[0] == 0
+    before = stored(env / "home" / "quotas.db")
+    assert run_main(*argv) == (1, "", message + "\n")
+    assert stored(env / "home" / "quotas.db") == before
+
+
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
 def test_export_round_trips_in_json_and_yaml(env, fmt):
     run_main("apply", str(env / "quotas.toml"))
