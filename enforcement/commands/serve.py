@@ -10,7 +10,11 @@ from kconfigs.commands.options import refuse_empty
 @click.command("serve")
 @click.option("--upstream", "upstreams", help="Broker bootstrap address(es), host:port[,host:port...].")
 @click.option("--listen", callback=refuse_empty, help="Bootstrap listener host:port (default 127.0.0.1:9092).")
-@click.option("--advertised-host", callback=refuse_empty, help="Host name clients use to reach this gateway.")
+@click.option(
+    "--advertised-host",
+    callback=refuse_empty,
+    help="Host name clients use to reach this gateway (default: the --listen host; required with 0.0.0.0).",
+)
 @click.option("--zookeeper", callback=refuse_empty, help="Read quotas from ZooKeeper (host:port[/chroot]).")
 @click.option("--store", "store_path", callback=refuse_empty, help="Read quotas from the embedded store at PATH.")
 @click.option(

@@ -27,7 +27,8 @@ def parse_address(text: str, what: str) -> Address:
 class GatewayConfig:
     upstreams: tuple[Address, ...] = ()
     listen: Address = ("127.0.0.1", 9092)
-    advertised_host: str = "127.0.0.1"
+    #: None: the listen host, as Kafka's advertised.listeners defaults to its listeners
+    advertised_host: str | None = None
     #: first port for per-broker listeners; 0 = OS-assigned ports (tests)
     broker_port_start: int = 0
     max_frame_bytes: int = 100 * 1024 * 1024
@@ -104,7 +105,37 @@ class GatewayConfig:
             raise ValidationError(f"Gateway setting worker_threads must be >= 0, got {self.worker_threads}")
         if not 0 <= self.broker_port_start <= 65535:
             raise ValidationError(f"broker_port_start must be a port number, got {self.broker_port_start}")
-        return self
+        return replace(self, advertised_host=self._advertised_host())
+
+    def _advertised_host(self) -> str:
+        """The host clients are told to connect to. Like a broker's advertised.listeners it
+        defaults to the listen host, and it cannot be a wildcard: a gateway listening on 0.0.0.0
+        that advertised 127.0.0.1 would serve local clients and send every remote one to its
+        own loopback, with nothing logged. :raises ValidationError:"""
+        if self.advertised_host is not None:
+            if _is_wildcard(self.advertised_host):
+                raise ValidationError(
+                    f"--advertised-host {self.advertised_host} is a wildcard, not an address a client can "
+                    "connect to: give a name or address clients reach this host by"
+                )
+            return self.advertised_host
+        host, port = self.listen
+        if _is_wildcard(host):
+            shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            raise ValidationError(
+                f"--listen {shown} accepts clients from other hosts, and they must be told where to "
+                "connect: give --advertised-host (a name or address they reach this host by)"
+            )
+        return host
+
+
+def _is_wildcard(host: str) -> bool:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        return False
 
 
 _ADDRESS_FIELDS = {"listen": "listen address", "metrics_listen": "metrics address"}

