@@ -31,6 +31,7 @@ from kconfigs_enforcement.gateway.headers import parse_request_prefix
 from kconfigs_enforcement.gateway.metrics import GatewayStats
 from kconfigs_enforcement.gateway.native_ext import UNAVAILABLE, DataPlane
 from kconfigs_enforcement.gateway.quotas import QuotaGate
+from kconfigs_enforcement.gateway.usage_log import open_usage_log
 
 log = logging.getLogger("kconfigs.gateway")
 _API_KEYS = range(0, 128)
@@ -292,13 +293,13 @@ class NativeGateway:
         return self.config.advertised_host, self._port
 
     async def start(self) -> None:
+        out = open_usage_log(self.config.usage_log_path) if self.config.usage_log_path else None
         self._port = await asyncio.get_running_loop().run_in_executor(None, self._plane.start)
         self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
         self._drain_task = asyncio.create_task(self._drain_throttles_periodically())
-        if self.config.usage_log_path:
+        if out is not None:
             from kconfigs_enforcement.gateway.usage_log import UsageLog
 
-            out = open(self.config.usage_log_path, "a", encoding="utf-8")
             self.usage_log = UsageLog(out, self.config.usage_log_window_ms, self.quotas.quota_for)
             self.quotas.usage_sinks.append(self.usage_log.record)  # what is still charged in Python
             self.usage_log.sources.append(self._plane.drain_usage)  # what the data plane charged

@@ -96,6 +96,9 @@ async def serve(config: GatewayConfig, store) -> None:
 async def _serve_until_signal(config: GatewayConfig, gateway, loop) -> None:
     from kconfigs_enforcement.gateway.metrics import start_http_endpoint
 
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):  # before the listeners: a stop while starting drains too
+        loop.add_signal_handler(signum, stop.set)
     with _bind_errors(config.listen):
         await gateway.start()
     try:
@@ -107,9 +110,6 @@ async def _serve_until_signal(config: GatewayConfig, gateway, loop) -> None:
         await gateway.stop()
         raise
     upstream_check = loop.create_task(check_upstreams(config.upstreams, config.upstream_connect_timeout_ms / 1000))
-    stop = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
     await stop.wait()
     log.info("signal received: draining in-flight requests (up to %d ms)", config.drain_timeout_ms)
     upstream_check.cancel()
@@ -212,6 +212,10 @@ def run(config: GatewayConfig) -> None:
     for address in (config.listen, config.metrics_listen):
         if address:
             _check_bindable(address)
+    if config.usage_log_path:  # before the quotas are loaded too: one line, no start-up logs
+        from kconfigs_enforcement.gateway.usage_log import open_usage_log
+
+        open_usage_log(config.usage_log_path).close()
     store = open_gateway_store(config)
     try:
         asyncio.run(serve(config, store))

@@ -23,6 +23,17 @@ WindowTotals = tuple[int, str, str, str, str, float, float]
 QuotaLookup = Callable[[str, "str | None", "str | None", "str | None"], "float | None"]
 
 
+def open_usage_log(path: str) -> TextIO:
+    """The usage log opened for appending. :raises UsageError: naming the log (not the
+    listener that was being started when it was opened)."""
+    from kconfigs.errors import UsageError
+
+    try:
+        return open(path, "a", encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"Cannot open the usage log {path}: {err.strerror}") from None
+
+
 class UsageLog:
     """Accumulates usage per (user, client_id, ip, kind) and writes one line per entry per window."""
 

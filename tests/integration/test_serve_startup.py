@@ -174,3 +174,15 @@ def test_the_default_store_is_served_credentials_unlogged_and_no_quotas_said(tmp
     assert "salt=" not in err and "stored_key" not in err and "SCRAM" not in err, err
     assert f"quotas loaded: {int(with_quota)} entities" in err, err
     assert ("the quota store holds no quotas: no client is throttled until one is added" in err) is not with_quota
+
+
+@pytest.mark.parametrize("where", ["missing-dir/usage.jsonl", "."])
+def test_a_usage_log_that_cannot_be_opened_is_named_not_blamed_on_the_listener(tmp_path, where):
+    """It read 'Cannot listen on 127.0.0.1:PORT: No such file or directory'."""
+    path = tmp_path / where
+    SqliteStore(tmp_path / "q.db").close()
+    argv = [sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:1", "--store", str(tmp_path / "q.db")]
+    argv += ["--listen", f"127.0.0.1:{free_port()}", "--metrics-listen", "", "--usage-log", str(path)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    reason = "No such file or directory" if where != "." else "Is a directory"
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"Cannot open the usage log {path}: {reason}\n")
