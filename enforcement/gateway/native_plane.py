@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kconfigs.clock import MONOTONIC
+from kconfigs.errors import UsageError
 from kconfigs_enforcement import rates
 from kconfigs_enforcement.gateway import codec, versions
 from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
@@ -213,7 +214,10 @@ class NativeGateway:
         self.stats = GatewayStats(self._metric_samples, self.streamed_frames)
         self.admin = admin
         self._bridge = Bridge(self.quotas, self.stats, admin, AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
-        self._plane = DataPlane(self._settings(), self._bridge, worker_threads(config))
+        try:
+            self._plane = DataPlane(self._settings(), self._bridge, worker_threads(config))
+        except ValueError as err:  # TLS files: unreadable, not PEM, or a key that is not the certificate's
+            raise UsageError(f"Cannot start the data plane: {err}") from None
         self.quotas.load_listeners.append(self._quotas_loaded)
         self._plane.set_quota_active(self.quotas.active)
         self._plane.set_native_charging(native_charging(self.quotas))

@@ -186,3 +186,30 @@ def test_a_usage_log_that_cannot_be_opened_is_named_not_blamed_on_the_listener(t
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     reason = "No such file or directory" if where != "." else "Is a directory"
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"Cannot open the usage log {path}: {reason}\n")
+
+
+def test_tls_files_that_cannot_be_used_are_one_line(tmp_path):
+    """They were a Python traceback ending in the data plane's ValueError."""
+    not_pem = tmp_path / "notes.txt"
+    not_pem.write_text("not a certificate\n")
+    for cert, key, reason in (
+        (tmp_path / "missing.pem", tmp_path / "missing.key", f"cannot read {tmp_path / 'missing.pem'}: No such file"),
+        (not_pem, not_pem, f"no private key in {not_pem}"),
+    ):
+        config = tmp_path / "gateway.toml"
+        config.write_text(f'tls_cert_file = "{cert}"\ntls_key_file = "{key}"\n')
+        proc = _serve(
+            "--upstream",
+            "127.0.0.1:1",
+            "--listen",
+            f"127.0.0.1:{free_port()}",
+            "--metrics-listen",
+            "",
+            "--config",
+            str(config),
+            tmp_path=tmp_path,
+        )
+        out, err = proc.communicate(timeout=60)
+        lines = [line for line in err.splitlines() if '"level"' not in line]  # the start-up log is JSON
+        assert (proc.returncode, out, len(lines)) == (1, "", 1), err
+        assert lines[0].startswith(f"Cannot start the data plane: {reason}"), err
