@@ -105,6 +105,12 @@ class GatewayConfig:
             raise ValidationError(f"Gateway setting worker_threads must be >= 0, got {self.worker_threads}")
         if not 0 <= self.broker_port_start <= 65535:
             raise ValidationError(f"broker_port_start must be a port number, got {self.broker_port_start}")
+        for host, port in self.upstreams:
+            if _same_listener(self.listen, (host, port)):
+                raise ValidationError(
+                    f"--upstream {host}:{port} is the gateway's own --listen address: every connection would "
+                    "open another one to itself; give the brokers' address"
+                )
         return replace(self, advertised_host=self._advertised_host())
 
     def _advertised_host(self) -> str:
@@ -127,6 +133,30 @@ class GatewayConfig:
                 "connect: give --advertised-host (a name or address they reach this host by)"
             )
         return host
+
+
+def _same_listener(listen: Address, upstream: Address) -> bool:
+    """An upstream that is plainly the listener itself: same port, and the same host, a loopback
+    address while listening everywhere, or ``localhost`` while listening on 127.0.0.1 or ::1.
+    Names are not resolved (validation does no I/O), so only these literal cases are caught."""
+    (listen_host, listen_port), (host, port) = listen, upstream
+    if listen_port != port:
+        return False
+    listen_host, host = listen_host.lower().strip("[]"), host.lower().strip("[]")
+    if listen_host == host or (_is_wildcard(listen_host) and _is_loopback(host)):
+        return True
+    return host == "localhost" and listen_host in ("127.0.0.1", "::1")
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _is_wildcard(host: str) -> bool:

@@ -172,3 +172,39 @@ def test_control_plane_frames_are_limited_from_the_prefix():
 def test_settings_of_the_removed_asyncio_path_are_refused_by_name(key):
     with pytest.raises(ValidationError, match=f"^Gateway setting '{key}' .*: remove it$"):
         config_from_mapping({"upstreams": "a:1", key: 1})
+
+
+@pytest.mark.parametrize(
+    "listen, upstream, loops",
+    [
+        ("127.0.0.1:9092", "127.0.0.1:9092", True),
+        ("127.0.0.1:9092", "localhost:9092", True),
+        ("[::1]:9092", "localhost:9092", True),
+        ("127.0.0.1:9092", "127.0.0.2:9092", False),  # another loopback address: another socket
+        ("[::1]:9092", "127.0.0.1:9092", False),
+        ("10.1.2.3:9092", "10.1.2.3:9092", True),
+        ("127.0.0.1:9092", "127.0.0.1:9093", False),
+        ("10.1.2.3:9092", "127.0.0.1:9092", False),
+        ("127.0.0.1:9092", "broker:9092", False),
+    ],
+)
+def test_an_upstream_that_is_the_listener_itself_is_refused(listen, upstream, loops):
+    """Every client connection opened another to the gateway until it ran out of descriptors."""
+    values = {"upstreams": f"b:1,{upstream}", "listen": listen}
+    if loops:
+        with pytest.raises(ValidationError) as refused:
+            config_from_mapping(values).validate()
+        assert str(refused.value) == (
+            f"--upstream {upstream} is the gateway's own --listen address: every connection would open another "
+            "one to itself; give the brokers' address"
+        )
+    else:
+        assert config_from_mapping(values).validate().upstreams[1] == tuple(upstream.rsplit(":", 1)[:1]) + (
+            int(upstream.rsplit(":", 1)[1]),
+        )
+
+
+def test_a_wildcard_listener_is_looped_by_a_loopback_upstream():
+    values = {"upstreams": "localhost:9092", "listen": "0.0.0.0:9092", "advertised_host": "gw"}
+    with pytest.raises(ValidationError, match="is the gateway's own --listen address"):
+        config_from_mapping(values).validate()
