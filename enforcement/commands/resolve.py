@@ -106,17 +106,21 @@ def render_json(rows) -> str:
     )
 
 
-@click.command()
-@click.option("--user", required=True, callback=refuse_empty, help="User principal name (e.g. ANONYMOUS).")
-@click.option("--client-id", "client_id", required=True, help="Client id (may be empty, as a client's can).")
-@click.option("--ip", callback=refuse_empty, help="Client IP, to resolve connection_creation_rate too.")
-@click.option(
+#: --quotas FILE of resolve and simulate: the quotas from a file instead of a store
+quota_file_option = click.option(
     "--quotas",
     "quotas_path",
     type=click.Path(dir_okay=False),
     callback=refuse_empty,
     help="TOML quota file instead of a store.",
 )
+
+
+@click.command()
+@click.option("--user", required=True, callback=refuse_empty, help="User principal name (e.g. ANONYMOUS).")
+@click.option("--client-id", "client_id", required=True, help="Client id (may be empty, as a client's can).")
+@click.option("--ip", callback=refuse_empty, help="Client IP, to resolve connection_creation_rate too.")
+@quota_file_option
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
 @store_options
 def resolve(user: str, client_id: str, ip: str | None, quotas_path: str | None, output: str, **store_kwargs) -> None:

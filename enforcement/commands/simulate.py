@@ -17,6 +17,7 @@ import click
 
 from kconfigs.commands.options import refuse_empty, store_options
 from kconfigs.errors import UsageError, ValidationError
+from kconfigs_enforcement.commands.resolve import quota_file_option
 
 HEADER = ["time_ms", "user", "client_id", "ip", "kind", "value"]
 KINDS = ("produce", "fetch", "request", "connection", "producer_id")
@@ -156,13 +157,7 @@ def _write_atomically(path: str, text: str) -> None:
 @click.option(
     "--trace", "trace_path", required=True, type=click.Path(dir_okay=False), callback=refuse_empty, help="Trace CSV."
 )
-@click.option(
-    "--quotas",
-    "quotas_path",
-    type=click.Path(dir_okay=False),
-    callback=refuse_empty,
-    help="TOML quota file instead of a store.",
-)
+@quota_file_option
 @click.option(
     "--out",
     "out_path",
