@@ -66,6 +66,11 @@ class GatewayStats:
         self._bad = Counter(
             "kconfigs_gateway_bad_frames", "Connections closed for a malformed frame", ["side"], registry=self.registry
         )
+        self._usage_lost = Counter(
+            "kconfigs_gateway_usage_log_lost_lines",
+            "Usage-log lines that could not be written (disk full, directory gone)",
+            registry=self.registry,
+        )
         self.registry.register(_QuotaCollector(samples))
         self.registry.register(_StreamedCollector(streamed))
 
@@ -87,6 +92,9 @@ class GatewayStats:
 
     def bad_frame(self, side: str) -> None:
         self._bad.labels(side).inc()
+
+    def usage_lines_lost(self, count: int) -> None:
+        self._usage_lost.inc(count)
 
 
 class _QuotaCollector:

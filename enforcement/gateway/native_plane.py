@@ -304,7 +304,9 @@ class NativeGateway:
         if out is not None:
             from kconfigs_enforcement.gateway.usage_log import UsageLog
 
-            self.usage_log = UsageLog(out, self.config.usage_log_window_ms, self.quotas.quota_for)
+            self.usage_log = UsageLog(
+                out, self.config.usage_log_window_ms, self.quotas.quota_for, lost=self.stats.usage_lines_lost
+            )
             self.quotas.usage_sinks.append(self.usage_log.record)  # what is still charged in Python
             self.usage_log.sources.append(self._plane.drain_usage)  # what the data plane charged
             self._plane.set_usage_window(self.config.usage_log_window_ms)

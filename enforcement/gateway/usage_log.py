@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import threading
 from collections import defaultdict
 from typing import Callable, TextIO
@@ -23,24 +24,70 @@ WindowTotals = tuple[int, str, str, str, str, float, float]
 QuotaLookup = Callable[[str, "str | None", "str | None", "str | None"], "float | None"]
 
 
-def open_usage_log(path: str) -> TextIO:
+def open_usage_log(path: str) -> "AppendedFile":
     """The usage log opened for appending. :raises UsageError: naming the log (not the
     listener that was being started when it was opened)."""
     from kconfigs.errors import UsageError
 
     try:
-        return open(path, "a", encoding="utf-8")
+        return AppendedFile(path)
     except OSError as err:
         raise UsageError(f"Cannot open the usage log {path}: {err.strerror}") from None
+
+
+class AppendedFile:
+    """A file appended to by path, not by descriptor: when the path no longer names the open file
+    (logrotate renamed or deleted it) the next write reopens it, so the lines land in the file
+    `kconfigs analyze` is given instead of in a renamed or deleted one; one ``stat`` per write."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._file: TextIO | None = open(path, "a", encoding="utf-8")
+
+    def write(self, text: str) -> None:
+        """Append and flush. :raises OSError: (disk full, directory gone...); the next write
+        tries again, reopening the path if it has to."""
+        if self._file is None or self._rotated(self._file):
+            self.close()
+            self._file = open(self.path, "a", encoding="utf-8")
+        self._file.write(text)
+        self._file.flush()
+
+    def _rotated(self, file: TextIO) -> bool:
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            return True
+        opened = os.fstat(file.fileno())
+        return (named.st_dev, named.st_ino) != (opened.st_dev, opened.st_ino)
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+
+    def close(self) -> None:
+        file, self._file = self._file, None
+        if file is not None:
+            try:
+                file.close()
+            except OSError:  # its buffered lines could not be written either: already counted lost
+                pass
 
 
 class UsageLog:
     """Accumulates usage per (user, client_id, ip, kind) and writes one line per entry per window."""
 
     def __init__(
-        self, out: TextIO, window_ms: int, quota_lookup: QuotaLookup, clock_ms: Callable[[], int] | None = None
+        self,
+        out: TextIO | AppendedFile,
+        window_ms: int,
+        quota_lookup: QuotaLookup,
+        clock_ms: Callable[[], int] | None = None,
+        lost: Callable[[int], None] = lambda count: None,
     ):
+        """``lost``: told how many lines a failed write dropped (the gateway's metric)."""
         self._out = out
+        self._lost = lost
         self.window_ms = window_ms
         self._quota_lookup = quota_lookup
         self._clock_ms = clock_ms or MONOTONIC.wall_ms  # windows are epoch-aligned: wall time
@@ -50,6 +97,9 @@ class UsageLog:
         self._lock = threading.RLock()
         #: totals kept elsewhere per window (the native data plane's), pulled before each write
         self.sources: list[Callable[[], list[WindowTotals]]] = []
+        #: lines that could not be written (disk full...), since start
+        self.lost_lines = 0
+        self._failing = False
 
     def _align(self, now_ms: int) -> int:
         return now_ms - now_ms % self.window_ms
@@ -90,6 +140,7 @@ class UsageLog:
             self._flush()
 
     def _flush(self) -> None:
+        lines = []
         for (user, client_id, ip, kind), (value, throttle_ms) in sorted(self._totals.items(), key=_sort_key):
             if value == 0 and throttle_ms == 0:
                 continue
@@ -104,9 +155,27 @@ class UsageLog:
                 "throttle_ms": _number(throttle_ms),
                 "quota": self._quota_lookup(kind, user, client_id, ip),
             }
-            self._out.write(json.dumps(line, separators=(",", ":")) + "\n")
-        self._out.flush()
+            lines.append(json.dumps(line, separators=(",", ":")) + "\n")
         self._totals.clear()
+        if lines:
+            self._write("".join(lines), len(lines))
+
+    def _write(self, text: str, count: int) -> None:
+        """One window's lines in one write. A failed write loses that window, said once per run of
+        failures (and counted), never raised: it would reach the request being charged."""
+        try:
+            self._out.write(text)
+            self._out.flush()
+        except OSError as err:
+            self.lost_lines += count
+            self._lost(count)
+            if not self._failing:
+                log.warning("usage log: cannot write (%s): windows are lost until it can", err.strerror or err)
+            self._failing = True
+            return
+        if self._failing:
+            log.info("usage log: writing again (%d lines lost meanwhile)", self.lost_lines)
+            self._failing = False
 
     def close(self) -> None:
         self._out.close()

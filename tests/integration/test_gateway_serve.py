@@ -155,3 +155,21 @@ def test_quota_set_through_kafka_api_applies_live_and_sigterm_drains(served):
     assert any(
         l["msg"].startswith(f"data path: {data_path}") and f"rate core: {rate_core}" in l["msg"] for l in log_lines
     ), log_lines
+
+
+def test_a_usage_log_rotated_like_logrotate_does_goes_on_in_a_new_file(served):
+    """logrotate's default renames the log and its compress step deletes the renamed file later:
+    a gateway writing by descriptor would have filled a file nobody reads, then a deleted one."""
+    bootstrap, usage, errors = served["bootstrap"], served["usage"], []
+    _produce_for(bootstrap, f"rot-{uuid.uuid4().hex[:6]}", 3, errors)
+    time.sleep(2 * USAGE_WINDOW_MS / 1000)  # the last busy window is written
+    rotated = usage.with_name("usage.jsonl.1")
+    usage.rename(rotated)
+    rotated_at_ms = int(time.time() * 1000)
+    _produce_for(bootstrap, f"rot-{uuid.uuid4().hex[:6]}", 3, errors)
+    served["proc"].send_signal(signal.SIGTERM)
+    assert served["proc"].wait(30) == 0 and not errors, errors
+    old = [l for l in read_usage(rotated) if l["client_id"] == "live"]
+    new = [l for l in read_usage(usage) if l["client_id"] == "live"]
+    assert old and new, (len(old), len(new))
+    assert max(l["ts_ms"] for l in old) < rotated_at_ms <= min(l["ts_ms"] for l in new) + 2 * USAGE_WINDOW_MS

@@ -3,6 +3,8 @@
 import asyncio
 import io
 import json
+import os
+import shutil
 import struct
 
 import pytest
@@ -208,3 +210,74 @@ def test_a_wildcard_listener_is_looped_by_a_loopback_upstream():
     values = {"upstreams": "localhost:9092", "listen": "0.0.0.0:9092", "advertised_host": "gw"}
     with pytest.raises(ValidationError, match="is the gateway's own --listen address"):
         config_from_mapping(values).validate()
+
+
+def _window_writer(path):
+    """A usage log on ``path`` and a function writing one window with one line of ``value``."""
+    from kconfigs_enforcement.gateway.usage_log import open_usage_log
+
+    now = [1_714_557_600_000]
+    lost: list[int] = []
+    log = UsageLog(open_usage_log(str(path)), 1000, lambda *_: None, clock_ms=lambda: now[0], lost=lost.append)
+
+    def write_window(value: int) -> None:
+        log.record("produce", "alice", "app", None, value, 0)
+        now[0] += 1000
+        log.roll(now[0])
+
+    return log, write_window, lost
+
+
+def _values(path) -> list:
+    return [json.loads(line)["value"] for line in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("rotation", ["rename", "delete"])
+def test_a_rotated_usage_log_is_reopened_by_its_path(tmp_path, rotation):
+    """logrotate renames (or its compress step deletes) the file: the gateway kept writing to the
+    old descriptor, so the file analyze was given stayed empty and, once deleted, lines were lost."""
+    path = tmp_path / "usage.jsonl"
+    log, write_window, lost = _window_writer(path)
+    write_window(1)
+    if rotation == "rename":
+        path.rename(tmp_path / "usage.jsonl.1")
+    else:
+        path.unlink()
+    write_window(2)
+    write_window(3)
+    log.close()
+    assert _values(path) == [2, 3] and lost == []
+    if rotation == "rename":
+        assert _values(tmp_path / "usage.jsonl.1") == [1]
+
+
+def test_a_usage_log_that_cannot_be_written_loses_windows_with_one_warning_then_resumes(tmp_path, caplog):
+    """Its directory removed, then made again: a write error reached the request being charged
+    (the usage sink runs on its path); now the windows meanwhile are lost, said once and counted,
+    and writing resumes in a new file at the same path."""
+    path = tmp_path / "logs" / "usage.jsonl"
+    path.parent.mkdir()
+    log, write_window, lost = _window_writer(path)
+    with caplog.at_level("INFO", logger="kconfigs.gateway"):
+        write_window(1)
+        shutil.rmtree(path.parent)
+        write_window(2)
+        write_window(3)
+        path.parent.mkdir()
+        write_window(4)
+    log.close()
+    assert _values(path) == [4] and lost == [1, 1] and log.lost_lines == 2
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if "usage log" in r.getMessage()]
+    assert said == [
+        ("WARNING", "usage log: cannot write (No such file or directory): windows are lost until it can"),
+        ("INFO", "usage log: writing again (2 lines lost meanwhile)"),
+    ]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_loses_windows_without_raising():
+    log, write_window, lost = _window_writer("/dev/full")
+    for value in (1, 2):
+        write_window(value)
+    log.close()
+    assert lost == [1, 1]

@@ -33,6 +33,8 @@ def test_gateway_counters():
     stats.bad_frame("client")
     assert stats.registry.get_sample_value("kconfigs_gateway_open_connections", {"listener": "bootstrap"}) == 1
     assert stats.registry.get_sample_value("kconfigs_gateway_bad_frames_total", {"side": "client"}) == 1
+    stats.usage_lines_lost(3)
+    assert stats.registry.get_sample_value("kconfigs_gateway_usage_log_lost_lines_total") == 3
 
 
 def test_streamed_frames_are_read_from_the_data_plane_on_each_scrape():
