@@ -98,7 +98,7 @@ def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str],
         store.close()
         raise
     # a delete needs no warning: a chroot no Kafka uses holds no quotas, so it fails saying so
-    if problem is not None and access in (Access.WRITE, Access.PREVIEW):
+    if problem is not None and access is not Access.UPDATE:
         warn(problem + " (writing there anyway)" if access is Access.WRITE else problem)
     return store
 

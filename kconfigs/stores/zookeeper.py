@@ -246,22 +246,35 @@ def chroot_of(hosts: str) -> str | None:
 
 
 def check_chroot(store: ZooKeeperStore, chroot: str | None) -> str | None:
-    """Catch a mistyped chroot before it is used: one that does not exist is an error for reads
-    and writes alike (kafka-configs 2.8 cannot write there either: ``Path length must be > 0``);
-    one that holds neither ``/config`` nor ``/brokers`` (so no Kafka uses it) returns a warning,
-    and a write goes ahead, as with kafka-configs.
+    """Catch a mistyped or forgotten chroot before it is used: one that does not exist is an error
+    for reads and writes alike (kafka-configs 2.8 cannot write there either: ``Path length must
+    be > 0``); a path (the root too, when no chroot is given) that holds neither ``/config`` nor
+    ``/brokers``, so that no Kafka uses it, returns a warning naming any child that Kafka does use
+    (``zk:2181`` given for ``zk:2181/kafka``). kafka-configs reads and writes there in silence.
 
     :raises UsageError, StoreUnavailable:
     """
-    if chroot is None:
-        return None
     hosts = store.settings.hosts.partition("/")[0]
     with zk_errors(store.settings.hosts):
-        if store.client.exists("/") is None:
+        if chroot is not None and store.client.exists("/") is None:
             raise UsageError(f"ZooKeeper chroot {chroot} does not exist on {hosts} (is the path right?)")
         if store.client.exists(CONFIG_ROOT) or store.client.exists("/brokers"):
             return None
-    return f"Warning: ZooKeeper chroot {chroot} on {hosts} holds neither /config nor /brokers: no Kafka cluster uses it"
+        used = _kafka_children(store)
+    where = f"chroot {chroot}" if chroot is not None else "root (no chroot given)"
+    hint = f"; Kafka's znodes are under {', '.join(hosts + (chroot or '') + '/' + c for c in used)}" if used else ""
+    return f"Warning: ZooKeeper {where} on {hosts} holds neither /config nor /brokers: no Kafka cluster uses it{hint}"
+
+
+#: children looked at for a hint: a ZooKeeper shared by many services may have many
+_HINT_CHILDREN = 50
+
+
+def _kafka_children(store: ZooKeeperStore) -> list[str]:
+    """Children of the given path that hold ``/brokers`` (where a Kafka chroot is), sorted."""
+    children = sorted(store.client.get_children("/"))[:_HINT_CHILDREN]
+    pending = [(child, store.client.exists_async(f"/{child}/brokers")) for child in children]
+    return [child for child, request in pending if request.get() is not None]
 
 
 def _component(name) -> str:

@@ -75,10 +75,58 @@ def test_writing_to_a_chroot_no_kafka_uses_warns_in_one_line_and_writes(env, zk_
     result = run_kconfigs(["--zookeeper", f"{zk_connect}/empty", "--describe", "--user", "u2"])  # now it holds /config
     assert (result.rc, result.stderr) == (0, "")
     zk_client.ensure_path("/empty2")
-    result = run_kconfigs(["--zookeeper", f"{zk_connect}/empty2", "--describe", "--user", "u2"])  # a read: no warning
-    assert (result.rc, result.stdout, result.stderr) == (0, ["Configs for user-principal 'u2' are "], "")
+    result = run_kconfigs(["--zookeeper", f"{zk_connect}/empty2", "--describe", "--user", "u2"])  # a read
+    assert (result.rc, result.stdout, result.stderr) == (
+        0,
+        ["Configs for user-principal 'u2' are "],
+        f"Warning: ZooKeeper chroot {chroot}2 on {_host(zk_connect)} holds neither /config nor /brokers: "
+        "no Kafka cluster uses it\n",
+    )
     result = run_kconfigs(["--zookeeper", zk_connect, *ALTER])  # a Kafka chroot (it holds /brokers): silent
     assert (result.rc, result.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("argv", [DESCRIBE, ALTER, ("export",)])
+def test_a_forgotten_chroot_is_said_with_where_kafka_is(env, zk_connect, zk_client, argv):
+    """``zk:2181`` given where the cluster uses ``zk:2181/kafka``: kafka-configs lists no quotas
+    and writes where no broker reads, both in silence. Here the parent of this test's Kafka-like
+    chroot stands in for the root: it holds a Kafka chroot and neither /config nor /brokers."""
+    zk_client.ensure_path("/cluster/kafka/brokers")
+    zk_client.ensure_path("/cluster/other/data")
+    given = f"{zk_connect}/cluster"
+    result = run_kconfigs(
+        ["--zookeeper", given, *argv] if argv[0].startswith("-") else [*argv, "--zookeeper", given],
+        env={"KCONFIGS_HOME": str(env / "home")},
+    )
+    chroot = "/" + given.split("/", 1)[1]
+    assert result.rc == 0, result.stderr
+    assert result.stderr == (
+        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds neither /config nor /brokers: no Kafka "
+        f"cluster uses it; Kafka's znodes are under {given}/kafka"
+        + (" (writing there anyway)" if argv == ALTER else "")
+        + "\n"
+    )
+
+
+def test_a_root_that_no_kafka_uses_is_said_when_no_chroot_is_given(env, tmp_path):
+    """No chroot at all, on a ZooKeeper of its own (the shared one's root is every test's)."""
+    from harness.zookeeper import ZooKeeperServer
+
+    server = ZooKeeperServer(tmp_path / "zk")
+    server.start()
+    try:
+        admin = server.admin_client()
+        admin.ensure_path("/kafka/brokers")
+        result = run_kconfigs(["--zookeeper", server.hosts, *DESCRIBE], env={"KCONFIGS_HOME": str(env / "home")})
+        assert (result.rc, result.stdout) == (0, [])
+        assert result.stderr == (
+            f"Warning: ZooKeeper root (no chroot given) on {server.hosts} holds neither /config nor /brokers: "
+            f"no Kafka cluster uses it; Kafka's znodes are under {server.hosts}/kafka\n"
+        )
+        result = run_kconfigs(["--zookeeper", server.hosts + "/kafka", *DESCRIBE])
+        assert (result.rc, result.stderr) == (0, "")
+    finally:
+        server.shutdown()
 
 
 def test_a_delete_of_an_entity_with_no_quotas_fails_and_writes_nothing(env, zk_connect, zk_client):
