@@ -264,7 +264,13 @@ def check_ip(entity: QuotaEntity) -> None:
 
 def refuse_empty(_ctx, param, value):
     """Click callback: an empty value (an unset shell variable) is one line, not a file named ''
-    or an entity that matches nothing. :raises UsageError:"""
+    or an entity that matches nothing. An option's environment variable set to "" is refused
+    too, where click would take it as unset. :raises UsageError:"""
+    import os
+
+    envvar = getattr(param, "envvar", None)
+    if value is None and isinstance(envvar, str) and envvar in os.environ and not os.environ[envvar].strip():
+        raise UsageError(f"{envvar} is empty: give a value or leave it out")
     if value == "":
         name = max(param.opts, key=len) if isinstance(param, click.Option) else param.human_readable_name
         raise UsageError(f"{name} is empty: give a value" + ("" if param.required else " or leave it out"))

@@ -273,6 +273,14 @@ def test_strict_fails_on_malformed_lines_and_a_dump_without_quota_metrics_is_one
         (("whatif", "{dump}", "--proposed", ""), "--proposed is empty: give a value"),
         (("whatif", "{dump}", "--proposed", "q.toml", "--output="), "--output is empty: give a value or leave it out"),
         (("generate", "--out", ""), "--out is empty: give a value"),
+        (
+            ("report", "--prometheus-url", "http://127.0.0.1:1", "--since", ""),
+            "--since is empty: give a value or leave it out",
+        ),
+        (
+            ("report", "--prometheus-url", "http://127.0.0.1:1", "--step="),
+            "--step is empty: give a value or leave it out",
+        ),
     ],
 )
 def test_an_empty_path_is_one_line_before_spark_starts(tmp_path, monkeypatch, argv, message):
@@ -283,6 +291,18 @@ def test_an_empty_path_is_one_line_before_spark_starts(tmp_path, monkeypatch, ar
     code, out, err = run_main("analyze", *argv, "--quiet") if argv[0] != "generate" else run_main("analyze", *argv)
     assert (code, out, err) == (1, "", message + "\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "variable", ["KCONFIGS_PROMETHEUS_URL", "KCONFIGS_PROMETHEUS_USER", "KCONFIGS_PROMETHEUS_TOKEN"]
+)
+def test_an_empty_prometheus_variable_is_one_line_not_unset(tmp_path, monkeypatch, variable):
+    """click takes an empty variable as unset: with dumps given, an empty URL analysed the dumps
+    alone, and an empty token queried without one."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(variable, "")
+    code, out, err = run_main("analyze", "report", str(FIXTURES / "gateway-usage.jsonl"), "--quiet")
+    assert (code, out, err) == (1, "", f"{variable} is empty: give a value or leave it out\n")
 
 
 def test_bad_input_path_is_one_line_before_spark_starts():
