@@ -95,7 +95,7 @@ class StoreOptions:
 def config_path(environ: Mapping[str, str] | None = None) -> Path:
     """``$KCONFIGS_CONFIG`` if set, else ``$XDG_CONFIG_HOME/kconfigs/config.toml``."""
     env = os.environ if environ is None else environ
-    if env.get("KCONFIGS_CONFIG"):
+    if _nonblank(env.get("KCONFIGS_CONFIG"), "KCONFIGS_CONFIG"):  # set but empty: an error, not the default
         return Path(env["KCONFIGS_CONFIG"])
     base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "kconfigs" / "config.toml"

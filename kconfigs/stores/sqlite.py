@@ -42,6 +42,8 @@ def default_store_path() -> Path:
     """``$KCONFIGS_HOME/quotas.db``, else ``$XDG_DATA_HOME/kconfigs/quotas.db``
     (``~/.local/share/kconfigs/quotas.db``)."""
     home = os.environ.get("KCONFIGS_HOME")
+    if home is not None and not home.strip():  # an unset $DIR in KCONFIGS_HOME=$DIR: not another store
+        raise UsageError("KCONFIGS_HOME is empty: give a value or leave it out")
     if home:
         return Path(home) / "quotas.db"
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")

@@ -3,6 +3,9 @@ hypothesis property) that an alter that fails leaves the store file byte-identic
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from compat_support import run_kconfigs
@@ -19,8 +22,15 @@ def test_default_store_is_under_kconfigs_home_then_xdg(tmp_path):
     )
     assert (out.rc, out.stdout) == (0, ["Completed updating config for entity: user-principal 'alice'."])
     assert (home / "quotas.db").is_file()
-    env = {"KCONFIGS_HOME": "", "XDG_DATA_HOME": str(tmp_path / "xdg")}
-    assert run_kconfigs(["--alter", "--client-defaults", "--add-config", "consumer_byte_rate=1"], env=env).rc == 0
+    unset = {k: v for k, v in os.environ.items() if k != "KCONFIGS_HOME"}  # unset, not empty: that is an error
+    alter = subprocess.run(
+        [sys.executable, "-m", "kconfigs", "--alter", "--client-defaults", "--add-config", "consumer_byte_rate=1"],
+        env={**unset, "XDG_DATA_HOME": str(tmp_path / "xdg")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert alter.returncode == 0, alter.stderr
     assert (tmp_path / "xdg" / "kconfigs" / "quotas.db").is_file()
     out = run_kconfigs(["--describe", "--user", "alice"], env={"KCONFIGS_HOME": str(home)})
     assert out.stdout == ["Configs for user-principal 'alice' are producer_byte_rate=1024"]

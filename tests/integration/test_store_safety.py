@@ -83,6 +83,20 @@ def test_an_empty_or_blank_store_option_is_one_line_and_nothing_is_written(env, 
     assert not (env / "home").exists()
 
 
+@pytest.mark.parametrize("variable", ["KCONFIGS_HOME", "KCONFIGS_CONFIG"])
+@pytest.mark.parametrize("value", ["", " "])
+@pytest.mark.parametrize(
+    "argv", [("describe",), ALTER, ("alter", "--user", "u1", "--set", "producer_byte_rate=1"), ("export",)]
+)
+def test_an_empty_home_or_config_variable_is_an_error_not_the_default(env, monkeypatch, variable, value, argv):
+    """KCONFIGS_HOME=$DIR with DIR unset read and wrote the store under ~/.local/share instead;
+    KCONFIGS_CONFIG="" took the profiles of the default config file."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(env / "xdg-data"))
+    monkeypatch.setenv(variable, value)
+    assert run_main(*argv) == (1, "", f"{variable} is empty: give a value or leave it out\n")
+    assert not (env / "xdg-data").exists() and not default_store(env).exists()
+
+
 def test_a_blank_environment_variable_is_an_error_not_unset(env, monkeypatch):
     monkeypatch.setenv("KCONFIGS_ZOOKEEPER", "")
     assert run_main(*ALTER) == (1, "", "KCONFIGS_ZOOKEEPER is empty: give a value or leave it out\n")
