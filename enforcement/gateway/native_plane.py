@@ -197,8 +197,16 @@ def native_charging(quotas: QuotaGate) -> bool:
 
 
 def worker_threads(config: GatewayConfig) -> int:
-    """0 = one per core (tokio's default)."""
-    return int(config.worker_threads or os.environ.get("KCONFIGS_GATEWAY_WORKERS", 0) or 0)
+    """0 = one per core (tokio's default). :raises UsageError: a KCONFIGS_GATEWAY_WORKERS that
+    is not a whole number (an empty one included)."""
+    if config.worker_threads:
+        return config.worker_threads
+    raw = os.environ.get("KCONFIGS_GATEWAY_WORKERS")
+    if raw is None:
+        return 0
+    if not raw.strip().isdigit():
+        raise UsageError(f"KCONFIGS_GATEWAY_WORKERS must be a whole number of threads (0 = one per core), got {raw!r}")
+    return int(raw)
 
 
 class NativeGateway:

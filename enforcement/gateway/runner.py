@@ -212,6 +212,9 @@ def run(config: GatewayConfig) -> None:
     for address in (config.listen, config.metrics_listen):
         if address:
             _check_bindable(address)
+    from kconfigs_enforcement.gateway.native_plane import worker_threads
+
+    worker_threads(config)  # a bad KCONFIGS_GATEWAY_WORKERS: one line before anything starts
     if config.usage_log_path:  # before the quotas are loaded too: one line, no start-up logs
         from kconfigs_enforcement.gateway.usage_log import open_usage_log
 

@@ -74,3 +74,17 @@ def test_an_empty_metrics_listen_still_turns_the_endpoint_off():
     from kconfigs_enforcement.gateway.config import config_from_mapping
 
     assert config_from_mapping({"upstreams": "b:1", "metrics_listen": ""}).validate().metrics_listen is None
+
+
+@pytest.mark.parametrize("value", ["abc", "", " ", "-1", "1.5"])
+def test_a_bad_worker_count_variable_is_one_line_before_anything_starts(monkeypatch, tmp_path, value):
+    """It was a ValueError traceback from int(), after the quotas had loaded."""
+    from kconfigs.stores.sqlite import SqliteStore
+
+    SqliteStore(tmp_path / "q.db").close()
+    monkeypatch.setenv("KCONFIGS_GATEWAY_WORKERS", value)
+    code, out, err = run_main(
+        "serve", "--upstream", "b:1", "--store", str(tmp_path / "q.db"), "--listen", "127.0.0.1:0"
+    )
+    assert (code, out) == (1, "")
+    assert err == f"KCONFIGS_GATEWAY_WORKERS must be a whole number of threads (0 = one per core), got {value!r}\n"
