@@ -254,5 +254,13 @@ def migrate(source, target, command_config, dry_run, prune, assume_yes, allow_em
         if target_has_quotas:
             confirm_destruction(plan, f"migrate to {target}", assume_yes, overwrites=True)
 
-    plan, report = migrate_quotas(source, target, command_config, dry_run=dry_run, prune=prune, confirm=confirm)
+    plan, report = migrate_quotas(
+        source,
+        target,
+        command_config,
+        dry_run=dry_run,
+        prune=prune,
+        confirm=confirm,
+        note=lambda line: click.echo(line, err=True),
+    )
     _finish(plan, prune, report, output, "Dry run, nothing written: " if dry_run else "")

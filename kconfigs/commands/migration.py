@@ -35,23 +35,31 @@ def migrate_quotas(
     dry_run: bool,
     prune: bool,
     confirm: Callable[[object, bool, bool], None],
+    note: Callable[[str], None] = lambda line: None,
 ):
     """(plan, report): report None on a dry run or when already in sync. The source is only
     read, so a mistyped one is an error, never an empty store. ``confirm(plan, source_is_empty,
-    target_has_quotas)`` runs before anything is written and may raise to stop.
+    target_has_quotas)`` runs before anything is written and may raise to stop. ``note`` is
+    told, in one line, of the source's SCRAM credentials, which are not copied.
 
     :raises VerificationFailed: the copy completed but the target reads back differently.
     """
     from kconfigs.applier import apply_plan
+    from kconfigs.keys import SCRAM_KEYS
     from kconfigs.plan import build_plan
     from kconfigs.quotafile import desired_from_records
     from kconfigs.stores.factory import Access
 
     source = open_spec(source_spec, command_config, Access.READ)
     try:
-        desired = desired_from_records(_records(source))
+        records = _records(source)
     finally:
         source.close()
+    desired = desired_from_records(records)
+    with_credentials = sum(1 for r in records if any(key in SCRAM_KEYS for key in r.configs))
+    if with_credentials:
+        users = f"{with_credentials} user{'s' if with_credentials > 1 else ''}"
+        note(f"Not copied: the SCRAM credentials of {users} in {source_spec} (migrate copies quotas only)")
     target = open_spec(target_spec, command_config, Access.PREVIEW if dry_run else Access.WRITE)
     try:
         actual = _records(target)

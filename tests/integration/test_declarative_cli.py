@@ -175,6 +175,32 @@ def test_migrate_copies_and_verifies_between_embedded_stores(env):
     assert run_main("export", "--store", str(env / "b.db")) == (0, QUOTAS, "")
 
 
+def test_migrate_says_which_scram_credentials_it_leaves_behind(env):
+    """A user's credentials share its entry with its quotas; migrate copies the quotas only, and
+    used to leave the credentials behind without a word."""
+    source, target = env / "a.db", env / "b.db"
+    for user in ("alice", "bob"):
+        assert (
+            run_main(
+                "alter",
+                "--store",
+                str(source),
+                "--user",
+                user,
+                "--set",
+                "SCRAM-SHA-512=[password=pw],producer_byte_rate=9",
+            )[0]
+            == 0
+        )
+    assert run_main("alter", "--store", str(source), "--user", "carol", "--set", "producer_byte_rate=9")[0] == 0
+    code, out, err = run_main("migrate", "--from", f"sqlite://{source}", "--to", f"sqlite://{target}")
+    assert code == 0, err
+    assert err == f"Not copied: the SCRAM credentials of 2 users in sqlite://{source} (migrate copies quotas only)\n"
+    assert {e.user: c for e, c in stored(target).items()} == {
+        u: {"producer_byte_rate": "9"} for u in ("alice", "bob", "carol")
+    }
+
+
 @pytest.mark.parametrize("command", ["export", "diff", "apply", "migrate", "completion"])
 def test_every_command_has_help(command):
     code, out, _ = run_main(command, "--help")
