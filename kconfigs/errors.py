@@ -43,6 +43,12 @@ class UsageError(KconfigsError):
         self.show_usage = show_usage
 
 
+def empty_value(name: str, *, required: bool = False) -> UsageError:
+    """The one message for an option or variable given as "" or blanks (an unset shell
+    variable): it is never read as "not given", which would pick a default store or file."""
+    return UsageError(f"{name} is empty: give a value" + ("" if required else " or leave it out"))
+
+
 class ValidationError(KconfigsError):
     """A config key, value or entity name is not acceptable; nothing was written."""
 

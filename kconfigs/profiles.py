@@ -34,7 +34,7 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Mapping
 
-from kconfigs.errors import UsageError
+from kconfigs.errors import UsageError, empty_value
 
 #: profile key -> StoreOptions field
 PROFILE_KEYS = {
@@ -174,7 +174,7 @@ def resolve_store_options(
 
 def _nonblank(value: str | None, name: str) -> str | None:
     if value is not None and not value.strip():
-        raise UsageError(f"{name} is empty: give a value or leave it out")
+        raise empty_value(name)
     return value
 
 

@@ -268,12 +268,14 @@ def refuse_empty(_ctx, param, value):
     too, where click would take it as unset. :raises UsageError:"""
     import os
 
+    from kconfigs.errors import empty_value
+
     envvar = getattr(param, "envvar", None)
     if value is None and isinstance(envvar, str) and envvar in os.environ and not os.environ[envvar].strip():
-        raise UsageError(f"{envvar} is empty: give a value or leave it out")
+        raise empty_value(envvar)
     if value == "":
         name = max(param.opts, key=len) if isinstance(param, click.Option) else param.human_readable_name
-        raise UsageError(f"{name} is empty: give a value" + ("" if param.required else " or leave it out"))
+        raise empty_value(name, required=param.required)
     return value
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from kconfigs.clock import MONOTONIC as WALL_CLOCK
-from kconfigs.errors import CorruptData, KconfigsError, StoreUnavailable, UsageError
+from kconfigs.errors import CorruptData, KconfigsError, StoreUnavailable, UsageError, empty_value
 from kconfigs.model import MATCH_ALL, EntityFilter, QuotaEntity, QuotaRecord
 from kconfigs.stores.base import AlterManyFailed, ConfigUpdate, StoreChange
 from kconfigs.znode_codec import CONFIG_ROOT, config_znode, decode_config, encode_config, encode_notification
@@ -43,7 +43,7 @@ def default_store_path() -> Path:
     (``~/.local/share/kconfigs/quotas.db``)."""
     home = os.environ.get("KCONFIGS_HOME")
     if home is not None and not home.strip():  # an unset $DIR in KCONFIGS_HOME=$DIR: not another store
-        raise UsageError("KCONFIGS_HOME is empty: give a value or leave it out")
+        raise empty_value("KCONFIGS_HOME")
     if home:
         return Path(home) / "quotas.db"
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
