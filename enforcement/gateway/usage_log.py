@@ -50,8 +50,12 @@ class AppendedFile:
         if self._file is None or self._rotated(self._file):
             self.close()
             self._file = open(self.path, "a", encoding="utf-8")
-        self._file.write(text)
-        self._file.flush()
+        try:
+            self._file.write(text)
+            self._file.flush()
+        except OSError:
+            self.close()  # the unwritten part goes with it: a lost window is not written later
+            raise
 
     def _rotated(self, file: TextIO) -> bool:
         try:
