@@ -13,7 +13,12 @@ from typing import Iterator
 import click
 
 from kconfigs.commands.options import refuse_empty
-from kconfigs_analysis.commands.analyze_options import input_args, input_options, output_options
+from kconfigs_analysis.commands.analyze_options import (
+    input_args,
+    input_options,
+    output_options,
+    refuse_overwriting_inputs,
+)
 
 
 def _quota_records(kwargs: dict) -> list | None:
@@ -95,6 +100,7 @@ def analyze() -> None:
 @output_options
 def report_command(fmt, output_path, html_path, top_n, **kwargs) -> None:
     """Per-entity percentiles, utilisation vs the effective quota, throttling, idle quotas."""
+    refuse_overwriting_inputs(kwargs, {"--output": output_path, "--html": html_path})
     with _progress(kwargs, "report: starting") as progress:
         from kconfigs_analysis.jobs import run_report  # pyspark: after the first progress line
 
@@ -136,6 +142,7 @@ def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile
     from kconfigs_analysis import quotas as quota_io
     from kconfigs_analysis import sizing
 
+    refuse_overwriting_inputs(kwargs, {"--output": output_path, "--html": html_path, "--write": write_path})
     policy = sizing.SizingPolicy(percentile=percentile, headroom=headroom)
     with _progress(kwargs, "recommend: starting") as progress:
         from kconfigs_analysis.jobs import run_recommend  # pyspark: after the first progress line
@@ -180,6 +187,7 @@ def whatif_command(proposed_file, fmt, output_path, top_n, **kwargs) -> None:
     from kconfigs_analysis import outputs
     from kconfigs_analysis import quotas as quota_io
 
+    refuse_overwriting_inputs({**kwargs, "proposed_file": proposed_file}, {"--output": output_path})
     with _progress(kwargs, "whatif: starting") as progress:
         from kconfigs_analysis.jobs import WhatIfArgs, run_whatif  # pyspark: after the first progress line
 

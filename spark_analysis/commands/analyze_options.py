@@ -45,6 +45,22 @@ def input_args(kwargs: dict):
     return InputArgs(paths, kwargs.pop("input_format"), kwargs.pop("strict"), read, prometheus)
 
 
+def refuse_overwriting_inputs(kwargs: dict, outputs: dict[str, str | None]) -> None:
+    """An output that is one of the inputs (a dump, the --quotas or --proposed file) is refused
+    before anything runs: the analysis would replace the data it read, without asking.
+    ``outputs``: {flag: path}. :raises UsageError:"""
+    import glob
+    import os
+
+    from kconfigs.errors import UsageError
+
+    named = list(kwargs.get("inputs") or ()) + [kwargs.get(k) for k in ("quota_file", "proposed_file")]
+    inputs = [m for p in named if p for m in (glob.glob(p) if glob.has_magic(p) else [p]) if os.path.isfile(m)]
+    for flag, path in outputs.items():
+        if path and os.path.exists(path) and any(os.path.samefile(path, m) for m in inputs):
+            raise UsageError(f"{flag} {path} is one of the inputs: writing it would replace what was read")
+
+
 def _prometheus_query(kwargs: dict):
     """PrometheusQuery from the --prometheus-* / --since / --until / --step options, or None."""
     from kconfigs.clock import MONOTONIC

@@ -305,6 +305,38 @@ def test_an_empty_prometheus_variable_is_one_line_not_unset(tmp_path, monkeypatc
     assert (code, out, err) == (1, "", f"{variable} is empty: give a value or leave it out\n")
 
 
+@pytest.mark.parametrize(
+    "argv, flag, victim",
+    [
+        (("report", "{dump}", "--format", "csv", "--output", "{dump}"), "--output", "dump"),
+        (("report", "{dir}/*.jsonl", "--html", "{dump}"), "--html", "dump"),
+        (("report", "{dump}", "--quotas", "{quotas}", "--html", "{quotas}"), "--html", "quotas"),
+        (("recommend", "{dump}", "--quotas", "{quotas}", "--write", "{quotas}"), "--write", "quotas"),
+        (
+            ("whatif", "{dump}", "--proposed", "{quotas}", "--format", "json", "--output", "{quotas}"),
+            "--output",
+            "quotas",
+        ),
+    ],
+)
+def test_an_output_that_is_one_of_the_inputs_is_refused_before_spark_starts(tmp_path, argv, flag, victim):
+    """recommend --quotas quotas.toml --write quotas.toml replaced the operator's quota file with
+    the recommendations alone; --output onto the dump replaced the data that was read."""
+    files = {"dump": tmp_path / "usage.jsonl", "quotas": tmp_path / "quotas.toml"}
+    files["dump"].write_bytes((FIXTURES / "gateway-usage.jsonl").read_bytes())
+    files["quotas"].write_text('[[quota]]\nentity = { user = "alice" }\nproducer_byte_rate = 1024\n')
+    before = {name: path.read_bytes() for name, path in files.items()}
+    names = {"{dump}": str(files["dump"]), "{quotas}": str(files["quotas"]), "{dir}": str(tmp_path)}
+    argv = [names.get(a, a).replace("{dir}", str(tmp_path)) for a in argv]
+    code, out, err = run_main("analyze", *argv, "--quiet")
+    assert (code, out, err) == (
+        1,
+        "",
+        f"{flag} {files[victim]} is one of the inputs: writing it would replace what was read\n",
+    )
+    assert {name: path.read_bytes() for name, path in files.items()} == before
+
+
 def test_bad_input_path_is_one_line_before_spark_starts():
     code, out, err = run_main("analyze", "report", "/nonexistent/dump.csv", "--quiet")
     assert (code, out, err) == (1, "", "Input path not found: /nonexistent/dump.csv\n")
