@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import click
 
-from kconfigs.commands.options import refuse_empty, store_options
+from kconfigs.commands.options import refuse_empty, refuse_output_over_inputs, store_options
 from kconfigs.errors import UsageError, ValidationError
 from kconfigs_enforcement.commands.resolve import quota_file_option
 
@@ -174,6 +174,7 @@ def simulate(trace_path, quotas_path, out_path, samples, window_ms, legacy_pre_3
     from kconfigs_enforcement import EnforcementConfig
     from kconfigs_enforcement.commands.resolve import load_snapshot
 
+    refuse_output_over_inputs({"--out": out_path}, [trace_path, quotas_path])
     events = parse_trace(_read_text(trace_path), trace_path)
     if samples < 1 or window_ms < 1:
         raise UsageError("--samples and --window-ms must be >= 1")

@@ -279,6 +279,17 @@ def refuse_empty(_ctx, param, value):
     return value
 
 
+def refuse_output_over_inputs(outputs: dict[str, str | None], inputs) -> None:
+    """An output file that is one of the input files is refused before anything runs: the
+    command would replace the data it read. ``outputs``: {flag: path}. :raises UsageError:"""
+    import os
+
+    files = [path for path in inputs if path and os.path.isfile(path)]
+    for flag, path in outputs.items():
+        if path and os.path.exists(path) and any(os.path.samefile(path, f) for f in files):
+            raise UsageError(f"{flag} {path} is one of the inputs: writing it would replace what was read")
+
+
 def check_ip_name(ip: object) -> None:
     """An ip entity named by the user must be an IP literal: a mistyped one (``10.0.0.256``) is
     refused, in a read too, rather than read as an ip with no quotas. :raises UsageError:"""

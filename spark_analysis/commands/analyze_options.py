@@ -9,7 +9,7 @@ from typing import Callable
 
 import click
 
-from kconfigs.commands.options import refuse_empty, store_options
+from kconfigs.commands.options import refuse_empty, refuse_output_over_inputs, store_options
 
 
 def _check_timezone(ctx, param, value: str | None) -> str | None:
@@ -47,18 +47,11 @@ def input_args(kwargs: dict):
 
 def refuse_overwriting_inputs(kwargs: dict, outputs: dict[str, str | None]) -> None:
     """An output that is one of the inputs (a dump, the --quotas or --proposed file) is refused
-    before anything runs: the analysis would replace the data it read, without asking.
-    ``outputs``: {flag: path}. :raises UsageError:"""
+    before anything runs. :raises UsageError:"""
     import glob
-    import os
-
-    from kconfigs.errors import UsageError
 
     named = list(kwargs.get("inputs") or ()) + [kwargs.get(k) for k in ("quota_file", "proposed_file")]
-    inputs = [m for p in named if p for m in (glob.glob(p) if glob.has_magic(p) else [p]) if os.path.isfile(m)]
-    for flag, path in outputs.items():
-        if path and os.path.exists(path) and any(os.path.samefile(path, m) for m in inputs):
-            raise UsageError(f"{flag} {path} is one of the inputs: writing it would replace what was read")
+    refuse_output_over_inputs(outputs, [m for p in named if p for m in (glob.glob(p) if glob.has_magic(p) else [p])])
 
 
 def _prometheus_query(kwargs: dict):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -236,3 +237,20 @@ def test_an_empty_client_id_is_a_client_id_and_resolves_as_kafka_does(quotas):
         "path": None,
         "metric_tags": {"user": "u", "client-id": ""},
     }
+
+
+@pytest.mark.parametrize("victim", ["trace", "quotas"])
+def test_simulate_refuses_an_out_file_that_is_one_of_its_inputs(tmp_path, quotas, capsys, victim):
+    """--out onto the trace replaced the trace with the results."""
+    trace = tmp_path / "trace.csv"
+    trace.write_text("time_ms,user,client_id,ip,kind,value\n0,alice,app,,produce,100\n")
+    files = {"trace": trace, "quotas": Path(quotas)}
+    before = {name: path.read_bytes() for name, path in files.items()}
+    with pytest.raises(SystemExit) as exit_info:
+        main(["simulate", "--trace", str(trace), "--quotas", quotas, "--out", str(files[victim])])
+    assert exit_info.value.code == 1
+    assert capsys.readouterr() == (
+        "",
+        f"--out {files[victim]} is one of the inputs: writing it would replace what was read\n",
+    )
+    assert {name: path.read_bytes() for name, path in files.items()} == before
