@@ -31,7 +31,9 @@ class QuotaAdmin:
     def __init__(self, store: Any, mode: str = "auto", admin_principals: Iterable[str] = ()):
         self._store = store
         self._mode = mode
-        self._admin_principals = frozenset(admin_principals)
+        #: principal names; Kafka's "User:" prefix (as in super.users) is accepted and dropped,
+        #: since the gateway's principals are bare names (SASL user, TLS distinguished name)
+        self._admin_principals = frozenset(p.removeprefix("User:") for p in admin_principals)
         self._owned: frozenset[int] = frozenset(ADMIN_APIS) if mode == "gateway" else frozenset()
 
     def owned_apis(self) -> frozenset[int]:
