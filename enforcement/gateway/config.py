@@ -237,4 +237,14 @@ def load_toml(path: str | Path) -> dict[str, Any]:
         raise ValidationError(f"Cannot read gateway config {path}: {err.strerror}") from None
     except tomllib.TOMLDecodeError as err:
         raise ValidationError(f"Invalid TOML in {path}: {err}") from None
-    return dict(data.get("gateway", data))
+    if "gateway" not in data:
+        return dict(data)
+    table, elsewhere = data["gateway"], sorted(k for k in data if k != "gateway")
+    if not isinstance(table, dict):
+        raise ValidationError(f"{path}: 'gateway' must be a table ([gateway]) holding the settings")
+    if elsewhere:  # only one place was read: the others were ignored in silence
+        raise ValidationError(
+            f"{path}: settings both at the top level ({', '.join(elsewhere)}) and under [gateway]: "
+            "put them all in one place"
+        )
+    return dict(table)

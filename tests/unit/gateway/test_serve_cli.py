@@ -88,3 +88,31 @@ def test_a_bad_worker_count_variable_is_one_line_before_anything_starts(monkeypa
     )
     assert (code, out) == (1, "")
     assert err == f"KCONFIGS_GATEWAY_WORKERS must be a whole number of threads (0 = one per core), got {value!r}\n"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            'usage_log_path = "u.jsonl"\nquota_admin = "gateway"\n[gateway]\nlog_format = "text"\n',
+            "settings both at the top level (quota_admin, usage_log_path) and under [gateway]: "
+            "put them all in one place",
+        ),
+        ("gateway = 5\n", "'gateway' must be a table ([gateway]) holding the settings"),
+    ],
+)
+def test_settings_split_between_the_top_level_and_the_gateway_table_are_refused(tmp_path, text, message):
+    """Only the [gateway] table was read: a usage_log_path above it was dropped in silence."""
+    path = tmp_path / "gateway.toml"
+    path.write_text(text)
+    code, out, err = run_main("serve", "--upstream", "b:1", "--config", str(path))
+    assert (code, out, err) == (1, "", f"{path}: {message}\n")
+
+
+@pytest.mark.parametrize("text", ['usage_log_path = "u.jsonl"\n', '[gateway]\nusage_log_path = "u.jsonl"\n'])
+def test_settings_at_the_top_level_or_under_the_gateway_table_are_read(tmp_path, text):
+    from kconfigs_enforcement.gateway.config import load_toml
+
+    path = tmp_path / "gateway.toml"
+    path.write_text(text)
+    assert load_toml(path) == {"usage_log_path": "u.jsonl"}
