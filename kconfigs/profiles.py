@@ -110,9 +110,19 @@ def load_config(path: Path) -> dict:
     except OSError as err:
         raise UsageError(f"Cannot read {path}: {err.strerror}") from None
     try:
-        return tomllib.loads(text)
+        config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"{path}: not valid TOML: {err}") from None
+    for key, value in config.items():  # a mistyped default_profile would fall back to another store
+        if key not in _CONFIG_KEYS:
+            raise UsageError(f"{path}: unknown key {key!r} (valid: {', '.join(_CONFIG_KEYS)})")
+        if not isinstance(value, _CONFIG_KEYS[key]):
+            raise UsageError(f"{path}: {key} must be {'a string' if key == 'default_profile' else 'a table'}")
+    return config
+
+
+#: the config file's top-level keys and their TOML types
+_CONFIG_KEYS: Mapping[str, type] = {"default_profile": str, "profiles": dict}
 
 
 def profile_names(config: Mapping) -> list[str]:

@@ -585,3 +585,22 @@ def test_top_level_help_names_the_kafka_configs_flags(env):
         "--client-defaults",
     ):
         assert flag in out, flag
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('default_profil = "prod"\n', "unknown key 'default_profil' (valid: default_profile, profiles)"),
+        ('[profile.prod]\nstore = "p.db"\n', "unknown key 'profile' (valid: default_profile, profiles)"),
+        ("default_profile = 3\n", "default_profile must be a string"),
+        ('profiles = "prod"\n', "profiles must be a table"),
+    ],
+)
+@pytest.mark.parametrize("argv", [("describe",), ALTER, ("export",)])
+def test_a_mistyped_config_file_key_is_an_error_not_the_default_store(env, text, message, argv):
+    """'default_profil' was ignored: every command used the embedded store instead of the
+    profile's, and an alter wrote there."""
+    write_profiles(env, text)
+    path = env / "config" / "kconfigs" / "config.toml"
+    assert run_main(*argv) == (1, "", f"{path}: {message}\n")
+    assert not default_store(env).exists()
