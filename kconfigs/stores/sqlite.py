@@ -38,6 +38,15 @@ CREATE TABLE IF NOT EXISTS config_change (
 """
 
 
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file ``path`` names now, None when there is none."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return status.st_dev, status.st_ino
+
+
 def default_store_path() -> Path:
     """``$KCONFIGS_HOME/quotas.db``, else ``$XDG_DATA_HOME/kconfigs/quotas.db``
     (``~/.local/share/kconfigs/quotas.db``)."""
@@ -62,14 +71,22 @@ class SqliteStore:
         self.read_only, self.missing_ok = read_only, missing_ok
         #: True while a read-only store stands in for a file that has no quota tables yet
         self.placeholder = False
+        #: how many times the file at ``path`` was found replaced and reopened (watchers resync)
+        self.generation = 0
         with self._errors():
+            self._opened_as = _file_id(self.path)
             if read_only:
                 self.db = self._connect_existing(missing_ok)
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nCOMMIT;")  # readers see no tables or all
+            self.db = self._connect_writable()
+            self._opened_as = _file_id(self.path)
+
+    def _connect_writable(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nCOMMIT;")  # readers see no tables or all
+        return db
 
     def _connect_existing(self, missing_ok: bool) -> sqlite3.Connection:
         """The file opened without creating it (``mode=rw``: WAL readers need to write the
@@ -112,9 +129,36 @@ class SqliteStore:
         except OSError as err:
             raise StoreUnavailable(f"Embedded store {self.path}: {err.strerror or err}") from None
 
+    @contextlib.contextmanager
+    def _operation(self) -> Iterator[None]:
+        """Each read or write: on the file the path names now (see :meth:`_follow_replacement`)."""
+        with self._errors():
+            self._follow_replacement()
+            yield
+
+    def _follow_replacement(self) -> None:
+        """A file put in place of the open one (``mv new.db quotas.db``, as configuration-management
+        tools deploy files; a restored backup) is reopened: a long-lived reader, such as the
+        gateway, would otherwise serve the replaced file's quotas forever, and its writes would
+        go to a file no one reads. One ``stat`` per operation.
+
+        :raises StoreUnavailable: the file was removed (or moved away) and nothing replaced it.
+        """
+        if self.placeholder:  # no file opened yet: the watch follows its first write
+            return
+        current = _file_id(self.path)
+        if current == self._opened_as:
+            return
+        if current is None:
+            raise StoreUnavailable(f"Embedded store {self.path} was removed or moved away while in use")
+        # swapped, not closed: another thread may be inside an operation on the old connection
+        self.db = self._connect_existing(missing_ok=False) if self.read_only else self._connect_writable()
+        self._opened_as = current
+        self.generation += 1
+
     # ---- reads -------------------------------------------------------------------------
     def describe(self, entity_filter: EntityFilter) -> list[QuotaRecord]:
-        with self._errors():
+        with self._operation():
             rows = self.db.execute("SELECT path, data FROM znode ORDER BY path").fetchall()
         records = []
         for path, data in rows:
@@ -128,7 +172,7 @@ class SqliteStore:
 
     # ---- writes ------------------------------------------------------------------------
     def alter(self, entity: QuotaEntity, update: ConfigUpdate, *, validate_only: bool = False) -> QuotaRecord:
-        with self._errors(), self._immediate_transaction() as db:
+        with self._operation(), self._immediate_transaction() as db:
             if validate_only:
                 record = QuotaRecord(entity, dict(update(self._current(db, entity))))
                 db.execute("ROLLBACK")
@@ -175,23 +219,24 @@ class SqliteStore:
 
     @contextlib.contextmanager
     def _immediate_transaction(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")  # takes the write lock now: read-merge-write is atomic
+        db = self.db  # one connection throughout, whatever another thread reopens meanwhile
+        db.execute("BEGIN IMMEDIATE")  # takes the write lock now: read-merge-write is atomic
         try:
-            yield self.db
+            yield db
         except BaseException:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
         else:
-            if self.db.in_transaction:
-                self.db.execute("COMMIT")
+            if db.in_transaction:
+                db.execute("COMMIT")
 
     def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
         """All entities in one write transaction (one fsync instead of one per entity), each in its
         own savepoint: an entity whose update fails is rolled back alone and the others commit.
         Unchanged entities are not rewritten. :raises AlterManyFailed: naming both sides."""
         applied, failed = [], []
-        with self._errors(), self._immediate_transaction() as db:
+        with self._operation(), self._immediate_transaction() as db:
             for entity, update in changes:
                 db.execute("SAVEPOINT entity")
                 try:
@@ -208,19 +253,19 @@ class SqliteStore:
     # ---- change log --------------------------------------------------------------------
     def changes_since(self, seq: int) -> tuple[list[tuple[int, bytes]], bool]:
         """Notifications after ``seq`` and whether some were purged in between (resync needed)."""
-        with self._errors():
+        with self._operation():
             oldest = self.db.execute("SELECT MIN(seq) FROM config_change").fetchone()[0]
             rows = self.db.execute("SELECT seq, data FROM config_change WHERE seq > ? ORDER BY seq", (seq,)).fetchall()
         gap = oldest is not None and seq >= 0 and oldest > seq + 1
         return rows, gap
 
     def last_change(self) -> int:
-        with self._errors():
+        with self._operation():
             return self.db.execute("SELECT COALESCE(MAX(seq), -1) FROM config_change").fetchone()[0]
 
     def read_entity(self, entity: QuotaEntity) -> QuotaRecord:
         path = config_znode(entity.path)
-        with self._errors():
+        with self._operation():
             row = self.db.execute("SELECT data FROM znode WHERE path = ?", (path,)).fetchone()
         return QuotaRecord(entity, decode_config(row[0] if row else None, path))
 

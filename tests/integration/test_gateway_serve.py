@@ -5,6 +5,7 @@ it (tansu), the Prometheus endpoint, and SIGTERM draining."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -173,3 +174,29 @@ def test_a_usage_log_rotated_like_logrotate_does_goes_on_in_a_new_file(served):
     new = [l for l in read_usage(usage) if l["client_id"] == "live"]
     assert old and new, (len(old), len(new))
     assert max(l["ts_ms"] for l in old) < rotated_at_ms <= min(l["ts_ms"] for l in new) + 2 * USAGE_WINDOW_MS
+
+
+def test_a_store_file_replaced_while_serving_is_enforced_and_answered_from(served, tmp_path):
+    """`mv new.db quotas.db` (how configuration management deploys a file): the gateway kept
+    the replaced file open, enforcing and answering its quotas forever."""
+    replacement = tmp_path / "replacement.db"
+    store = SqliteStore(str(replacement))
+    store.alter(QuotaEntity(client_id="swapped"), lambda _current: {"producer_byte_rate": "12345"})
+    store.close()
+    os.replace(replacement, served["store"])
+    deadline, described = time.monotonic() + 20, None
+    while time.monotonic() < deadline:
+        described = _kconfigs("--bootstrap-server", served["bootstrap"], "--describe", "--entity-type", "clients")
+        if "producer_byte_rate=12345" in described.stdout:
+            break
+        time.sleep(0.5)
+    assert described is not None
+    assert described.stdout == "Quota configs for client-id 'swapped' are producer_byte_rate=12345.0\n"
+    served["proc"].send_signal(signal.SIGTERM)
+    assert served["proc"].wait(30) == 0
+    loads = [
+        json.loads(line)["msg"]
+        for line in served["log"].read_text().splitlines()
+        if line.startswith("{") and "quotas loaded" in line
+    ]
+    assert loads[0] == "quotas loaded: 0 entities" and loads[-1] == "quotas loaded: 1 entities", loads

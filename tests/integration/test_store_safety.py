@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import run_main
-from kconfigs.model import MATCH_ALL
+from kconfigs.model import MATCH_ALL, QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
 
 ALTER = ("--alter", "--user", "u1", "--add-config", "producer_byte_rate=1")
@@ -242,6 +242,57 @@ def test_watching_a_read_only_store_creates_nothing_and_follows_its_first_write(
         }
     finally:
         watch.close()
+
+
+def _store_with(path, quotas: dict) -> None:
+    from kconfigs.model import QuotaEntity
+
+    store = SqliteStore(path)
+    try:
+        for client, rate in quotas.items():
+            store.alter(QuotaEntity(client_id=client), lambda _current, rate=rate: {"producer_byte_rate": rate})
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_a_store_file_replaced_under_a_watch_is_followed(env, read_only):
+    """Configuration-management tools deploy a file by writing a new one and renaming it over the
+    old (as does restoring a backup with mv): the gateway's watch kept the replaced file open and
+    enforced its quotas forever, and the quota admin's writes went to it."""
+    path = env / "quotas.db"
+    _store_with(path, {"old": "1"})
+    changes: queue.Queue = queue.Queue()
+    states: list[str] = []
+    watched = SqliteStore(path, read_only=read_only)
+    watch = watched.watch(changes.put, states.append, poll_interval_s=0.05)
+    state: dict = {}
+    try:
+        assert _watched_state(changes, state, {"clients/old": {"producer_byte_rate": "1"}})
+        _store_with(env / "new.db", {"new": "2"})
+        os.replace(env / "new.db", path)
+        assert _watched_state(changes, state, {"clients/new": {"producer_byte_rate": "2"}}) == {
+            "clients/new": {"producer_byte_rate": "2"}
+        }
+        path.rename(env / "moved-away.db")  # gone, nothing in its place: the last quotas stay
+        deadline = time.monotonic() + 10
+        while "lost" not in states and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert states[-1:] == ["lost"] and changes.empty()
+        _store_with(path, {"third": "3"})
+        assert _watched_state(changes, state, {"clients/third": {"producer_byte_rate": "3"}}) == {
+            "clients/third": {"producer_byte_rate": "3"}
+        }
+        assert states[-1] == "resynced"
+        if not read_only:  # the watched store's own connection writes to the file there now
+            watched.alter(QuotaEntity(client_id="written"), lambda _c: {"producer_byte_rate": "4"})
+            assert stored(path) == {
+                "clients/third": {"producer_byte_rate": "3"},
+                "clients/written": {"producer_byte_rate": "4"},
+            }
+    finally:
+        watch.close()
+        watched.close()
 
 
 def test_an_alter_dry_run_creates_nothing(env):
