@@ -237,10 +237,19 @@ def prepare_command(quiet) -> None:
 @click.option("--seed", type=int, default=7, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, callback=refuse_empty)
 def generate_command(fmt, samples, entities, brokers, seed, out_dir) -> None:
-    """Write a synthetic dump with known ground truth (truth.json) and its quotas.toml."""
+    """Write a synthetic dump with known ground truth (truth.json) and its quotas.toml into a new
+    or empty directory."""
     import json
+    import os
 
+    from kconfigs.errors import UsageError
     from kconfigs_analysis.generate import GeneratorSpec, generate
+
+    if os.path.isdir(out_dir) and os.listdir(out_dir):  # an operator's quotas.toml would be replaced
+        raise UsageError(
+            f"--out {out_dir} is not empty: generate writes quotas.toml, truth.json and dump files there; "
+            "give a new or empty directory"
+        )
 
     summary = generate(GeneratorSpec(samples, out_dir, fmt, entities, brokers, seed=seed))
     click.echo(json.dumps(summary, indent=2))

@@ -337,6 +337,19 @@ def test_an_output_that_is_one_of_the_inputs_is_refused_before_spark_starts(tmp_
     assert {name: path.read_bytes() for name, path in files.items()} == before
 
 
+def test_generate_refuses_a_directory_that_is_not_empty(tmp_path):
+    """It replaced a quotas.toml there (the operator's own, in a config repository) without asking."""
+    (tmp_path / "quotas.toml").write_text("# the operator's quotas\n")
+    code, out, err = run_main("analyze", "generate", "--samples", "100", "--out", str(tmp_path))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"--out {tmp_path} is not empty: generate writes quotas.toml, truth.json and dump files there; "
+        "give a new or empty directory\n"
+    )
+    assert (tmp_path / "quotas.toml").read_text() == "# the operator's quotas\n" and len(list(tmp_path.iterdir())) == 1
+    assert run_main("analyze", "generate", "--samples", "100", "--out", str(tmp_path / "new"))[0] == 0
+
+
 def test_bad_input_path_is_one_line_before_spark_starts():
     code, out, err = run_main("analyze", "report", "/nonexistent/dump.csv", "--quiet")
     assert (code, out, err) == (1, "", "Input path not found: /nonexistent/dump.csv\n")
