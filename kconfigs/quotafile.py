@@ -17,6 +17,7 @@ as ambiguous: the default is ``{ default = true }``, a principal literally named
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import tomllib
@@ -86,18 +87,56 @@ def _load_document(text: str, fmt: str, origin: str) -> Any:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
             raise ValidationError(f"{origin}: not valid TOML: {err}") from None
+    # TOML refuses a key given twice in one table; JSON and YAML parsers keep the last in silence,
+    # so a quota written twice (or an entity's user twice) would apply one of them unannounced
     if fmt == "json":
         try:
-            return json.loads(text) if text.strip() else {}
+            return json.loads(text, object_pairs_hook=_unique_json_keys) if text.strip() else {}
         except json.JSONDecodeError as err:
             raise ValidationError(f"{origin}: not valid JSON: {err}") from None
+        except _RepeatedKey as repeated:
+            raise ValidationError(f"{origin}: not valid JSON: key {repeated.key!r} given twice in one object") from None
     if fmt == "yaml":
         yaml = _yaml_module()
         try:
-            return yaml.safe_load(text) or {}
+            return yaml.load(text, Loader=_unique_key_yaml_loader(yaml)) or {}
         except yaml.YAMLError as err:
             raise ValidationError(f"{origin}: not valid YAML: {' '.join(str(err).split())}") from None
     raise UsageError(f"Unknown quota file format {fmt!r} (choose from {', '.join(FORMATS)})")
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_json_keys(pairs: list[tuple[str, Any]]) -> dict:
+    document: dict = {}
+    for key, value in pairs:
+        if key in document:
+            raise _RepeatedKey(key)
+        document[key] = value
+    return document
+
+
+@functools.cache
+def _unique_key_yaml_loader(yaml) -> type:
+    """PyYAML's safe loader, refusing a key given twice in one mapping."""
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _value in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} given twice in one mapping", key_node.start_mark
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return UniqueKeyLoader
 
 
 def _yaml_module():

@@ -207,3 +207,40 @@ def _quotas(entity: QuotaEntity):
 def test_any_quota_set_round_trips(desired, fmt):
     expected = sorted(desired, key=lambda d: entity_sort_key(d.entity))
     assert parse_quota_text(render_quota_text(desired, fmt), fmt) == expected
+
+
+@pytest.mark.parametrize("fmt", ["toml", "json", "yaml"])
+@pytest.mark.parametrize("where", ["quota key", "entity component"])
+def test_a_key_given_twice_is_refused_in_every_format(fmt, where):
+    """TOML refuses it; JSON and YAML parsers kept the last value in silence, so one of two
+    conflicting quotas (or users) was applied unannounced."""
+    repeated = "producer_byte_rate" if where == "quota key" else "user"
+    text = {
+        ("toml", "quota key"): '[[quota]]\nentity = { user = "a" }\nproducer_byte_rate = 1\nproducer_byte_rate = 2\n',
+        ("toml", "entity component"): '[[quota]]\nentity = { user = "a", user = "b" }\nproducer_byte_rate = 1\n',
+        (
+            "json",
+            "quota key",
+        ): '{"quota": [{"entity": {"user": "a"}, "producer_byte_rate": 1, "producer_byte_rate": 2}]}',
+        ("json", "entity component"): '{"quota": [{"entity": {"user": "a", "user": "b"}, "producer_byte_rate": 1}]}',
+        ("yaml", "quota key"): "quota:\n  - entity: {user: a}\n    producer_byte_rate: 1\n    producer_byte_rate: 2\n",
+        ("yaml", "entity component"): "quota:\n  - entity: {user: a, user: b}\n    producer_byte_rate: 1\n",
+    }[(fmt, where)]
+    with pytest.raises(ValidationError) as refused:
+        parse_quota_text(text, fmt, "q")
+    assert str(refused.value).startswith(f"q: not valid {fmt.upper()}: ")
+    assert fmt == "toml" or repeated in str(refused.value)  # tomllib: "Cannot overwrite a value"
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_the_same_key_in_different_objects_is_fine(fmt):
+    text = {
+        "json": '{"quota": [{"entity": {"user": "a"}, "producer_byte_rate": 1}, '
+        '{"entity": {"user": "b"}, "producer_byte_rate": 2}]}',
+        "yaml": "quota:\n  - entity: {user: a}\n    producer_byte_rate: 1\n"
+        "  - entity: {user: b}\n    producer_byte_rate: 2\n",
+    }[fmt]
+    assert [(d.entity.user, d.quotas) for d in parse_quota_text(text, fmt, "q")] == [
+        ("a", {"producer_byte_rate": 1}),
+        ("b", {"producer_byte_rate": 2}),
+    ]
