@@ -34,18 +34,27 @@ def _java_split(pattern: re.Pattern[str], text: str) -> list[str]:
 
 
 def parse_add_config(text: str) -> dict[str, str]:
-    """Parse ``k1=v1,k2=[a,b]`` into an ordered dict; a repeated key keeps its last value.
+    """Parse ``k1=v1,k2=[a,b]`` into an ordered dict; a repeated key keeps its last value
+    (kafka-configs' Properties do the same).
 
     :raises UsageError: with kafka-configs' exact message when a piece is not ``key=val``.
     """
-    configs: dict[str, str] = {}
+    return dict(add_config_pairs(text))
+
+
+def add_config_pairs(text: str) -> list[tuple[str, str]]:
+    """The ``(key, value)`` pairs of ``k1=v1,k2=[a,b]`` in order, repeats included.
+
+    :raises UsageError: with kafka-configs' exact message when a piece is not ``key=val``.
+    """
+    pairs = []
     for piece in _java_split(_PAIR_SPLIT, text):
         key_value = _KEY_VALUE_SPLIT.split(piece)  # limit -1: keeps empty trailing parts
         if len(key_value) != 2:
             raise AddConfigFormatError(_BAD_FORMAT)
         key, value = key_value
-        configs[key.strip()] = re.sub(r"[\[\]]", "", value).strip()
-    return configs
+        pairs.append((key.strip(), re.sub(r"[\[\]]", "", value).strip()))
+    return pairs
 
 
 def parse_delete_config(values: list[str]) -> list[str]:

@@ -34,6 +34,11 @@ def zk_alter_line(entity: QuotaEntity) -> str:
     return f"Completed updating config for entity: {zk_entity_text(entity)}."
 
 
+def dry_run_line(done_line: str) -> str:
+    """An alter's line when ``--dry-run`` wrote nothing: never the bare "Completed updating"."""
+    return "Dry run OK, nothing written: " + done_line
+
+
 def records_json(records: Iterable[QuotaRecord]) -> str:
     """Stable JSON: ``[{"entity": {"user": "u", "client-id": null}, "quotas": {...}}]``."""
     items = [{"entity": r.entity.to_json(), "quotas": numeric_quotas(r.configs)} for r in records]

@@ -97,17 +97,21 @@ def describe(output: str | None, **kwargs) -> None:
 @output_option
 def alter(settings, add_config, deletes, delete_configs, dry_run, output, **kwargs) -> None:
     """Set or remove quota keys of one entity, atomically."""
-    from kconfigs.config_grammar import parse_add_config, parse_delete_config
+    from kconfigs.config_grammar import add_config_pairs, parse_delete_config
     from kconfigs.errors import UsageError
-    from kconfigs.render import zk_alter_line
+    from kconfigs.render import dry_run_line, zk_alter_line
     from kconfigs.service import ConfigChange
     from kconfigs.service import alter as alter_entity
 
     entity = entity_from(entity_components(kwargs))
     check_ip(entity)
-    add = parse_add_config(add_config) if add_config else {}
-    for setting in settings:
-        add.update(parse_add_config(setting))
+    add: dict[str, str] = {}
+    for key, value in [
+        pair for text in ((add_config,) if add_config else ()) + settings for pair in add_config_pairs(text)
+    ]:
+        if add.get(key, value) != value:  # which one was meant? (kafka-configs keeps the last)
+            raise UsageError(f"{key} is given twice ({add[key]}, then {value}): give it once")
+        add[key] = value
     deletes = list(deletes) + parse_delete_config(list(delete_configs))
     if not add and not deletes:
         raise UsageError("Nothing to change: give --set KEY=VALUE, --add-config, --delete KEY or --delete-config")
@@ -120,7 +124,7 @@ def alter(settings, add_config, deletes, delete_configs, dry_run, output, **kwar
     if output == "json":
         _emit([record], "json")
     else:
-        click.echo(("Dry run OK, nothing written: " if dry_run else "") + zk_alter_line(entity))
+        click.echo(dry_run_line(zk_alter_line(entity)) if dry_run else zk_alter_line(entity))
 
 
 @click.command()

@@ -140,3 +140,5 @@ def test_action_errors_print_kafkas_usage(db):
 def test_dry_run_validates_without_writing(db):
     out = kc(db, "--alter", "--dry-run", "--user", "u", "--add-config", "producer_byte_rate=5")
     assert out.rc == 0 and stored(db) == {}
+    # kafka-configs' "Completed updating" alone would claim a write that did not happen
+    assert out.stdout == ["Dry run OK, nothing written: Completed updating config for entity: user-principal 'u'."]

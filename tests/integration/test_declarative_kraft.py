@@ -115,3 +115,14 @@ def test_migrate_zookeeper_to_kraft(kraft_broker, zk_connect, token, tmp_path):
     assert code == 0, err
     assert '"complete": true' in out
     assert _export_eventually(kraft_broker.bootstrap, token, quotas) == quotas
+
+
+def test_an_alter_dry_run_in_the_kafka_configs_grammar_says_it_wrote_nothing(kraft_broker, token):
+    """It printed kafka-configs' "Completed updating config" alone, claiming a write that did not happen."""
+    code, out, err = run_main(
+        "--bootstrap-server", kraft_broker.bootstrap, "--alter", "--dry-run",
+        "--entity-type", "clients", "--entity-name", token, "--add-config", "producer_byte_rate=5",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    assert out == f"Dry run OK, nothing written: Completed updating config for client {token}.\n"
+    assert _mine(run_main("export", "--bootstrap-server", kraft_broker.bootstrap)[1], token) == ""

@@ -655,3 +655,22 @@ def test_a_mistyped_config_file_key_is_an_error_not_the_default_store(env, text,
     path = env / "config" / "kconfigs" / "config.toml"
     assert run_main(*argv) == (1, "", f"{path}: {message}\n")
     assert not default_store(env).exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--set", "producer_byte_rate=1,producer_byte_rate=2"),
+        ("--set", "producer_byte_rate=1", "--set", "producer_byte_rate=2"),
+        ("--add-config", "producer_byte_rate=1", "--set", "producer_byte_rate=2"),
+    ],
+)
+def test_a_key_set_twice_to_different_values_is_refused_in_a_subcommand(env, argv):
+    """Which one was meant? The last one was written (kafka-configs' grammar keeps doing that)."""
+    assert run_main("alter", "--user", "u", *argv) == (
+        1,
+        "",
+        "producer_byte_rate is given twice (1, then 2): give it once\n",
+    )
+    assert not default_store(env).exists()
+    assert run_main("alter", "--user", "u", "--set", "producer_byte_rate=1", "--set", "producer_byte_rate=1")[0] == 0
