@@ -41,8 +41,20 @@ def dry_run_line(done_line: str) -> str:
 
 def records_json(records: Iterable[QuotaRecord]) -> str:
     """Stable JSON: ``[{"entity": {"user": "u", "client-id": null}, "quotas": {...}}]``."""
-    items = [{"entity": r.entity.to_json(), "quotas": numeric_quotas(r.configs)} for r in records]
+    items = [{"entity": r.entity.to_json(), "quotas": shown_quotas(r.configs)} for r in records]
     return json.dumps(items, indent=2, sort_keys=False)
+
+
+def shown_quotas(configs) -> dict[str, int | float | str]:
+    """An entry's quotas as numbers, and a stored value that is not one (a hand-edited znode) as
+    the string it is: a describe shows what is stored, it does not fail on it."""
+    shown: dict[str, int | float | str] = {}
+    for key, raw in configs.items():
+        try:
+            shown.update(numeric_quotas({key: raw}))
+        except ValueError:
+            shown[key] = raw
+    return shown
 
 
 def records_table(records: list[QuotaRecord], console) -> None:
@@ -57,12 +69,12 @@ def records_table(records: list[QuotaRecord], console) -> None:
     table.add_column("key", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
     for record in records:
-        quotas = numeric_quotas(record.configs)
+        quotas = shown_quotas(record.configs)
         for index, (key, value) in enumerate(quotas.items()):
             table.add_row(
                 zk_entity_text(record.entity) if index == 0 else "",
                 key,
-                f"{value:,}" if isinstance(value, int) else f"{value:g}",
+                f"{value:,}" if isinstance(value, int) else f"{value:g}" if isinstance(value, float) else value,
                 end_section=index == len(quotas) - 1,
             )
     console.print(table)

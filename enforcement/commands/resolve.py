@@ -66,14 +66,20 @@ def load_snapshot(quotas_path: str | None, store_kwargs: dict):
 
 
 def _store_records(options) -> list:
+    from kconfigs.keys import quota_configs
     from kconfigs.model import MATCH_ALL
+    from kconfigs.quotafile import number_from_store
     from kconfigs.stores.factory import Access, open_store
 
     store = open_store(options, access=Access.READ)
     try:
-        return store.describe(MATCH_ALL)
+        records = store.describe(MATCH_ALL)
     finally:
         store.close()
+    for record in records:  # a value that is not a number is named, entity and key
+        for key, raw in quota_configs(record.configs).items():
+            number_from_store(record.entity, key, raw)
+    return records  # whole, SCRAM-only users included: ZooKeeper mode's quota types count them
 
 
 def _format_value(value: float | None) -> str:

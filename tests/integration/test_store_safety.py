@@ -6,6 +6,7 @@ create, destructive operations that must be confirmed, entity names every store 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pty
 import queue
@@ -674,3 +675,27 @@ def test_a_key_set_twice_to_different_values_is_refused_in_a_subcommand(env, arg
     )
     assert not default_store(env).exists()
     assert run_main("alter", "--user", "u", "--set", "producer_byte_rate=1", "--set", "producer_byte_rate=1")[0] == 0
+
+
+def test_a_stored_value_that_is_not_a_number_is_shown_or_named_never_a_traceback(env):
+    """A hand-edited znode or row (``producer_byte_rate=abc``): describe -o json/table was a
+    ValueError traceback; they show the value as stored, as the text view does, and the commands
+    that need a number name the entity and key in one line."""
+    store = SqliteStore(default_store(env))
+    store.alter(QuotaEntity(user="x"), lambda _c: {"producer_byte_rate": "abc", "consumer_byte_rate": "2048"})
+    store.close()
+    code, out, err = run_main("describe", "-o", "json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == [
+        {"entity": {"user": "x"}, "quotas": {"producer_byte_rate": "abc", "consumer_byte_rate": 2048}}
+    ]
+    code, out, err = run_main("describe", "-o", "table")
+    assert (code, err) == (0, "") and "abc" in out and "2,048" in out
+    assert run_main("describe", "-o", "text") == (
+        0,
+        "Configs for user-principal 'x' are producer_byte_rate=abc,consumer_byte_rate=2048\n",
+        "",
+    )
+    named = "Stored value 'abc' of producer_byte_rate for user-principal 'x' is not a number\n"
+    for argv in (("export",), ("resolve", "--user", "x", "--client-id", "c")):
+        assert run_main(*argv) == (1, "", named), argv
