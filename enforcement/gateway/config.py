@@ -212,16 +212,35 @@ def _coerce(key: str, value: Any) -> Any:
         items = value.split(",") if isinstance(value, str) else list(value)
         return tuple(parse_address(v, "upstream") for v in items if str(v).strip())
     if key in _ADDRESS_FIELDS:
-        if value in ("", False):
-            return None
-        return parse_address(value, _ADDRESS_FIELDS[key]) if isinstance(value, str) else tuple(value)
+        if key == "metrics_listen" and value in ("", False):
+            return None  # no metrics endpoint
+        if isinstance(value, str):
+            return parse_address(value, _ADDRESS_FIELDS[key])
+        if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], str) and type(value[1]) is int:
+            return value[0], value[1]  # ["host", port]
+        raise ValidationError(f'Gateway setting {key} must be "host:port", got {value!r}')
     if key == "quota_admin_principals":
         items = value.split(",") if isinstance(value, str) else list(value)
         return tuple(str(v).strip() for v in items if str(v).strip())
-    expected = type(getattr(GatewayConfig(), key))
-    if expected in (int, bool) and not isinstance(value, expected):
+    expected = str if key in _TEXT_SETTINGS else type(getattr(GatewayConfig(), key))
+    if expected in (int, bool, str) and not isinstance(value, expected):  # a TOML number for a path
         raise ValidationError(f"Gateway setting {key} must be {expected.__name__}, got {value!r}")
     return value
+
+
+#: text settings that are None by default: a TOML number there (usage_log_path = 5) would be
+#: opened as a file descriptor
+_TEXT_SETTINGS = frozenset(
+    {
+        "advertised_host",
+        "zookeeper",
+        "store_path",
+        "tls_cert_file",
+        "tls_key_file",
+        "tls_client_ca_file",
+        "usage_log_path",
+    }
+)
 
 
 def load_toml(path: str | Path) -> dict[str, Any]:

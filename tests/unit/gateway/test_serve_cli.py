@@ -116,3 +116,28 @@ def test_settings_at_the_top_level_or_under_the_gateway_table_are_read(tmp_path,
     path = tmp_path / "gateway.toml"
     path.write_text(text)
     assert load_toml(path) == {"usage_log_path": "u.jsonl"}
+
+
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("listen = false", 'Gateway setting listen must be "host:port", got False'),
+        ("listen = 5", 'Gateway setting listen must be "host:port", got 5'),
+        ("metrics_listen = 7", 'Gateway setting metrics_listen must be "host:port", got 7'),
+        ("usage_log_path = 5", "Gateway setting usage_log_path must be str, got 5"),
+        ("tls_cert_file = true", "Gateway setting tls_cert_file must be str, got True"),
+        ("log_format = 1", "Gateway setting log_format must be str, got 1"),
+    ],
+)
+def test_a_setting_of_the_wrong_type_is_one_line(tmp_path, setting, message):
+    """listen = 5 was a traceback; usage_log_path = 5 opened file descriptor 5 as the usage log."""
+    path = tmp_path / "gateway.toml"
+    path.write_text(setting + "\n")
+    assert run_main("serve", "--upstream", "b:1", "--config", str(path)) == (1, "", message + "\n")
+
+
+def test_listen_may_be_a_host_and_port_pair():
+    from kconfigs_enforcement.gateway.config import config_from_mapping
+
+    config = config_from_mapping({"upstreams": "b:1", "listen": ["127.0.0.1", 19092], "metrics_listen": False})
+    assert (config.listen, config.metrics_listen) == (("127.0.0.1", 19092), None)
