@@ -208,6 +208,10 @@ def _coerce(key: str, value: Any) -> Any:
     if isinstance(value, str) and not value.strip() and key not in _EMPTY_ALLOWED:
         # an unset variable in a unit file or template: never "no usage log" or "no TLS" in silence
         raise ValidationError(f"Gateway setting {key} is empty: give a value or leave it out")
+    if key in ("upstreams", "quota_admin_principals") and not (
+        isinstance(value, str) or (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value))
+    ):
+        raise ValidationError(f"Gateway setting {key} must be a list of strings, got {value!r}")
     if key == "upstreams":
         items = value.split(",") if isinstance(value, str) else list(value)
         return tuple(parse_address(v, "upstream") for v in items if str(v).strip())

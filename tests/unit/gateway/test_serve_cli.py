@@ -127,6 +127,8 @@ def test_settings_at_the_top_level_or_under_the_gateway_table_are_read(tmp_path,
         ("usage_log_path = 5", "Gateway setting usage_log_path must be str, got 5"),
         ("tls_cert_file = true", "Gateway setting tls_cert_file must be str, got True"),
         ("log_format = 1", "Gateway setting log_format must be str, got 1"),
+        ("quota_admin_principals = 5", "Gateway setting quota_admin_principals must be a list of strings, got 5"),
+        ("upstreams = [1, 2]", "Gateway setting upstreams must be a list of strings, got [1, 2]"),
     ],
 )
 def test_a_setting_of_the_wrong_type_is_one_line(tmp_path, setting, message):
