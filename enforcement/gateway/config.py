@@ -227,7 +227,10 @@ def _coerce(key: str, value: Any) -> Any:
         items = value.split(",") if isinstance(value, str) else list(value)
         return tuple(str(v).strip() for v in items if str(v).strip())
     expected = str if key in _TEXT_SETTINGS else type(getattr(GatewayConfig(), key))
-    if expected in (int, bool, str) and not isinstance(value, expected):  # a TOML number for a path
+    # a TOML number for a path, or true for a size (bool is an int to Python)
+    if expected in (int, bool, str) and (
+        not isinstance(value, expected) or (expected is int and isinstance(value, bool))
+    ):
         raise ValidationError(f"Gateway setting {key} must be {expected.__name__}, got {value!r}")
     return value
 
