@@ -271,10 +271,16 @@ _HINT_CHILDREN = 50
 
 
 def _kafka_children(store: ZooKeeperStore) -> list[str]:
-    """Children of the given path that hold ``/brokers`` (where a Kafka chroot is), sorted."""
-    children = sorted(store.client.get_children("/"))[:_HINT_CHILDREN]
-    pending = [(child, store.client.exists_async(f"/{child}/brokers")) for child in children]
-    return [child for child, request in pending if request.get() is not None]
+    """Children of the given path that hold ``/brokers`` (where a Kafka chroot is), sorted; none
+    when ZooKeeper's ACLs do not let us list them (the hint is a courtesy, not the check)."""
+    from kazoo.exceptions import NoAuthError
+
+    try:
+        children = sorted(store.client.get_children("/"))[:_HINT_CHILDREN]
+        pending = [(child, store.client.exists_async(f"/{child}/brokers")) for child in children]
+        return [child for child, request in pending if request.get() is not None]
+    except NoAuthError:
+        return []
 
 
 def _component(name) -> str:
