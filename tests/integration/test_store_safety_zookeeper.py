@@ -197,3 +197,21 @@ def test_delete_keeps_a_users_scram_credentials_on_zookeeper(env, zk_connect, zk
     )
     assert run_main("delete", "--user", "scram-u", "--yes", "--zookeeper", zk_connect)[0] == 0
     assert json.loads(zk_client.get("/config/users/scram-u")[0])["config"] == {"SCRAM-SHA-512": credential}
+
+
+def test_a_path_we_may_not_list_still_gets_the_warning_without_a_hint(env, zk_connect, zk_client):
+    """The hint lists the path's children; an ACL that forbids it must not fail the command."""
+    from kazoo.security import OPEN_ACL_UNSAFE, make_acl
+
+    zk_client.create("/locked", acl=[make_acl("world", "anyone", write=True, create=True, delete=True, admin=True)])
+    given = f"{zk_connect}/locked"
+    try:
+        result = run_kconfigs(["--zookeeper", given, *DESCRIBE], env={"KCONFIGS_HOME": str(env / "home")})
+    finally:
+        zk_client.set_acls("/locked", OPEN_ACL_UNSAFE)  # the fixture's clean-up lists it
+    chroot = "/" + given.split("/", 1)[1]
+    assert (result.rc, result.stdout) == (0, [])
+    assert result.stderr == (
+        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds neither /config nor /brokers: "
+        "no Kafka cluster uses it\n"
+    )
