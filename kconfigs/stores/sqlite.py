@@ -71,8 +71,6 @@ class SqliteStore:
         self.read_only, self.missing_ok = read_only, missing_ok
         #: True while a read-only store stands in for a file that has no quota tables yet
         self.placeholder = False
-        #: how many times the file at ``path`` was found replaced and reopened (watchers resync)
-        self.generation = 0
         with self._errors():
             self._opened_as = _file_id(self.path)
             if read_only:
@@ -131,30 +129,27 @@ class SqliteStore:
 
     @contextlib.contextmanager
     def _operation(self) -> Iterator[None]:
-        """Each read or write: on the file the path names now (see :meth:`_follow_replacement`)."""
+        """Each read or write: only on the file the path still names (see :meth:`_check_same_file`)."""
         with self._errors():
-            self._follow_replacement()
+            self._check_same_file()
             yield
 
-    def _follow_replacement(self) -> None:
+    def _check_same_file(self) -> None:
         """A file put in place of the open one (``mv new.db quotas.db``, as configuration-management
-        tools deploy files; a restored backup) is reopened: a long-lived reader, such as the
-        gateway, would otherwise serve the replaced file's quotas forever, and its writes would
-        go to a file no one reads. One ``stat`` per operation.
+        tools deploy files; a restored backup), or removed, is an error from then on: a long-lived
+        reader such as the gateway would otherwise serve the replaced file's quotas forever, and
+        its writes would go to a file no one reads. The new file is not opened in its place:
+        SQLite finds a database's write-ahead log by name, so a connection opened next to
+        connections still holding the old file would read the old file's pages from it.
+        One ``stat`` per operation.
 
-        :raises StoreUnavailable: the file was removed (or moved away) and nothing replaced it.
+        :raises StoreUnavailable: naming the file and the way out (a restart).
         """
-        if self.placeholder:  # no file opened yet: the watch follows its first write
-            return
-        current = _file_id(self.path)
-        if current == self._opened_as:
-            return
-        if current is None:
-            raise StoreUnavailable(f"Embedded store {self.path} was removed or moved away while in use")
-        # swapped, not closed: another thread may be inside an operation on the old connection
-        self.db = self._connect_existing(missing_ok=False) if self.read_only else self._connect_writable()
-        self._opened_as = current
-        self.generation += 1
+        if self.placeholder or _file_id(self.path) == self._opened_as:
+            return  # a placeholder has no file yet: the watch follows its first write
+        raise StoreUnavailable(
+            f"Embedded store {self.path} was replaced or removed while open: restart to use the file there now"
+        )
 
     # ---- reads -------------------------------------------------------------------------
     def describe(self, entity_filter: EntityFilter) -> list[QuotaRecord]:
@@ -219,17 +214,16 @@ class SqliteStore:
 
     @contextlib.contextmanager
     def _immediate_transaction(self) -> Iterator[sqlite3.Connection]:
-        db = self.db  # one connection throughout, whatever another thread reopens meanwhile
-        db.execute("BEGIN IMMEDIATE")  # takes the write lock now: read-merge-write is atomic
+        self.db.execute("BEGIN IMMEDIATE")  # takes the write lock now: read-merge-write is atomic
         try:
-            yield db
+            yield self.db
         except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
             raise
         else:
-            if db.in_transaction:
-                db.execute("COMMIT")
+            if self.db.in_transaction:
+                self.db.execute("COMMIT")
 
     def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
         """All entities in one write transaction (one fsync instead of one per entity), each in its

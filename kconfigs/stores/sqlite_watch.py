@@ -51,9 +51,8 @@ class SqliteQuotaWatch:
         if self._store.placeholder:
             self._open_when_written()
             return
-        generation = self._store.generation
         rows, gap = self._store.changes_since(self._last_seq)
-        if gap or self._store.generation != generation:  # purged notifications, or another file
+        if gap:
             self._last_seq = self._store.last_change()
             self._on_change(StoreChange(records=tuple(self._store.snapshot()), full_snapshot=True))
             return

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import run_main
+from kconfigs.errors import StoreUnavailable
 from kconfigs.model import MATCH_ALL, QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
 
@@ -257,43 +258,43 @@ def _store_with(path, quotas: dict) -> None:
 
 
 @pytest.mark.parametrize("read_only", [True, False])
-def test_a_store_file_replaced_under_a_watch_is_followed(env, read_only):
+@pytest.mark.parametrize("how", ["replaced", "removed"])
+def test_a_store_file_replaced_or_removed_while_open_is_an_error_not_served(env, read_only, how):
     """Configuration-management tools deploy a file by writing a new one and renaming it over the
     old (as does restoring a backup with mv): the gateway's watch kept the replaced file open and
-    enforced its quotas forever, and the quota admin's writes went to it."""
+    served its quotas forever, and the quota admin's writes went to it, all in silence. Now every
+    operation on the old file fails naming it (a watch keeps the last quotas and says so), and a
+    new opening (a restart) reads the file that is there. The new file is not opened in place:
+    SQLite finds the write-ahead log by name, next to connections that still hold the old file."""
     path = env / "quotas.db"
     _store_with(path, {"old": "1"})
     changes: queue.Queue = queue.Queue()
     states: list[str] = []
     watched = SqliteStore(path, read_only=read_only)
     watch = watched.watch(changes.put, states.append, poll_interval_s=0.05)
-    state: dict = {}
     try:
-        assert _watched_state(changes, state, {"clients/old": {"producer_byte_rate": "1"}})
-        _store_with(env / "new.db", {"new": "2"})
-        os.replace(env / "new.db", path)
-        assert _watched_state(changes, state, {"clients/new": {"producer_byte_rate": "2"}}) == {
-            "clients/new": {"producer_byte_rate": "2"}
-        }
-        path.rename(env / "moved-away.db")  # gone, nothing in its place: the last quotas stay
+        assert _watched_state(changes, {}, {"clients/old": {"producer_byte_rate": "1"}})
+        path.rename(env / "moved-away.db")
+        if how == "replaced":
+            _store_with(env / "new.db", {"new": "2"})
+            os.replace(env / "new.db", path)
         deadline = time.monotonic() + 10
         while "lost" not in states and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert states[-1:] == ["lost"] and changes.empty()
-        _store_with(path, {"third": "3"})
-        assert _watched_state(changes, state, {"clients/third": {"producer_byte_rate": "3"}}) == {
-            "clients/third": {"producer_byte_rate": "3"}
-        }
-        assert states[-1] == "resynced"
-        if not read_only:  # the watched store's own connection writes to the file there now
-            watched.alter(QuotaEntity(client_id="written"), lambda _c: {"producer_byte_rate": "4"})
-            assert stored(path) == {
-                "clients/third": {"producer_byte_rate": "3"},
-                "clients/written": {"producer_byte_rate": "4"},
-            }
+        assert states == ["lost"] and changes.empty()  # the last quotas stay in force
+        refused = f"Embedded store {path} was replaced or removed while open: restart to use the file there now"
+        with pytest.raises(StoreUnavailable) as failed:
+            watched.describe(MATCH_ALL)
+        assert str(failed.value) == refused
+        if not read_only:  # a write to the old file would reach no reader
+            with pytest.raises(StoreUnavailable):
+                watched.alter(QuotaEntity(client_id="written"), lambda _c: {"producer_byte_rate": "4"})
+            assert stored(env / "moved-away.db") == {"clients/old": {"producer_byte_rate": "1"}}
     finally:
         watch.close()
         watched.close()
+    if how == "replaced":  # a restart reads the new file
+        assert stored(path) == {"clients/new": {"producer_byte_rate": "2"}}
 
 
 def test_an_alter_dry_run_creates_nothing(env):
