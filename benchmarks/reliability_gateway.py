@@ -1,4 +1,4 @@
-"""Issue 8 figures for the gateway (docs/RELIABILITY.md sections 2-5), with real servers:
+"""Reliability figures for the gateway (docs/RELIABILITY.md sections 2-5), with real servers:
 
     python benchmarks/reliability_gateway.py [hostile] [faults] [security] [load]   (default: all)
 

@@ -1,4 +1,5 @@
-"""Issue 8.1 figures: concurrent alters of different keys of the same entities, kconfigs vs real
+"""No-lost-updates figures (docs/RELIABILITY.md section 1):
+concurrent alters of different keys of the same entities, kconfigs vs real
 kafka-configs 2.8.2 (last-writer-wins), each on its own chroot of one local ZooKeeper.
 
 Run: python benchmarks/reliability_lost_updates.py [--processes 50 --entities 10 --rounds 3]

@@ -1,4 +1,4 @@
-"""Issue 8.2: hostile input never produces a traceback or a partial write.
+"""Hostile input (docs/RELIABILITY.md section 2): hostile input never produces a traceback or a partial write.
 
 Each property runs ≥ 1,000 generated cases. "No traceback" means: the code under test either
 succeeds or raises a KconfigsError (which ``main`` turns into one stderr line); any other

@@ -1,4 +1,5 @@
-"""Issue 8.3 at the gateway, against real servers: ZooKeeper stopped under load (enforcement goes
+"""Faults at the gateway (docs/RELIABILITY.md section 3),
+against real servers: ZooKeeper stopped under load (enforcement goes
 on with the last quotas; resync after recovery measured), ZooKeeper session expiry, upstream
 broker restart (clients reconnect through the gateway), SIGTERM drain (a request in flight when
 the signal arrives gets its response). The 60-second outage is benchmarks/reliability_gateway.py."""

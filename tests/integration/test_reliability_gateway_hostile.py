@@ -1,4 +1,5 @@
-"""Issue 8.2 at the gateway: 10,000 hostile frames, slowloris clients, oversized length prefixes
+"""Hostile input at the gateway (docs/RELIABILITY.md section 2):
+10,000 hostile frames, slowloris clients, oversized length prefixes
 and connection floods against a real ``kconfigs serve`` process in front of tansu, while a
 well-behaved kafka-python producer and consumer keep working through the same gateway.
 

@@ -1,4 +1,5 @@
-"""Issue 8.5 at the gateway: 1,000 concurrent client connections through one ``kconfigs serve``,
+"""Load at the gateway (docs/RELIABILITY.md section 5):
+1,000 concurrent client connections through one ``kconfigs serve``,
 each with its own client id and every one held to its quota; memory stays bounded with 10^6
 distinct client ids over time (sensor expiry, driven on the gateway's QuotaGate with a manual
 clock); and a real-socket run with tens of thousands of client ids on a few connections."""

@@ -1,4 +1,5 @@
-"""Issue 8.2, metric dumps for ``kconfigs analyze``: 1,200 malformed lines (seeded) mixed into
+"""Hostile input (docs/RELIABILITY.md section 2),
+metric dumps for ``kconfigs analyze``: 1,200 malformed lines (seeded) mixed into
 JmxTool CSV, Prometheus and gateway usage-log files are each counted as malformed (``_bad``, with
 their text) and never crash a reader; the valid lines around them are still read. One Spark
 session, one file per format with many lines each."""

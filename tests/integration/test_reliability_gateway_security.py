@@ -1,4 +1,5 @@
-"""Issue 8.4 at the gateway: SASL secrets never reach logs, usage logs, metrics or error messages;
+"""Security at the gateway (docs/RELIABILITY.md section 4):
+SASL secrets never reach logs, usage logs, metrics or error messages;
 listeners and the metrics endpoint bind to 127.0.0.1 unless told otherwise (checked on the real
 sockets, in a private network namespace so the default ports are free); and a client that skips
 SASL in front of a SASL upstream gets no data through the gateway (no auth downgrade)."""

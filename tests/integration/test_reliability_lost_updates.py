@@ -1,4 +1,5 @@
-"""Issue 8.1: 50 concurrent kconfigs processes altering different keys of the same entities lose
+"""No lost updates (docs/RELIABILITY.md section 1):
+50 concurrent kconfigs processes altering different keys of the same entities lose
 nothing, and (ZooKeeper) every alter is matched by exactly one change notification."""
 
 from __future__ import annotations
