@@ -205,34 +205,58 @@ _EMPTY_ALLOWED = frozenset({"metrics_listen", "upstreams", "quota_admin_principa
 
 
 def _coerce(key: str, value: Any) -> Any:
+    """A setting's value from TOML or the command line, checked for its kind. :raises ValidationError:"""
     if isinstance(value, str) and not value.strip() and key not in _EMPTY_ALLOWED:
         # an unset variable in a unit file or template: never "no usage log" or "no TLS" in silence
         raise ValidationError(f"Gateway setting {key} is empty: give a value or leave it out")
-    if key in ("upstreams", "quota_admin_principals") and not (
-        isinstance(value, str) or (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value))
-    ):
+    return _COERCERS.get(key, _typed)(key, value)
+
+
+def _string_list(key: str, value: Any) -> list[str]:
+    """``"a,b"`` or ``["a", "b"]``, blank items dropped."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise ValidationError(f"Gateway setting {key} must be a list of strings, got {value!r}")
-    if key == "upstreams":
-        items = value.split(",") if isinstance(value, str) else list(value)
-        return tuple(parse_address(v, "upstream") for v in items if str(v).strip())
-    if key in _ADDRESS_FIELDS:
-        if key == "metrics_listen" and value in ("", False):
-            return None  # no metrics endpoint
-        if isinstance(value, str):
-            return parse_address(value, _ADDRESS_FIELDS[key])
-        if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], str) and type(value[1]) is int:
-            return value[0], value[1]  # ["host", port]
-        raise ValidationError(f'Gateway setting {key} must be "host:port", got {value!r}')
-    if key == "quota_admin_principals":
-        items = value.split(",") if isinstance(value, str) else list(value)
-        return tuple(str(v).strip() for v in items if str(v).strip())
+    return [v.strip() for v in value if v.strip()]
+
+
+def _upstreams(key: str, value: Any) -> tuple[Address, ...]:
+    return tuple(parse_address(v, "upstream") for v in _string_list(key, value))
+
+
+def _principals(key: str, value: Any) -> tuple[str, ...]:
+    return tuple(_string_list(key, value))
+
+
+def _address(key: str, value: Any) -> Address | None:
+    """``"host:port"`` or ``["host", port]``; ``metrics_listen = ""`` (or false) turns it off."""
+    if key == "metrics_listen" and value in ("", False):
+        return None
+    if isinstance(value, str):
+        return parse_address(value, _ADDRESS_FIELDS[key])
+    if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], str) and type(value[1]) is int:
+        return value[0], value[1]
+    raise ValidationError(f'Gateway setting {key} must be "host:port", got {value!r}')
+
+
+def _typed(key: str, value: Any) -> Any:
+    """Ints, booleans and strings as their defaults are (a TOML number for a path, or true for a
+    size: bool is an int to Python)."""
     expected = str if key in _TEXT_SETTINGS else type(getattr(GatewayConfig(), key))
-    # a TOML number for a path, or true for a size (bool is an int to Python)
     if expected in (int, bool, str) and (
         not isinstance(value, expected) or (expected is int and isinstance(value, bool))
     ):
         raise ValidationError(f"Gateway setting {key} must be {expected.__name__}, got {value!r}")
     return value
+
+
+_COERCERS = {
+    "upstreams": _upstreams,
+    "quota_admin_principals": _principals,
+    "listen": _address,
+    "metrics_listen": _address,
+}
 
 
 #: text settings that are None by default: a TOML number there (usage_log_path = 5) would be
