@@ -49,6 +49,13 @@ def empty_value(name: str, *, required: bool = False) -> UsageError:
     return UsageError(f"{name} is empty: give a value" + ("" if required else " or leave it out"))
 
 
+def nonblank(value: str | None, name: str) -> str | None:
+    """``value``, unless it is given but empty or blank (:func:`empty_value`). :raises UsageError:"""
+    if value is not None and not value.strip():
+        raise empty_value(name)
+    return value
+
+
 class ValidationError(KconfigsError):
     """A config key, value or entity name is not acceptable; nothing was written."""
 

@@ -34,7 +34,7 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Mapping
 
-from kconfigs.errors import UsageError, empty_value
+from kconfigs.errors import UsageError, nonblank
 
 #: profile key -> StoreOptions field
 PROFILE_KEYS = {
@@ -95,7 +95,7 @@ class StoreOptions:
 def config_path(environ: Mapping[str, str] | None = None) -> Path:
     """``$KCONFIGS_CONFIG`` if set, else ``$XDG_CONFIG_HOME/kconfigs/config.toml``."""
     env = os.environ if environ is None else environ
-    if _nonblank(env.get("KCONFIGS_CONFIG"), "KCONFIGS_CONFIG"):  # set but empty: an error, not the default
+    if nonblank(env.get("KCONFIGS_CONFIG"), "KCONFIGS_CONFIG"):  # set but empty: an error, not the default
         return Path(env["KCONFIGS_CONFIG"])
     base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "kconfigs" / "config.toml"
@@ -168,8 +168,8 @@ def resolve_store_options(
     env = os.environ if environ is None else environ
     flag_level = _given(flags, FLAGS)
     env_level = _given({f: env.get(v) for f, v in ENV_VARS.items()}, ENV_VARS)
-    env_profile = _nonblank(env.get(PROFILE_ENV), PROFILE_ENV)  # blank is an error even when a flag wins
-    profile_name = _nonblank(profile, "--profile") or env_profile
+    env_profile = nonblank(env.get(PROFILE_ENV), PROFILE_ENV)  # blank is an error even when a flag wins
+    profile_name = nonblank(profile, "--profile") or env_profile
     levels = [(flag_level, FLAGS), (env_level, ENV_VARS)]
     explicit_store = any(k in level for level, _ in levels for k in STORE_SELECTORS)
     if profile_name is not None or not explicit_store:
@@ -182,16 +182,10 @@ def resolve_store_options(
     return _merge_levels(levels)
 
 
-def _nonblank(value: str | None, name: str) -> str | None:
-    if value is not None and not value.strip():
-        raise empty_value(name)
-    return value
-
-
 def _given(values: Mapping[str, str | None], names: Mapping[str, str]) -> dict[str, str]:
     """The values that were given; a blank one (an unset shell variable) is an error, so that
     ``--zookeeper "$ZK"`` never falls through to another store."""
-    return {f: v for f, v in values.items() if _nonblank(v, names[f]) is not None}
+    return {f: v for f, v in values.items() if nonblank(v, names[f]) is not None}
 
 
 def _merge_levels(levels: list[tuple[dict[str, str], Mapping[str, str]]]) -> StoreOptions:

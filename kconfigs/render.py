@@ -34,9 +34,10 @@ def zk_alter_line(entity: QuotaEntity) -> str:
     return f"Completed updating config for entity: {zk_entity_text(entity)}."
 
 
-def dry_run_line(done_line: str) -> str:
-    """An alter's line when ``--dry-run`` wrote nothing: never the bare "Completed updating"."""
-    return "Dry run OK, nothing written: " + done_line
+def alter_done(done_line: str, dry_run: bool) -> str:
+    """An alter's closing line; after ``--dry-run`` it says nothing was written, never the bare
+    "Completed updating"."""
+    return "Dry run OK, nothing written: " + done_line if dry_run else done_line
 
 
 def records_json(records: Iterable[QuotaRecord]) -> str:

@@ -32,7 +32,7 @@ from kconfigs_enforcement.gateway.headers import parse_request_prefix
 from kconfigs_enforcement.gateway.metrics import GatewayStats
 from kconfigs_enforcement.gateway.native_ext import UNAVAILABLE, DataPlane
 from kconfigs_enforcement.gateway.quotas import QuotaGate
-from kconfigs_enforcement.gateway.usage_log import open_usage_log
+from kconfigs_enforcement.gateway.usage_log import UsageLog, open_usage_log
 
 log = logging.getLogger("kconfigs.gateway")
 _API_KEYS = range(0, 128)
@@ -310,8 +310,6 @@ class NativeGateway:
         self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
         self._drain_task = asyncio.create_task(self._drain_throttles_periodically())
         if out is not None:
-            from kconfigs_enforcement.gateway.usage_log import UsageLog
-
             self.usage_log = UsageLog(
                 out, self.config.usage_log_window_ms, self.quotas.quota_for, lost=self.stats.usage_lines_lost
             )

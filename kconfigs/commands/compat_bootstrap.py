@@ -7,7 +7,7 @@ from kconfigs import bootstrap_mode as B
 from kconfigs import bootstrap_scram as S
 from kconfigs.commands.compat_configs import configs_to_add, configs_to_delete
 from kconfigs.errors import UsageError
-from kconfigs.render import dry_run_line
+from kconfigs.render import alter_done
 
 
 def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[str], texts: A.TextsSource) -> list[str]:
@@ -26,8 +26,7 @@ def run_bootstrap(store, opts: A.ParsedOptions, types: list[str], names: list[st
         entity = B.alter_entity(types, names)
         update = B.quota_update(add, delete, entity, texts, from_file)
         store.alter(entity, update, validate_only=opts.has("dry-run"))
-    done = B.alter_done_line(types, names)
-    return [dry_run_line(done) if opts.has("dry-run") else done]
+    return [alter_done(B.alter_done_line(types, names), opts.has("dry-run"))]
 
 
 def _alter_scram(

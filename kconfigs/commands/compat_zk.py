@@ -8,7 +8,7 @@ from kconfigs import args as A
 from kconfigs.commands.compat_configs import configs_to_add, configs_to_delete
 from kconfigs.errors import ValidationError
 from kconfigs.model import DEFAULT, QuotaRecord
-from kconfigs.render import dry_run_line, zk_alter_line, zk_describe_line
+from kconfigs.render import alter_done, zk_alter_line, zk_describe_line
 from kconfigs.service import ConfigChange, alter, prepare_add
 from kconfigs.targets import describe_target, entity_of, zk_pairs
 
@@ -26,7 +26,7 @@ def run_zk(
 
     change = ConfigChange(add=prepare_add(entity, add, random_salt), delete=delete)
     alter(store, entity, change, dry_run=opts.has("dry-run"))
-    return [dry_run_line(zk_alter_line(entity)) if opts.has("dry-run") else zk_alter_line(entity)]
+    return [alter_done(zk_alter_line(entity), opts.has("dry-run"))]
 
 
 def describe_lines(store, types: list[str], names: list[str]) -> list[str]:

@@ -99,16 +99,15 @@ def alter(settings, add_config, deletes, delete_configs, dry_run, output, **kwar
     """Set or remove quota keys of one entity, atomically."""
     from kconfigs.config_grammar import add_config_pairs, parse_delete_config
     from kconfigs.errors import UsageError
-    from kconfigs.render import dry_run_line, zk_alter_line
+    from kconfigs.render import alter_done, zk_alter_line
     from kconfigs.service import ConfigChange
     from kconfigs.service import alter as alter_entity
 
     entity = entity_from(entity_components(kwargs))
     check_ip(entity)
     add: dict[str, str] = {}
-    for key, value in [
-        pair for text in ((add_config,) if add_config else ()) + settings for pair in add_config_pairs(text)
-    ]:
+    texts = ((add_config,) if add_config else ()) + settings
+    for key, value in (pair for text in texts for pair in add_config_pairs(text)):
         if add.get(key, value) != value:  # which one was meant? (kafka-configs keeps the last)
             raise UsageError(f"{key} is given twice ({add[key]}, then {value}): give it once")
         add[key] = value
@@ -124,7 +123,7 @@ def alter(settings, add_config, deletes, delete_configs, dry_run, output, **kwar
     if output == "json":
         _emit([record], "json")
     else:
-        click.echo(dry_run_line(zk_alter_line(entity)) if dry_run else zk_alter_line(entity))
+        click.echo(alter_done(zk_alter_line(entity), dry_run))
 
 
 @click.command()

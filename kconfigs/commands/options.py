@@ -268,11 +268,11 @@ def refuse_empty(_ctx, param, value):
     too, where click would take it as unset. :raises UsageError:"""
     import os
 
-    from kconfigs.errors import empty_value
+    from kconfigs.errors import empty_value, nonblank
 
     envvar = getattr(param, "envvar", None)
-    if value is None and isinstance(envvar, str) and envvar in os.environ and not os.environ[envvar].strip():
-        raise empty_value(envvar)
+    if value is None and isinstance(envvar, str):
+        nonblank(os.environ.get(envvar), envvar)
     if value == "":
         name = max(param.opts, key=len) if isinstance(param, click.Option) else param.human_readable_name
         raise empty_value(name, required=param.required)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from kconfigs.clock import MONOTONIC as WALL_CLOCK
-from kconfigs.errors import CorruptData, KconfigsError, StoreUnavailable, UsageError, empty_value
+from kconfigs.errors import CorruptData, KconfigsError, StoreUnavailable, UsageError, nonblank
 from kconfigs.model import MATCH_ALL, EntityFilter, QuotaEntity, QuotaRecord
 from kconfigs.stores.base import AlterManyFailed, ConfigUpdate, StoreChange
 from kconfigs.znode_codec import CONFIG_ROOT, config_znode, decode_config, encode_config, encode_notification
@@ -50,9 +50,7 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 def default_store_path() -> Path:
     """``$KCONFIGS_HOME/quotas.db``, else ``$XDG_DATA_HOME/kconfigs/quotas.db``
     (``~/.local/share/kconfigs/quotas.db``)."""
-    home = os.environ.get("KCONFIGS_HOME")
-    if home is not None and not home.strip():  # an unset $DIR in KCONFIGS_HOME=$DIR: not another store
-        raise empty_value("KCONFIGS_HOME")
+    home = nonblank(os.environ.get("KCONFIGS_HOME"), "KCONFIGS_HOME")  # KCONFIGS_HOME=$DIR, DIR unset
     if home:
         return Path(home) / "quotas.db"
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -72,19 +70,16 @@ class SqliteStore:
         #: True while a read-only store stands in for a file that has no quota tables yet
         self.placeholder = False
         with self._errors():
-            self._opened_as = _file_id(self.path)
             if read_only:
                 self.db = self._connect_existing(missing_ok)
-                return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = self._connect_writable()
-            self._opened_as = _file_id(self.path)
-
-    def _connect_writable(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nCOMMIT;")  # readers see no tables or all
-        return db
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = sqlite3.connect(
+                    self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+                )
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nCOMMIT;")  # readers see no tables or all
+            self._opened_as = _file_id(self.path)  # what _check_same_file compares the path with
 
     def _connect_existing(self, missing_ok: bool) -> sqlite3.Connection:
         """The file opened without creating it (``mode=rw``: WAL readers need to write the

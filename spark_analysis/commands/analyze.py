@@ -17,6 +17,7 @@ from kconfigs_analysis.commands.analyze_options import (
     input_args,
     input_options,
     output_options,
+    output_path_option,
     refuse_overwriting_inputs,
 )
 
@@ -174,9 +175,7 @@ def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv", "parquet"]), default="table", show_default=True
 )
-@click.option(
-    "--output", "output_path", type=click.Path(dir_okay=False), callback=refuse_empty, help="File for json/csv/parquet."
-)
+@output_path_option
 @click.option("--top", "top_n", default=10, show_default=True, type=click.IntRange(1))
 def whatif_command(proposed_file, fmt, output_path, top_n, **kwargs) -> None:
     """Replay usage (dumps, usage logs or simulate traces) against proposed quotas.

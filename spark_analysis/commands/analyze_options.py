@@ -220,6 +220,16 @@ def input_options(func: Callable) -> Callable:
     return store_options(_prometheus_options(func))
 
 
+#: --output of every command that writes entity rows (report, recommend, whatif)
+output_path_option = click.option(
+    "--output",
+    "output_path",
+    type=click.Path(dir_okay=False),
+    callback=refuse_empty,
+    help="Write json/csv/parquet here instead of stdout (required for parquet).",
+)
+
+
 def output_options(func: Callable) -> Callable:
     options = [
         click.option(
@@ -230,13 +240,7 @@ def output_options(func: Callable) -> Callable:
             show_default=True,
             help="table = rich summary on stdout; json/csv/parquet = entity rows.",
         ),
-        click.option(
-            "--output",
-            "output_path",
-            type=click.Path(dir_okay=False),
-            callback=refuse_empty,
-            help="Write json/csv/parquet here instead of stdout (required for parquet).",
-        ),
+        output_path_option,
         click.option(
             "--html",
             "html_path",
