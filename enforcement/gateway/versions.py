@@ -13,9 +13,9 @@ Rules (gateway spec section 7.1/7.3); docs/gateway.md has the table of caps and 
    later version could move or add address-bearing fields.
 3. DescribeQuorum is capped at v1: v2 (KIP-853) lists every controller's listeners (host and
    port), which the gateway does not rewrite; v1 answers the same questions without them.
-4. The Share* APIs of KIP-932 are removed: ShareFetch and ShareAcknowledge responses carry
-   NodeEndpoints the gateway does not rewrite, and without them the rest of the family is useless
-   (a share consumer then fails at once instead of part way).
+4. ShareFetch and ShareAcknowledge (KIP-932 share groups) carry NodeEndpoints in every version:
+   the data plane decodes them (rule 1's crate cap applies) and rewrites the endpoints, and charges
+   ShareFetch as a broker does, like Fetch. The other share-group APIs carry no broker address.
 APIs the gateway never parses (e.g. ConsumerGroupHeartbeat, InitProducerId) are kept as the
 broker offers them.
 """
@@ -52,9 +52,6 @@ PRODUCE_MAX_VERSION, FETCH_MAX_VERSION = 13, 18
 ADDRESS_CAPS: Mapping[int, int] = MappingProxyType(
     {PRODUCE: PRODUCE_MAX_VERSION, FETCH: FETCH_MAX_VERSION, DESCRIBE_QUORUM: 1}
 )
-#: KIP-932 share-group APIs: ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge
-#: (the last two carry NodeEndpoints) and the share-group offset admin APIs.
-REMOVED_APIS: frozenset[int] = frozenset({76, 77, 78, 79, 90, 91, 92})
 
 
 @dataclass(frozen=True)
@@ -66,8 +63,6 @@ class VersionRange:
 
 def allowed_max_version(api_key: int) -> int | None:
     """The gateway's own ceiling for ``api_key``; None = no ceiling; -1 = remove the API."""
-    if api_key in REMOVED_APIS:
-        return -1
     ceilings = [ADDRESS_CAPS[api_key]] if api_key in ADDRESS_CAPS else []
     if api_key in DECODED_APIS:
         decodable = codec.max_decodable_version(api_key)

@@ -42,12 +42,21 @@ def _api_versions_frame(version, ranges, error_code=0):
     return bytes(response.encode(header=True))
 
 
-def test_api_versions_caps_decoded_and_address_bearing_apis_and_removes_share_apis():
+def test_api_versions_caps_decoded_and_address_bearing_apis():
     # a broker newer than the gateway: Produce v14 / Fetch v19 layouts are unknown, so capped
-    broker = [(0, 3, 14), (1, 4, 19), (3, 0, 14), (10, 0, 6), (18, 0, 4), (68, 0, 1), (78, 1, 1), (60, 0, 2)]
+    broker = [(0, 3, 14), (1, 4, 19), (3, 0, 14), (10, 0, 6), (18, 0, 4), (68, 0, 1), (60, 0, 2)]
     out = rewrite_api_versions_response(_api_versions_frame(3, broker), 3, [])
     got = {(k.api_key, k.min_version, k.max_version) for k in _decode_response(18, 3, out).api_keys}
     assert got == {(0, 3, 13), (1, 4, 18), (3, 0, 13), (10, 0, 6), (18, 0, 4), (68, 0, 1), (60, 0, 2)}
+
+
+def test_share_group_apis_of_kafka_4_3_are_kept_share_fetch_and_acknowledge_at_the_versions_rewritten():
+    # Kafka 4.3.1's share-group ranges: ShareFetch / ShareAcknowledge v1..v2 carry NodeEndpoints,
+    # which the data plane rewrites up to v1 (the kafka-protocol crate's); the rest carry no address
+    broker = [(76, 1, 1), (77, 1, 1), (78, 1, 2), (79, 1, 2), (90, 0, 0), (91, 0, 0), (92, 0, 0)]
+    out = rewrite_api_versions_response(_api_versions_frame(3, broker), 3, [])
+    got = {(k.api_key, k.min_version, k.max_version) for k in _decode_response(18, 3, out).api_keys}
+    assert got == {(76, 1, 1), (77, 1, 1), (78, 1, 1), (79, 1, 1), (90, 0, 0), (91, 0, 0), (92, 0, 0)}
 
 
 def test_describe_quorum_v2_controller_listeners_are_capped_and_undecoded_apis_kept():
@@ -71,7 +80,7 @@ def test_api_versions_v5_of_kafka_4_4_is_kept_and_its_response_read_as_v4():
     broker = [(0, 3, 13), (1, 4, 18), (18, 0, 5), (78, 1, 1)]
     out = rewrite_api_versions_response(_api_versions_frame(4, broker), 5, [])
     got = {(k.api_key, k.min_version, k.max_version) for k in _decode_response(18, 4, out).api_keys}
-    assert got == {(0, 3, 13), (1, 4, 18), (18, 0, 5)}
+    assert got == {(0, 3, 13), (1, 4, 18), (18, 0, 5), (78, 1, 1)}
     # the gateway answers an ApiVersions request beyond v5 itself, listing v5 as its maximum
     assert 18 not in CEILINGS
 

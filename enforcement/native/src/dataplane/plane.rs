@@ -27,12 +27,18 @@ use super::rewrite::{self, AddressRewrite};
 use super::sasl::SaslState;
 use super::splice::Pipe;
 use super::stream::{self, Fault, Forward};
-use super::wire::{self, Malformed, RequestPrefix, API_VERSIONS, FETCH, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE};
+use super::wire::{
+    self, Malformed, RequestPrefix, API_VERSIONS, FETCH, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE, SHARE_ACKNOWLEDGE,
+    SHARE_FETCH,
+};
 
 const EXEMPT_APIS: [i16; 3] = [API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE];
 /// APIs that may wait in broker purgatory (long polls, group rendezvous): their upstream round
 /// trip is not service time, so only the gateway's own handling time counts for them.
-const PARKING_APIS: [i16; 3] = [FETCH, 11, 14];
+const PARKING_APIS: [i16; 4] = [FETCH, 11, 14, SHARE_FETCH];
+/// Fetches whose response bytes a broker charges to `consumer_byte_rate`, and that it answers
+/// empty when it throttles them (KafkaApis: Fetch, and ShareFetch as KIP-932 has it).
+const FETCHES: [i16; 2] = [FETCH, SHARE_FETCH];
 const MAX_REMEMBERED_PRODUCER_IDS: usize = 1024;
 
 #[derive(Clone)]
@@ -353,17 +359,7 @@ impl Shared {
     }
 
     fn ceiling(&self, api_key: i16) -> Option<i16> {
-        let own = self.settings.ceilings.get(&api_key).copied();
-        let decoded = matches!(api_key, 0 | 1 | 3 | 10 | 17 | 18 | 36 | 60);
-        let native = if decoded {
-            rewrite::decodable_max_version(api_key)
-        } else {
-            None
-        };
-        match (own, native) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        rewrite::ceiling(api_key, self.settings.ceilings.get(&api_key).copied())
     }
 
     /// Listeners for the broker `addresses` a `key` v`version` response is about to carry,
@@ -1077,10 +1073,14 @@ impl Conn {
         entry.handling = started.elapsed();
         if expects_response {
             if self.shared.quota_active.load(Ordering::Relaxed) {
-                let kinds: Vec<Kind> = if key == FETCH { vec![Kind::Fetch] } else { vec![] }
-                    .into_iter()
-                    .chain((!EXEMPT_APIS.contains(&key)).then_some(Kind::Request))
-                    .collect();
+                let kinds: Vec<Kind> = if FETCHES.contains(&key) {
+                    vec![Kind::Fetch]
+                } else {
+                    vec![]
+                }
+                .into_iter()
+                .chain((!EXEMPT_APIS.contains(&key)).then_some(Kind::Request))
+                .collect();
                 if !kinds.is_empty()
                     && self
                         .shared
@@ -1096,9 +1096,13 @@ impl Conn {
             }
             st.inflight.push_back(entry);
         }
-        if key == FETCH && self.shared.quota_active.load(Ordering::Relaxed) {
+        if FETCHES.contains(&key) && self.shared.quota_active.load(Ordering::Relaxed) {
             if let Some(cap) = self.shared.max_fetch_bytes(&self.memo, &principal, &prefix.client_id) {
-                wire::cap_fetch_bytes(&mut frame[4..], &prefix, cap)?;
+                if key == FETCH {
+                    wire::cap_fetch_bytes(&mut frame[4..], &prefix, cap)?;
+                } else {
+                    wire::cap_share_fetch_bytes(&mut frame[4..], &prefix, cap)?;
+                }
             }
         }
         up.write_all(&frame).await?;
@@ -1299,10 +1303,13 @@ impl Conn {
             // the throttle); counting only what remained of that made the client resume early,
             // and the rate it reached swung around the quota by half of it, second to second.
             self.mute(throttle_ms);
-            if throttle_ms > 0 && key == FETCH {
-                if let Some(empty) =
-                    rewrite::throttled_fetch_response(version, &frame[4..], throttle_ms).map_err(upstream_bad)?
-                {
+            if throttle_ms > 0 && FETCHES.contains(&key) {
+                let empty = if key == FETCH {
+                    rewrite::throttled_fetch_response(version, &frame[4..], throttle_ms)
+                } else {
+                    rewrite::throttled_share_fetch_response(version, &frame[4..], throttle_ms)
+                };
+                if let Some(empty) = empty.map_err(upstream_bad)? {
                     frame = with_prefix(empty);
                 }
             } else if throttle_ms > 0 {
@@ -1467,7 +1474,10 @@ impl Conn {
             if !wire::node_endpoints_present(key, version, body)? {
                 return Ok(frame); // the usual case: NodeEndpoints come only with NOT_LEADER_OR_FOLLOWER
             }
-        } else if !matches!(key, 3 | 10 | 60 | API_VERSIONS | SASL_HANDSHAKE | SASL_AUTHENTICATE) {
+        } else if !matches!(
+            key,
+            3 | 10 | 60 | API_VERSIONS | SASL_HANDSHAKE | SASL_AUTHENTICATE | SHARE_FETCH | SHARE_ACKNOWLEDGE
+        ) {
             return Ok(frame);
         }
         match key {
@@ -1518,6 +1528,9 @@ impl Conn {
                 let Some(rewrite) = AddressRewrite::decode(key, version, body)? else {
                     return Ok(frame);
                 };
+                if rewrite.addresses.is_empty() && matches!(key, SHARE_FETCH | SHARE_ACKNOWLEDGE) {
+                    return Ok(frame); // the usual case: no leader moved, nothing to re-encode
+                }
                 self.client_out
                     .lock()
                     .await
@@ -1574,8 +1587,8 @@ impl Conn {
         }
         let (bandwidth_ms, bandwidth_type) = match key {
             PRODUCE => (produce_throttle, "Produce"),
-            // as a broker: a throttled Fetch is answered empty, so its bytes are unrecorded
-            FETCH => (
+            // as a broker: a throttled Fetch or ShareFetch is answered empty, so its bytes are unrecorded
+            FETCH | SHARE_FETCH => (
                 self.shared.charge_fetch_replaced(
                     &self.memo,
                     principal,

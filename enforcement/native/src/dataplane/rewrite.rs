@@ -1,6 +1,7 @@
 //! The responses the gateway changes, decoded and re-encoded with the `kafka-protocol` crate:
 //! broker addresses (Metadata, FindCoordinator, DescribeCluster, and the KIP-951 NodeEndpoints of
-//! Produce v10+ / Fetch v16+) and the version ranges of ApiVersions.
+//! Produce v10+ / Fetch v16+ and of every ShareFetch / ShareAcknowledge) and the version ranges of
+//! ApiVersions.
 //!
 //! Two phases, so the listener registry can bind ports in between: `AddressRewrite::decode` lists
 //! the upstream addresses, `apply` re-encodes with the gateway's. An unmapped address fails closed
@@ -12,11 +13,14 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsResponse, DescribeClusterResponse, FetchResponse, FindCoordinatorResponse, MetadataResponse,
-    ProduceResponse, ResponseHeader,
+    ProduceResponse, ResponseHeader, ShareAcknowledgeResponse, ShareFetchResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
-use super::wire::{self, Malformed, API_VERSIONS, DESCRIBE_CLUSTER, FETCH, FIND_COORDINATOR, METADATA, PRODUCE};
+use super::wire::{
+    self, Malformed, API_VERSIONS, DESCRIBE_CLUSTER, FETCH, FIND_COORDINATOR, METADATA, PRODUCE, SHARE_ACKNOWLEDGE,
+    SHARE_FETCH,
+};
 
 pub type Address = (String, i32);
 
@@ -62,12 +66,37 @@ pub fn decodable_max_version(api_key: i16) -> Option<i16> {
     known
 }
 
+/// The highest version of `api_key` clients may use through the gateway: the control plane's
+/// ceiling `own` (None: none), and for the APIs the data plane decodes, the crate's maximum.
+pub fn ceiling(api_key: i16, own: Option<i16>) -> Option<i16> {
+    let decoded = matches!(
+        api_key,
+        PRODUCE
+            | FETCH
+            | METADATA
+            | FIND_COORDINATOR
+            | wire::SASL_HANDSHAKE
+            | API_VERSIONS
+            | wire::SASL_AUTHENTICATE
+            | DESCRIBE_CLUSTER
+            | SHARE_FETCH
+            | SHARE_ACKNOWLEDGE
+    );
+    let native = if decoded { decodable_max_version(api_key) } else { None };
+    match (own, native) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 enum Message {
     Metadata(MetadataResponse),
     FindCoordinator(FindCoordinatorResponse),
     DescribeCluster(DescribeClusterResponse),
     Produce(ProduceResponse),
     Fetch(FetchResponse),
+    ShareFetch(ShareFetchResponse),
+    ShareAcknowledge(ShareAcknowledgeResponse),
 }
 
 /// A decoded address-bearing response and the upstream addresses it names.
@@ -99,7 +128,10 @@ fn decode<T: Decodable>(buf: &mut Bytes, api_key: i16, version: i16) -> Result<T
 impl AddressRewrite {
     /// Whether responses of this API and version may name brokers.
     pub fn applies(api_key: i16, version: i16) -> bool {
-        matches!(api_key, METADATA | FIND_COORDINATOR | DESCRIBE_CLUSTER) || wire::has_node_endpoints(api_key, version)
+        matches!(
+            api_key,
+            METADATA | FIND_COORDINATOR | DESCRIBE_CLUSTER | SHARE_FETCH | SHARE_ACKNOWLEDGE
+        ) || wire::has_node_endpoints(api_key, version)
     }
 
     /// Decode `frame` (header + body). None for APIs that carry no addresses.
@@ -146,6 +178,17 @@ impl AddressRewrite {
                 addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
                 Message::Fetch(m)
             }
+            // NodeEndpoints is a plain field of every version here, empty unless a leader moved
+            SHARE_FETCH => {
+                let m: ShareFetchResponse = decode(&mut buf, api_key, version)?;
+                addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
+                Message::ShareFetch(m)
+            }
+            SHARE_ACKNOWLEDGE => {
+                let m: ShareAcknowledgeResponse = decode(&mut buf, api_key, version)?;
+                addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
+                Message::ShareAcknowledge(m)
+            }
             _ => return Ok(None),
         };
         Ok(Some(AddressRewrite {
@@ -176,6 +219,14 @@ impl AddressRewrite {
                 .node_endpoints
                 .iter_mut()
                 .try_for_each(|b| swap(&mut b.host, &mut b.port, map))?,
+            Message::ShareFetch(m) => m
+                .node_endpoints
+                .iter_mut()
+                .try_for_each(|b| swap(&mut b.host, &mut b.port, map))?,
+            Message::ShareAcknowledge(m) => m
+                .node_endpoints
+                .iter_mut()
+                .try_for_each(|b| swap(&mut b.host, &mut b.port, map))?,
             Message::FindCoordinator(m) => {
                 if self.version >= 4 {
                     for c in m.coordinators.iter_mut().filter(|c| real(&c.host, c.port)) {
@@ -199,6 +250,8 @@ impl AddressRewrite {
             Message::DescribeCluster(m) => m.encode(&mut out, version),
             Message::Produce(m) => m.encode(&mut out, version),
             Message::Fetch(m) => m.encode(&mut out, version),
+            Message::ShareFetch(m) => m.encode(&mut out, version),
+            Message::ShareAcknowledge(m) => m.encode(&mut out, version),
         }
         .map_err(|e| enc(e.to_string()))?;
         Ok(out.to_vec())
@@ -462,6 +515,33 @@ pub fn throttled_fetch_response(version: i16, frame: &[u8], throttle_ms: i64) ->
     Ok(Some(out.to_vec()))
 }
 
+/// What a broker answers to a ShareFetch it throttles (KafkaApis `processShareFetchResponse` ->
+/// `ShareFetchContext.throttleResponse`): no error, `throttle_time_ms`, no data, no endpoints, a
+/// zero acquisition lock timeout. As there, the records the replaced response acquired stay
+/// acquired until their lock times out and are then delivered again. None when the response
+/// carries a top-level error: the broker would have sent that, unthrottled.
+pub fn throttled_share_fetch_response(
+    version: i16,
+    frame: &[u8],
+    throttle_ms: i64,
+) -> Result<Option<Vec<u8>>, Malformed> {
+    let header_version = response_header_version(SHARE_FETCH, version).unwrap_or(1);
+    let mut buf = Bytes::copy_from_slice(frame);
+    let header = ResponseHeader::decode(&mut buf, header_version).map_err(|e| malformed(SHARE_FETCH, version, e))?;
+    if wire::i16_at(&buf, 4)? != 0 {
+        return Ok(None);
+    }
+    let message = ShareFetchResponse::default().with_throttle_time_ms(throttle_ms.min(i64::from(i32::MAX)) as i32);
+    let mut out = BytesMut::new();
+    header
+        .encode(&mut out, header_version)
+        .map_err(|e| Malformed(e.to_string()))?;
+    message
+        .encode(&mut out, version)
+        .map_err(|e| Malformed(e.to_string()))?;
+    Ok(Some(out.to_vec()))
+}
+
 /// The error code of a SaslHandshake / SaslAuthenticate response.
 pub fn sasl_response_error(api_key: i16, version: i16, frame: &[u8]) -> Result<i16, Malformed> {
     let offset = wire::response_body_offset(frame, response_header_version(api_key, version) == Some(1))?;
@@ -582,6 +662,109 @@ mod tests {
         let rewrite = AddressRewrite::decode(FIND_COORDINATOR, 6, &frame).unwrap().unwrap();
         assert_eq!(rewrite.addresses.len(), 1);
         assert!(rewrite.apply(&gateway).is_ok());
+    }
+
+    #[test]
+    fn node_endpoints_of_share_fetch_and_share_acknowledge_are_rewritten_and_records_kept() {
+        use kafka_protocol::messages::share_acknowledge_response::NodeEndpoint as AckEndpoint;
+        use kafka_protocol::messages::share_fetch_response::{
+            NodeEndpoint as ShareEndpoint, PartitionData, ShareFetchableTopicResponse,
+        };
+        let records = Bytes::from_static(b"record batches, passed as they came");
+        let share = ShareFetchResponse::default()
+            .with_acquisition_lock_timeout_ms(30_000)
+            .with_responses(vec![ShareFetchableTopicResponse::default().with_partitions(vec![
+                PartitionData::default().with_records(Some(records.clone())),
+            ])])
+            .with_node_endpoints(vec![ShareEndpoint::default()
+                .with_node_id(BrokerId(1))
+                .with_host(StrBytes::from_static_str("broker-1"))
+                .with_port(9095)]);
+        let frame = encode(SHARE_FETCH, 1, 5, &share);
+        let rewrite = AddressRewrite::decode(SHARE_FETCH, 1, &frame).unwrap().unwrap();
+        assert_eq!(rewrite.addresses, vec![("broker-1".into(), 9095)]);
+        let out = rewrite.apply(&gateway).unwrap();
+        let mut buf = Bytes::copy_from_slice(&out);
+        let header = ResponseHeader::decode(&mut buf, 1).unwrap();
+        let decoded = ShareFetchResponse::decode(&mut buf, 1).unwrap();
+        assert_eq!(header.correlation_id, 5);
+        assert_eq!(decoded.node_endpoints[0].host.as_str(), "127.0.0.1");
+        assert_eq!(decoded.node_endpoints[0].port, 19095);
+        assert_eq!(decoded.responses[0].partitions[0].records, Some(records));
+        assert_eq!(decoded.acquisition_lock_timeout_ms, 30_000);
+        // no endpoints (the usual case): nothing to map
+        let plain = encode(SHARE_FETCH, 1, 6, &ShareFetchResponse::default());
+        assert!(AddressRewrite::decode(SHARE_FETCH, 1, &plain)
+            .unwrap()
+            .unwrap()
+            .addresses
+            .is_empty());
+
+        let ack = ShareAcknowledgeResponse::default().with_node_endpoints(vec![AckEndpoint::default()
+            .with_host(StrBytes::from_static_str("broker-1"))
+            .with_port(9096)]);
+        let out = AddressRewrite::decode(SHARE_ACKNOWLEDGE, 1, &encode(SHARE_ACKNOWLEDGE, 1, 7, &ack))
+            .unwrap()
+            .unwrap()
+            .apply(&gateway)
+            .unwrap();
+        assert_eq!(
+            AddressRewrite::decode(SHARE_ACKNOWLEDGE, 1, &out)
+                .unwrap()
+                .unwrap()
+                .addresses,
+            vec![("127.0.0.1".into(), 19096)]
+        );
+        // an endpoint the gateway has no listener for fails closed
+        let unknown = ShareAcknowledgeResponse::default().with_node_endpoints(vec![AckEndpoint::default()
+            .with_host(StrBytes::from_static_str("broker-9"))
+            .with_port(9096)]);
+        assert!(
+            AddressRewrite::decode(SHARE_ACKNOWLEDGE, 1, &encode(SHARE_ACKNOWLEDGE, 1, 8, &unknown))
+                .unwrap()
+                .unwrap()
+                .apply(&gateway)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_throttled_share_fetch_is_empty_as_the_brokers_and_an_error_passes() {
+        use kafka_protocol::messages::share_fetch_response::{PartitionData, ShareFetchableTopicResponse};
+        let full = ShareFetchResponse::default()
+            .with_acquisition_lock_timeout_ms(30_000)
+            .with_responses(vec![ShareFetchableTopicResponse::default().with_partitions(vec![
+                PartitionData::default().with_records(Some(Bytes::from_static(b"batches"))),
+            ])]);
+        let frame = encode(SHARE_FETCH, 1, 11, &full);
+        let empty = throttled_share_fetch_response(1, &frame, 1500).unwrap().unwrap();
+        let mut buf = Bytes::copy_from_slice(&empty);
+        assert_eq!(ResponseHeader::decode(&mut buf, 1).unwrap().correlation_id, 11);
+        let decoded = ShareFetchResponse::decode(&mut buf, 1).unwrap();
+        assert_eq!(decoded, ShareFetchResponse::default().with_throttle_time_ms(1500));
+        let failed = encode(SHARE_FETCH, 1, 12, &ShareFetchResponse::default().with_error_code(22));
+        assert!(throttled_share_fetch_response(1, &failed, 1500).unwrap().is_none());
+    }
+
+    #[test]
+    fn share_fetch_and_acknowledge_are_capped_at_what_the_crate_decodes() {
+        // Kafka 4.3.1 offers v1..v2; the crate (and so the rewrite) knows v1
+        let known = decodable_max_version(SHARE_FETCH).unwrap();
+        assert_eq!(ceiling(SHARE_FETCH, None), Some(known));
+        assert_eq!(
+            ceiling(SHARE_ACKNOWLEDGE, None),
+            decodable_max_version(SHARE_ACKNOWLEDGE)
+        );
+        assert_eq!(
+            cap_ranges(
+                &vec![(SHARE_FETCH, 1, 2), (76, 1, 1), (77, 1, 1)],
+                &|k| ceiling(k, None),
+                &vec![]
+            ),
+            vec![(76, 1, 1), (77, 1, 1), (SHARE_FETCH, 1, known)]
+        );
+        // an API the data plane never decodes keeps the broker's range
+        assert_eq!(ceiling(22, None), None);
     }
 
     #[test]

@@ -59,7 +59,8 @@ fn rewrite_addresses(
 }
 
 /// An ApiVersions response (header + body) with its ranges capped by `ceilings` (api key ->
-/// highest version, -1 = removed) plus the gateway-owned ranges, as the data plane re-encodes it.
+/// highest version, -1 = removed) and the crate's maxima of the APIs the data plane decodes, plus
+/// the gateway-owned ranges, as the data plane re-encodes it.
 #[pyfunction]
 fn rewrite_api_versions(
     py: Python<'_>,
@@ -75,14 +76,14 @@ fn rewrite_api_versions(
         .map(|k| (k.api_key, k.min_version, k.max_version))
         .collect();
     let owned = if message.error_code == 0 { owned } else { Vec::new() };
-    let capped = rewrite::cap_ranges(&broker, &|k| ceilings.get(&k).copied(), &owned);
+    let capped = rewrite::cap_ranges(&broker, &|k| rewrite::ceiling(k, ceilings.get(&k).copied()), &owned);
     let out = rewrite::encode_api_versions(&header, message, used, &capped).map_err(value_error)?;
     Ok(bytes_out(py, &out))
 }
 
 #[pyfunction]
 fn cap_ranges(broker: Ranges, ceilings: HashMap<i16, i16>, owned: Ranges) -> Ranges {
-    rewrite::cap_ranges(&broker, &|k| ceilings.get(&k).copied(), &owned)
+    rewrite::cap_ranges(&broker, &|k| rewrite::ceiling(k, ceilings.get(&k).copied()), &owned)
 }
 
 #[pyfunction]

@@ -17,6 +17,8 @@ pub const SASL_HANDSHAKE: i16 = 17;
 pub const API_VERSIONS: i16 = 18;
 pub const SASL_AUTHENTICATE: i16 = 36;
 pub const DESCRIBE_CLUSTER: i16 = 60;
+pub const SHARE_FETCH: i16 = 78;
+pub const SHARE_ACKNOWLEDGE: i16 = 79;
 pub const PRODUCE_FIRST_NODE_ENDPOINTS: i16 = 10;
 pub const FETCH_FIRST_NODE_ENDPOINTS: i16 = 16;
 
@@ -196,6 +198,26 @@ pub fn cap_fetch_bytes(frame: &mut [u8], prefix: &RequestPrefix, cap: i32) -> Re
     }
     let (min_at, max_at) = (pos + 4, pos + 8); // after max_wait_ms
     let max_bytes = i32_at(frame, max_at).map_err(|_| Malformed("fetch request truncated before max_bytes".into()))?;
+    let min_bytes = i32_at(frame, min_at)?;
+    let capped_max = max_bytes.min(cap);
+    let capped_min = min_bytes.min(capped_max);
+    frame[max_at..max_at + 4].copy_from_slice(&capped_max.to_be_bytes());
+    frame[min_at..min_at + 4].copy_from_slice(&capped_min.to_be_bytes());
+    Ok(capped_max != max_bytes || capped_min != min_bytes)
+}
+
+/// Cap a ShareFetch request's max_bytes (and min_bytes with it) at `cap`, in place, as
+/// `cap_fetch_bytes` does for Fetch. Every ShareFetch version is flexible: the header's tagged
+/// fields, then GroupId and MemberId (compact nullable strings), ShareSessionEpoch, MaxWaitMs,
+/// MinBytes, MaxBytes. Hand-walked rather than decoded and re-encoded with the crate: only two
+/// ints change, and the crate stops at v1 while the offsets hold for every version Kafka 4.3 has.
+pub fn cap_share_fetch_bytes(frame: &mut [u8], prefix: &RequestPrefix, cap: i32) -> Result<bool, Malformed> {
+    let mut pos = skip_tagged_fields(frame, prefix.client_id_end)?;
+    pos = skip_string(frame, pos, true)?; // group id
+    pos = skip_string(frame, pos, true)?; // member id
+    let (min_at, max_at) = (pos + 8, pos + 12); // after share_session_epoch and max_wait_ms
+    let max_bytes =
+        i32_at(frame, max_at).map_err(|_| Malformed("share fetch request truncated before max_bytes".into()))?;
     let min_bytes = i32_at(frame, min_at)?;
     let capped_max = max_bytes.min(cap);
     let capped_min = min_bytes.min(capped_max);
@@ -465,6 +487,55 @@ mod tests {
         truncated.truncate(prefix.client_id_end + 10);
         let prefix = parse_request_prefix(&truncated).unwrap();
         assert!(cap_fetch_bytes(&mut truncated, &prefix, 50_000).is_err());
+    }
+
+    #[test]
+    fn a_share_fetch_is_capped_in_place_and_min_bytes_follows() {
+        use kafka_protocol::messages::{GroupId, RequestHeader, ShareFetchRequest};
+        use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+        let frame_with = |min_bytes: i32, max_bytes: i32| {
+            let mut out = bytes::BytesMut::new();
+            RequestHeader::default()
+                .with_request_api_key(SHARE_FETCH)
+                .with_request_api_version(1)
+                .with_correlation_id(3)
+                .with_client_id(Some(StrBytes::from_static_str("share-1")))
+                .encode(&mut out, 2)
+                .unwrap();
+            ShareFetchRequest::default()
+                .with_group_id(Some(GroupId(StrBytes::from_static_str("queue-group"))))
+                .with_member_id(Some(StrBytes::from_static_str("member-with-a-longer-id")))
+                .with_share_session_epoch(4)
+                .with_max_wait_ms(500)
+                .with_min_bytes(min_bytes)
+                .with_max_bytes(max_bytes)
+                .with_max_records(500)
+                .with_batch_size(100)
+                .encode(&mut out, 1)
+                .unwrap();
+            out.to_vec()
+        };
+        let decoded = |frame: &[u8]| {
+            let mut buf = bytes::Bytes::copy_from_slice(frame);
+            RequestHeader::decode(&mut buf, 2).unwrap();
+            ShareFetchRequest::decode(&mut buf, 1).unwrap()
+        };
+        let mut frame = frame_with(1_000_000, 52_428_800);
+        let prefix = parse_request_prefix(&frame).unwrap();
+        assert!(cap_share_fetch_bytes(&mut frame, &prefix, 50_000).unwrap());
+        let capped = decoded(&frame);
+        assert_eq!((capped.min_bytes, capped.max_bytes), (50_000, 50_000));
+        assert_eq!(
+            (capped.share_session_epoch, capped.max_wait_ms, capped.max_records),
+            (4, 500, 500)
+        );
+        let mut small = frame_with(1, 10_000);
+        let original = small.clone();
+        assert!(!cap_share_fetch_bytes(&mut small, &prefix, 50_000).unwrap());
+        assert_eq!(small, original);
+        let mut truncated = frame_with(1, 52_428_800);
+        truncated.truncate(prefix.client_id_end + 20);
+        assert!(cap_share_fetch_bytes(&mut truncated, &prefix, 50_000).is_err());
     }
 
     fn request(api_key: i16, version: i16, corr: i32, client: Option<&str>) -> Vec<u8> {
