@@ -14,8 +14,9 @@ Rules (gateway spec section 7.1/7.3); docs/gateway.md has the table of caps and 
 3. DescribeQuorum is capped at v1: v2 (KIP-853) lists every controller's listeners (host and
    port), which the gateway does not rewrite; v1 answers the same questions without them.
 4. ShareFetch and ShareAcknowledge (KIP-932 share groups) carry NodeEndpoints in every version:
-   the data plane decodes them (rule 1's crate cap applies) and rewrites the endpoints, and charges
-   ShareFetch as a broker does, like Fetch. The other share-group APIs carry no broker address.
+   the data plane decodes them up to v2 (the crate stops at v1; v2 responses are laid out from
+   v1, ``dataplane/rewrite.rs``), rewrites the endpoints, and charges ShareFetch as a broker
+   does, like Fetch. The other share-group APIs carry no broker address.
 APIs the gateway never parses (e.g. ConsumerGroupHeartbeat, InitProducerId) are kept as the
 broker offers them.
 """

@@ -11,6 +11,8 @@ group to start at the earliest offset, produces, and share-consumes, all through
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import subprocess
 import uuid
 from pathlib import Path
@@ -24,6 +26,20 @@ from tests.integration.gateway_support import GatewayThread, read_usage
 pytestmark = pytest.mark.integration
 PROGRAM = Path(__file__).resolve().parent / "java" / "ShareGroupConsume.java"
 PAYLOAD_BYTES = 1000
+
+
+def _api_versions(bootstrap: str) -> dict[int, tuple[int, int]]:
+    """api key -> (min, max) from an ApiVersions v0 request to ``bootstrap``."""
+    host, port = bootstrap.rsplit(":", 1)
+    request = struct.pack(">hhih", 18, 0, 1, len(b"probe")) + b"probe"
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(struct.pack(">i", len(request)) + request)
+        size = struct.unpack(">i", conn.recv(4, socket.MSG_WAITALL))[0]
+        body = conn.recv(size, socket.MSG_WAITALL)
+    error, count = struct.unpack_from(">hi", body, 4)
+    assert error == 0
+    entries = (struct.unpack_from(">hhh", body, 10 + 6 * i) for i in range(count))
+    return {key: (low, high) for key, low, high in entries}
 
 
 def _share_consume(bootstrap: str, version: str, prefix: str, records: int, max_seconds: int) -> dict:
@@ -43,11 +59,18 @@ def test_a_share_group_consumes_every_record_through_the_gateway_and_nothing_els
     prefix = f"sg{uuid.uuid4().hex[:6]}"
     gateway = GatewayThread(kraft_broker.bootstrap)
     try:
+        offered = _api_versions(gateway.bootstrap)
         summary = _share_consume(gateway.bootstrap, kraft_broker.version, prefix, records=200, max_seconds=60)
         gateway_ports = gateway.gateway_ports()
     finally:
         gateway.stop()
     print(summary)
+    # the broker's share-group versions reach the client: ShareFetch / ShareAcknowledge v2 (their
+    # NodeEndpoints rewritten in v2's layout), the rest as the broker has them
+    broker = _api_versions(kraft_broker.bootstrap)
+    share_apis = (76, 77, 78, 79, 90, 91, 92)
+    assert {key: offered.get(key) for key in share_apis} == {key: broker.get(key) for key in share_apis}
+    assert offered[78][1] >= 2 and offered[79][1] >= 2
     assert summary["distinct"] == 200
     # every connection the clients held went to the gateway: no broker address leaked to them
     assert set(summary["ports"]) <= gateway_ports, (summary["ports"], gateway_ports)

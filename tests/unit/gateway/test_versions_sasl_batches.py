@@ -50,13 +50,17 @@ def test_api_versions_caps_decoded_and_address_bearing_apis():
     assert got == {(0, 3, 13), (1, 4, 18), (3, 0, 13), (10, 0, 6), (18, 0, 4), (68, 0, 1), (60, 0, 2)}
 
 
-def test_share_group_apis_of_kafka_4_3_are_kept_share_fetch_and_acknowledge_at_the_versions_rewritten():
+def test_share_group_apis_of_kafka_4_3_are_kept_and_a_later_share_fetch_is_capped():
     # Kafka 4.3.1's share-group ranges: ShareFetch / ShareAcknowledge v1..v2 carry NodeEndpoints,
-    # which the data plane rewrites up to v1 (the kafka-protocol crate's); the rest carry no address
+    # which the data plane rewrites up to v2; the rest carry no address and keep the broker's range
     broker = [(76, 1, 1), (77, 1, 1), (78, 1, 2), (79, 1, 2), (90, 0, 0), (91, 0, 0), (92, 0, 0)]
     out = rewrite_api_versions_response(_api_versions_frame(3, broker), 3, [])
     got = {(k.api_key, k.min_version, k.max_version) for k in _decode_response(18, 3, out).api_keys}
-    assert got == {(76, 1, 1), (77, 1, 1), (78, 1, 1), (79, 1, 1), (90, 0, 0), (91, 0, 0), (92, 0, 0)}
+    assert got == set(broker)
+    # a broker with a v3 the gateway cannot lay out
+    out = rewrite_api_versions_response(_api_versions_frame(3, [(78, 1, 3), (79, 1, 3), (76, 1, 2)]), 3, [])
+    got = {(k.api_key, k.min_version, k.max_version) for k in _decode_response(18, 3, out).api_keys}
+    assert got == {(78, 1, 2), (79, 1, 2), (76, 1, 2)}
 
 
 def test_describe_quorum_v2_controller_listeners_are_capped_and_undecoded_apis_kept():

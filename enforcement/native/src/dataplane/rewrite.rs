@@ -57,13 +57,43 @@ fn api_versions_layout(version: i16) -> i16 {
     }
 }
 
+/// ShareFetch and ShareAcknowledge v2 (Kafka 4.2+) against v1, the `kafka-protocol` crate's
+/// last: every ShareFetchResponse struct of kafka-clients 4.3.1 and 4.4.0 has SCHEMA_2 = SCHEMA_1
+/// (v2 added request fields only), so a v2 ShareFetch response is read and written as v1; a v2
+/// ShareAcknowledgeResponse adds AcquisitionLockTimeoutMs after ErrorMessage and is otherwise
+/// v1, so that field is set aside, the rest read and written as v1, and the field put back.
+const SHARE_V2: i16 = 2;
+
+/// The version a response of `api_key` v`version` is decoded and encoded as.
+fn layout_version(api_key: i16, version: i16) -> i16 {
+    match api_key {
+        API_VERSIONS => api_versions_layout(version),
+        SHARE_FETCH | SHARE_ACKNOWLEDGE if version == SHARE_V2 => 1,
+        _ => version,
+    }
+}
+
 /// The highest version of `api_key` the gateway can decode and re-encode (None: unknown).
 pub fn decodable_max_version(api_key: i16) -> Option<i16> {
     let known = crate_max_version(api_key);
-    if api_key == API_VERSIONS {
-        return known.map(|v| v.max(API_VERSIONS_LAID_OUT_AS_V4_UP_TO));
+    match api_key {
+        API_VERSIONS => known.map(|v| v.max(API_VERSIONS_LAID_OUT_AS_V4_UP_TO)),
+        SHARE_FETCH | SHARE_ACKNOWLEDGE => known.map(|v| v.max(SHARE_V2)),
+        _ => known,
     }
-    known
+}
+
+/// Offset, in a ShareAcknowledge v2 body, of AcquisitionLockTimeoutMs: after ThrottleTimeMs,
+/// ErrorCode and ErrorMessage (a compact nullable string).
+fn share_ack_lock_timeout_at(body: &[u8]) -> Result<usize, Malformed> {
+    let (length, after) = wire::read_uvarint(body, 6)?;
+    let at = after + length.saturating_sub(1) as usize;
+    if at + 4 > body.len() {
+        return Err(Malformed(
+            "share acknowledge response truncated before its lock timeout".into(),
+        ));
+    }
+    Ok(at)
 }
 
 /// The highest version of `api_key` clients may use through the gateway: the control plane's
@@ -105,6 +135,8 @@ pub struct AddressRewrite {
     version: i16,
     header: ResponseHeader,
     message: Message,
+    /// a ShareAcknowledge v2's AcquisitionLockTimeoutMs, set aside while the rest is v1
+    lock_timeout: Option<[u8; 4]>,
     pub addresses: Vec<Address>,
 }
 
@@ -142,6 +174,15 @@ impl AddressRewrite {
         let header_version = response_header_version(api_key, version).unwrap_or(0);
         let mut buf = Bytes::copy_from_slice(frame);
         let header = ResponseHeader::decode(&mut buf, header_version).map_err(|e| malformed(api_key, version, e))?;
+        let mut lock_timeout = None;
+        if api_key == SHARE_ACKNOWLEDGE && version == SHARE_V2 {
+            let at = share_ack_lock_timeout_at(&buf)?;
+            lock_timeout = Some([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
+            let mut v1 = BytesMut::from(&buf[..at]);
+            v1.extend_from_slice(&buf[at + 4..]);
+            buf = v1.freeze();
+        }
+        let layout = layout_version(api_key, version);
         let mut addresses = Vec::new();
         let message = match api_key {
             METADATA => {
@@ -180,12 +221,12 @@ impl AddressRewrite {
             }
             // NodeEndpoints is a plain field of every version here, empty unless a leader moved
             SHARE_FETCH => {
-                let m: ShareFetchResponse = decode(&mut buf, api_key, version)?;
+                let m: ShareFetchResponse = decode(&mut buf, api_key, layout)?;
                 addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
                 Message::ShareFetch(m)
             }
             SHARE_ACKNOWLEDGE => {
-                let m: ShareAcknowledgeResponse = decode(&mut buf, api_key, version)?;
+                let m: ShareAcknowledgeResponse = decode(&mut buf, api_key, layout)?;
                 addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
                 Message::ShareAcknowledge(m)
             }
@@ -196,6 +237,7 @@ impl AddressRewrite {
             version,
             header,
             message,
+            lock_timeout,
             addresses,
         }))
     }
@@ -244,17 +286,23 @@ impl AddressRewrite {
         self.header
             .encode(&mut out, header_version)
             .map_err(|e| enc(e.to_string()))?;
+        let body_at = out.len();
         match &self.message {
             Message::Metadata(m) => m.encode(&mut out, version),
             Message::FindCoordinator(m) => m.encode(&mut out, version),
             Message::DescribeCluster(m) => m.encode(&mut out, version),
             Message::Produce(m) => m.encode(&mut out, version),
             Message::Fetch(m) => m.encode(&mut out, version),
-            Message::ShareFetch(m) => m.encode(&mut out, version),
-            Message::ShareAcknowledge(m) => m.encode(&mut out, version),
+            Message::ShareFetch(m) => m.encode(&mut out, layout_version(api_key, version)),
+            Message::ShareAcknowledge(m) => m.encode(&mut out, layout_version(api_key, version)),
         }
         .map_err(|e| enc(e.to_string()))?;
-        Ok(out.to_vec())
+        let mut out = out.to_vec();
+        if let Some(lock_timeout) = self.lock_timeout {
+            let at = body_at + share_ack_lock_timeout_at(&out[body_at..])?;
+            out.splice(at..at, lock_timeout);
+        }
+        Ok(out)
     }
 }
 
@@ -537,7 +585,7 @@ pub fn throttled_share_fetch_response(
         .encode(&mut out, header_version)
         .map_err(|e| Malformed(e.to_string()))?;
     message
-        .encode(&mut out, version)
+        .encode(&mut out, layout_version(SHARE_FETCH, version))
         .map_err(|e| Malformed(e.to_string()))?;
     Ok(Some(out.to_vec()))
 }
@@ -747,24 +795,67 @@ mod tests {
     }
 
     #[test]
-    fn share_fetch_and_acknowledge_are_capped_at_what_the_crate_decodes() {
-        // Kafka 4.3.1 offers v1..v2; the crate (and so the rewrite) knows v1
-        let known = decodable_max_version(SHARE_FETCH).unwrap();
-        assert_eq!(ceiling(SHARE_FETCH, None), Some(known));
-        assert_eq!(
-            ceiling(SHARE_ACKNOWLEDGE, None),
-            decodable_max_version(SHARE_ACKNOWLEDGE)
-        );
+    fn share_fetch_and_acknowledge_are_capped_at_the_versions_the_gateway_lays_out() {
+        // Kafka 4.3.1 and 4.4.0 offer v1..v2: v1 through the crate, v2 as v1's layout
+        assert_eq!(ceiling(SHARE_FETCH, None), Some(2));
+        assert_eq!(ceiling(SHARE_ACKNOWLEDGE, None), Some(2));
         assert_eq!(
             cap_ranges(
-                &vec![(SHARE_FETCH, 1, 2), (76, 1, 1), (77, 1, 1)],
+                &vec![(SHARE_FETCH, 1, 3), (76, 1, 1), (77, 1, 1)],
                 &|k| ceiling(k, None),
                 &vec![]
             ),
-            vec![(76, 1, 1), (77, 1, 1), (SHARE_FETCH, 1, known)]
+            vec![(76, 1, 1), (77, 1, 1), (SHARE_FETCH, 1, 2)]
         );
         // an API the data plane never decodes keeps the broker's range
         assert_eq!(ceiling(22, None), None);
+    }
+
+    /// A ShareAcknowledge v2 response: v1's bytes with AcquisitionLockTimeoutMs after ErrorMessage.
+    fn share_ack_v2(corr: i32, message: &ShareAcknowledgeResponse, lock_timeout_ms: i32) -> Vec<u8> {
+        let mut frame = encode(SHARE_ACKNOWLEDGE, 1, corr, message);
+        let body_at = 4 + 1; // correlation id, header tags
+        let at = body_at + share_ack_lock_timeout_at(&frame[body_at..]).unwrap();
+        frame.splice(at..at, lock_timeout_ms.to_be_bytes());
+        frame
+    }
+
+    #[test]
+    fn share_fetch_and_acknowledge_v2_are_rewritten_in_their_own_layout() {
+        use kafka_protocol::messages::share_acknowledge_response::NodeEndpoint as AckEndpoint;
+        use kafka_protocol::messages::share_fetch_response::NodeEndpoint as ShareEndpoint;
+        let share = ShareFetchResponse::default()
+            .with_acquisition_lock_timeout_ms(15_000)
+            .with_node_endpoints(vec![ShareEndpoint::default()
+                .with_host(StrBytes::from_static_str("broker-1"))
+                .with_port(9095)]);
+        let v1 = encode(SHARE_FETCH, 1, 5, &share);
+        let out = AddressRewrite::decode(SHARE_FETCH, 2, &v1)
+            .unwrap()
+            .unwrap()
+            .apply(&gateway)
+            .unwrap();
+        let mut buf = Bytes::copy_from_slice(&out[5..]);
+        let decoded = ShareFetchResponse::decode(&mut buf, 1).unwrap();
+        assert_eq!(decoded.node_endpoints[0].port, 19095);
+        assert_eq!(decoded.acquisition_lock_timeout_ms, 15_000);
+
+        let ack = ShareAcknowledgeResponse::default()
+            .with_error_message(Some(StrBytes::from_static_str("a message of some length")))
+            .with_node_endpoints(vec![AckEndpoint::default()
+                .with_host(StrBytes::from_static_str("broker-1"))
+                .with_port(9096)]);
+        let frame = share_ack_v2(7, &ack, 30_000);
+        let rewrite = AddressRewrite::decode(SHARE_ACKNOWLEDGE, 2, &frame).unwrap().unwrap();
+        assert_eq!(rewrite.addresses, vec![("broker-1".into(), 9096)]);
+        let out = rewrite.apply(&gateway).unwrap();
+        let mut expected_ack = ack.clone();
+        expected_ack.node_endpoints[0].host = StrBytes::from_static_str("127.0.0.1");
+        expected_ack.node_endpoints[0].port = 19096;
+        assert_eq!(out, share_ack_v2(7, &expected_ack, 30_000));
+        // a v2 response cut before its lock timeout is malformed, not a panic
+        let short = &frame[..5 + 6 + 2];
+        assert!(AddressRewrite::decode(SHARE_ACKNOWLEDGE, 2, short).is_err());
     }
 
     #[test]
