@@ -553,6 +553,16 @@ pub fn throttled_fetch_response(version: i16, frame: &[u8], throttle_ms: i64) ->
     let message = FetchResponse::default()
         .with_throttle_time_ms(throttle_ms.min(i64::from(i32::MAX)) as i32)
         .with_session_id(session_id);
+    encoded(&header, header_version, &message, version).map(Some)
+}
+
+/// A response's header and body, encoded.
+fn encoded<T: Encodable>(
+    header: &ResponseHeader,
+    header_version: i16,
+    message: &T,
+    version: i16,
+) -> Result<Vec<u8>, Malformed> {
     let mut out = BytesMut::new();
     header
         .encode(&mut out, header_version)
@@ -560,7 +570,7 @@ pub fn throttled_fetch_response(version: i16, frame: &[u8], throttle_ms: i64) ->
     message
         .encode(&mut out, version)
         .map_err(|e| Malformed(e.to_string()))?;
-    Ok(Some(out.to_vec()))
+    Ok(out.to_vec())
 }
 
 /// What a broker answers to a ShareFetch it throttles (KafkaApis `processShareFetchResponse` ->
@@ -580,14 +590,7 @@ pub fn throttled_share_fetch_response(
         return Ok(None);
     }
     let message = ShareFetchResponse::default().with_throttle_time_ms(throttle_ms.min(i64::from(i32::MAX)) as i32);
-    let mut out = BytesMut::new();
-    header
-        .encode(&mut out, header_version)
-        .map_err(|e| Malformed(e.to_string()))?;
-    message
-        .encode(&mut out, layout_version(SHARE_FETCH, version))
-        .map_err(|e| Malformed(e.to_string()))?;
-    Ok(Some(out.to_vec()))
+    encoded(&header, header_version, &message, layout_version(SHARE_FETCH, version)).map(Some)
 }
 
 /// The error code of a SaslHandshake / SaslAuthenticate response.

@@ -196,8 +196,15 @@ pub fn cap_fetch_bytes(frame: &mut [u8], prefix: &RequestPrefix, cap: i32) -> Re
         }
         pos += 4; // replica_id
     }
-    let (min_at, max_at) = (pos + 4, pos + 8); // after max_wait_ms
-    let max_bytes = i32_at(frame, max_at).map_err(|_| Malformed("fetch request truncated before max_bytes".into()))?;
+    cap_min_max_bytes(frame, pos + 4, cap, "fetch") // after max_wait_ms
+}
+
+/// Lower the max_bytes at `min_at + 4` to `cap` and the min_bytes at `min_at` to no more than it;
+/// whether anything changed.
+fn cap_min_max_bytes(frame: &mut [u8], min_at: usize, cap: i32, what: &str) -> Result<bool, Malformed> {
+    let max_at = min_at + 4;
+    let max_bytes =
+        i32_at(frame, max_at).map_err(|_| Malformed(format!("{what} request truncated before max_bytes")))?;
     let min_bytes = i32_at(frame, min_at)?;
     let capped_max = max_bytes.min(cap);
     let capped_min = min_bytes.min(capped_max);
@@ -215,15 +222,7 @@ pub fn cap_share_fetch_bytes(frame: &mut [u8], prefix: &RequestPrefix, cap: i32)
     let mut pos = skip_tagged_fields(frame, prefix.client_id_end)?;
     pos = skip_string(frame, pos, true)?; // group id
     pos = skip_string(frame, pos, true)?; // member id
-    let (min_at, max_at) = (pos + 8, pos + 12); // after share_session_epoch and max_wait_ms
-    let max_bytes =
-        i32_at(frame, max_at).map_err(|_| Malformed("share fetch request truncated before max_bytes".into()))?;
-    let min_bytes = i32_at(frame, min_at)?;
-    let capped_max = max_bytes.min(cap);
-    let capped_min = min_bytes.min(capped_max);
-    frame[max_at..max_at + 4].copy_from_slice(&capped_max.to_be_bytes());
-    frame[min_at..min_at + 4].copy_from_slice(&capped_min.to_be_bytes());
-    Ok(capped_max != max_bytes || capped_min != min_bytes)
+    cap_min_max_bytes(frame, pos + 8, cap, "share fetch") // after share_session_epoch and max_wait_ms
 }
 
 /// Producer ids (>= 0) of the magic-v2 batches in one partition's records.
