@@ -49,14 +49,6 @@ fn crate_max_version(api_key: i16) -> Option<i16> {
 /// forwarded as sent (the gateway reads only its header).
 const API_VERSIONS_LAID_OUT_AS_V4_UP_TO: i16 = 5;
 
-/// The version an ApiVersions response of `version` is decoded and encoded as.
-fn api_versions_layout(version: i16) -> i16 {
-    match crate_max_version(API_VERSIONS) {
-        Some(known) if version > known && version <= API_VERSIONS_LAID_OUT_AS_V4_UP_TO => known,
-        _ => version,
-    }
-}
-
 /// ShareFetch and ShareAcknowledge v2 (Kafka 4.2+) against v1, the `kafka-protocol` crate's
 /// last: every ShareFetchResponse struct of kafka-clients 4.3.1 and 4.4.0 has SCHEMA_2 = SCHEMA_1
 /// (v2 added request fields only), so a v2 ShareFetch response is read and written as v1; a v2
@@ -64,11 +56,11 @@ fn api_versions_layout(version: i16) -> i16 {
 /// v1, so that field is set aside, the rest read and written as v1, and the field put back.
 const SHARE_V2: i16 = 2;
 
-/// The version a response of `api_key` v`version` is decoded and encoded as.
+/// The version a response of `api_key` v`version` is decoded and encoded as (the rules above).
 fn layout_version(api_key: i16, version: i16) -> i16 {
-    match api_key {
-        API_VERSIONS => api_versions_layout(version),
-        SHARE_FETCH | SHARE_ACKNOWLEDGE if version == SHARE_V2 => 1,
+    match (api_key, crate_max_version(api_key)) {
+        (API_VERSIONS, Some(known)) if version > known && version <= API_VERSIONS_LAID_OUT_AS_V4_UP_TO => known,
+        (SHARE_FETCH | SHARE_ACKNOWLEDGE, _) if version == SHARE_V2 => 1,
         _ => version,
     }
 }
@@ -186,12 +178,12 @@ impl AddressRewrite {
         let mut addresses = Vec::new();
         let message = match api_key {
             METADATA => {
-                let m: MetadataResponse = decode(&mut buf, api_key, version)?;
+                let m: MetadataResponse = decode(&mut buf, api_key, layout)?;
                 addresses.extend(m.brokers.iter().map(|b| (b.host.to_string(), b.port)));
                 Message::Metadata(m)
             }
             FIND_COORDINATOR => {
-                let m: FindCoordinatorResponse = decode(&mut buf, api_key, version)?;
+                let m: FindCoordinatorResponse = decode(&mut buf, api_key, layout)?;
                 if version >= 4 {
                     addresses.extend(
                         m.coordinators
@@ -205,17 +197,17 @@ impl AddressRewrite {
                 Message::FindCoordinator(m)
             }
             DESCRIBE_CLUSTER => {
-                let m: DescribeClusterResponse = decode(&mut buf, api_key, version)?;
+                let m: DescribeClusterResponse = decode(&mut buf, api_key, layout)?;
                 addresses.extend(m.brokers.iter().map(|b| (b.host.to_string(), b.port)));
                 Message::DescribeCluster(m)
             }
             PRODUCE => {
-                let m: ProduceResponse = decode(&mut buf, api_key, version)?;
+                let m: ProduceResponse = decode(&mut buf, api_key, layout)?;
                 addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
                 Message::Produce(m)
             }
             FETCH => {
-                let m: FetchResponse = decode(&mut buf, api_key, version)?;
+                let m: FetchResponse = decode(&mut buf, api_key, layout)?;
                 addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
                 Message::Fetch(m)
             }
@@ -287,14 +279,15 @@ impl AddressRewrite {
             .encode(&mut out, header_version)
             .map_err(|e| enc(e.to_string()))?;
         let body_at = out.len();
+        let layout = layout_version(api_key, version);
         match &self.message {
-            Message::Metadata(m) => m.encode(&mut out, version),
-            Message::FindCoordinator(m) => m.encode(&mut out, version),
-            Message::DescribeCluster(m) => m.encode(&mut out, version),
-            Message::Produce(m) => m.encode(&mut out, version),
-            Message::Fetch(m) => m.encode(&mut out, version),
-            Message::ShareFetch(m) => m.encode(&mut out, layout_version(api_key, version)),
-            Message::ShareAcknowledge(m) => m.encode(&mut out, layout_version(api_key, version)),
+            Message::Metadata(m) => m.encode(&mut out, layout),
+            Message::FindCoordinator(m) => m.encode(&mut out, layout),
+            Message::DescribeCluster(m) => m.encode(&mut out, layout),
+            Message::Produce(m) => m.encode(&mut out, layout),
+            Message::Fetch(m) => m.encode(&mut out, layout),
+            Message::ShareFetch(m) => m.encode(&mut out, layout),
+            Message::ShareAcknowledge(m) => m.encode(&mut out, layout),
         }
         .map_err(|e| enc(e.to_string()))?;
         let mut out = out.to_vec();
@@ -468,7 +461,7 @@ pub fn decode_api_versions(
     let used = if error_code != 0 {
         0
     } else {
-        api_versions_layout(version)
+        layout_version(API_VERSIONS, version)
     };
     let message: ApiVersionsResponse = decode(&mut buf, API_VERSIONS, used)?;
     Ok((header, message, used))
