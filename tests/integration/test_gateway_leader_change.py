@@ -1,8 +1,12 @@
-"""A partition leader moves while Kafka's Java producer writes and a Java consumer reads through
-the gateway, on a 3-broker KRaft cluster: the old leader answers NOT_LEADER_OR_FOLLOWER with the
-new leader's address in the Produce and Fetch responses' NodeEndpoints (KIP-951), which the
-gateway must rewrite to its own listener, so that the clients follow the leader without ever
-connecting to a broker."""
+"""A partition leader moves while Kafka's Java clients use it through the gateway, on a 3-broker
+KRaft cluster: the old leader answers NOT_LEADER_OR_FOLLOWER with the new leader's address in the
+response's NodeEndpoints (KIP-951 for Produce and Fetch; ShareFetch and ShareAcknowledge, KIP-932,
+carry the same field), which the gateway must rewrite to its own listener, so that the clients
+follow the leader without ever connecting to a broker.
+
+Two programs under tests/integration/java/: LeaderChangeClients (a producer and a consumer) and
+ShareLeaderChange (a KafkaShareConsumer acknowledging every record, fed by a setup producer that
+writes straight to the cluster before and after the move)."""
 
 from __future__ import annotations
 
@@ -21,6 +25,9 @@ from tests.integration.gateway_support import GatewayThread
 
 pytestmark = pytest.mark.integration
 PROGRAM = Path(__file__).resolve().parent / "java" / "LeaderChangeClients.java"
+SHARE_PROGRAM = Path(__file__).resolve().parent / "java" / "ShareLeaderChange.java"
+SHARE_FETCH = 78
+RECORDS_BEFORE_MOVE = RECORDS_AFTER_MOVE = 100
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +59,16 @@ def _wait_for_leader(admin, topic: str, node_id: int, timeout_s: float = 30) -> 
         time.sleep(0.2)
 
 
-def test_producer_follows_a_moved_leader_to_the_gateways_address(cluster):
+def _move_leader_from_node_2_to_node_3(admin, topic: str) -> None:
+    """Partition 0 of ``topic`` (replicas [2, 3]) gets node 3 as preferred replica, then leader."""
     from kafka import TopicPartition
 
+    admin.alter_partition_reassignments({TopicPartition(topic, 0): [3, 2]})
+    admin.elect_leaders(0, {topic: [0]})  # preferred leader: node 3 now
+    _wait_for_leader(admin, topic, 3)
+
+
+def test_producer_follows_a_moved_leader_to_the_gateways_address(cluster):
     topic = f"lc-{uuid.uuid4().hex[:6]}"
     admin = _admin(cluster.bootstrap)  # the test's own setup connection, not the client under test
     gateway = GatewayThread(cluster.bootstrap)
@@ -70,9 +84,7 @@ def test_producer_follows_a_moved_leader_to_the_gateways_address(cluster):
             text=True,
         )
         assert producer.stdout.readline().strip() == "producing", producer.stderr.read()[-3000:]
-        admin.alter_partition_reassignments({TopicPartition(topic, 0): [3, 2]})
-        admin.elect_leaders(0, {topic: [0]})  # preferred leader: node 3 now
-        _wait_for_leader(admin, topic, 3)
+        _move_leader_from_node_2_to_node_3(admin, topic)
         time.sleep(2)  # keep producing to the new leader
         out, err = producer.communicate("stop\n", timeout=120)
         assert producer.returncode == 0, err[-3000:]
@@ -99,3 +111,82 @@ def test_producer_follows_a_moved_leader_to_the_gateways_address(cluster):
     broker_ports = {node.port for node in cluster.nodes}
     assert {port for _id, _host, port in summary["nodes"]} <= gateway_ports
     assert summary["ports"] and set(summary["ports"]) <= gateway_ports and not broker_ports & set(summary["ports"])
+
+
+def _produce_directly(bootstrap: str, topic: str, first: int, count: int) -> None:
+    """Records "r<first>" .. "r<first + count - 1>" to partition 0, straight to the cluster: this
+    is the test's setup producer, not a client under test (only the share consumer goes through
+    the gateway). A fresh producer each time, so it finds the current leader in its metadata."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+    try:
+        sent = [producer.send(topic, b"r%d" % i, partition=0) for i in range(first, first + count)]
+        producer.flush(60)
+        for future in sent:
+            future.get(0)  # raises if a record was not written
+    finally:
+        producer.close()
+
+
+def _start_share_consumer(bootstrap: str, topic: str, group: str) -> subprocess.Popen:
+    """ShareLeaderChange.java through ``bootstrap``; returns once it has every record produced
+    before the move, so that the move happens while it is share-fetching from the old leader."""
+    args = [bootstrap, topic, group, str(RECORDS_BEFORE_MOVE), "90"]
+    consumer = subprocess.Popen(
+        java_program_command(SHARE_PROGRAM, KAFKA_4_VERSION, args),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = consumer.stdout.readline().strip()
+    if line != "consumed-before-move":
+        consumer.kill()
+        raise AssertionError(f"share consumer said {line!r}: {consumer.stderr.read()[-3000:]}")
+    return consumer
+
+
+def test_share_consumer_follows_a_moved_leader_through_the_gateway(cluster):
+    topic = f"slc-{uuid.uuid4().hex[:6]}"
+    total = RECORDS_BEFORE_MOVE + RECORDS_AFTER_MOVE
+    admin = _admin(cluster.bootstrap)  # the test's own setup connection, not the client under test
+    gateway = GatewayThread(cluster.bootstrap)
+    consumer = None
+    try:
+        admin.create_topics({topic: {"assignments": {0: [2, 3]}}})
+        _wait_for_leader(admin, topic, 2)
+        _produce_directly(cluster.bootstrap, topic, 0, RECORDS_BEFORE_MOVE)
+        consumer = _start_share_consumer(gateway.bootstrap, topic, f"{topic}-group")
+        _move_leader_from_node_2_to_node_3(admin, topic)
+        # records only the new leader has: the consumer must reach node 3 to get them
+        _produce_directly(cluster.bootstrap, topic, RECORDS_BEFORE_MOVE, RECORDS_AFTER_MOVE)
+        out, err = consumer.communicate(f"{total}\n", timeout=150)
+        assert consumer.returncode == 0, err[-3000:]
+        gateway_ports = gateway.gateway_ports()
+        mapping = dict(gateway.gateway.registry.mapping)
+    finally:
+        if consumer is not None and consumer.poll() is None:
+            consumer.kill()
+        gateway.stop()
+        admin.close()
+    rewritten = gateway.gateway.rewrites  # (api key, version, upstream addresses) of every address rewrite
+    summary = json.loads(out.strip().splitlines()[-1])
+    print(summary, [entry for entry in rewritten if entry[0] != 3])
+
+    node3 = ("127.0.0.1", cluster.node(3).port)
+    # every record produced, before and after the move, delivered and its acknowledgement accepted
+    assert summary["total"] == total
+    assert summary["distinct"] == total and summary["acknowledged"] == total, summary
+    # the old leader named the new one in the ShareFetch response's NodeEndpoints (KafkaApis fills
+    # them on NOT_LEADER_OR_FOLLOWER), and the gateway rewrote them
+    assert any(api_key == SHARE_FETCH and node3 in addresses for api_key, _version, addresses in rewritten)
+    # what the consumer knows: the new leader at the gateway's listener for node 3, no broker port
+    leader_id, leader_host, leader_port = summary["leader"]
+    assert leader_id == 3 and (leader_host, leader_port) == mapping[node3]
+    assert {port for _id, _host, port in summary["nodes"]} <= gateway_ports
+    # every connection it held during the run went to the gateway, the new leader's listener included
+    broker_ports = {node.port for node in cluster.nodes}
+    ports = set(summary["ports"])
+    assert mapping[node3][1] in ports
+    assert ports <= gateway_ports and not broker_ports & ports, (ports, gateway_ports, broker_ports)
