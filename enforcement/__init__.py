@@ -8,9 +8,9 @@ sensor sharing, request percentage (KIP-124), controller mutation token bucket (
 connection rates (KIP-612) and the proposed producer-id quota (KIP-936). ``rates`` picks the
 compiled (``native/``, Rust) or pure-Python rate once at import.
 
-Above them: ``gateway/`` (the asyncio Kafka-protocol proxy that applies these decisions) and
-``commands/`` (``kconfigs serve``, ``simulate``, ``resolve``). This package uses ``kconfigs``'
-model and stores; ``kconfigs`` never imports it.
+Above them: ``gateway/`` (the Kafka-protocol proxy's control plane around the native data plane in
+``native/``, which applies these decisions) and ``commands/`` (``kconfigs serve``, ``simulate``,
+``resolve``). This package uses ``kconfigs``' model and stores; ``kconfigs`` never imports it.
 """
 
 from kconfigs.clock import Clock, ManualClock, MonotonicClock
