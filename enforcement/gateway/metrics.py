@@ -139,11 +139,12 @@ class _StreamedCollector:
             return []
         frames = CounterMetricFamily(
             "kconfigs_gateway_streamed_frames",
-            "Large Produce requests and Fetch responses forwarded as they arrived, not held whole",
+            "Large Produce requests and Fetch / ShareFetch responses forwarded as they arrived, not held whole",
             labels=["frame"],
         )
         frames.add_metric(["produce_request"], counts["produce_requests"])
         frames.add_metric(["fetch_response"], counts["fetch_responses"])
+        frames.add_metric(["share_fetch_response"], counts["share_fetch_responses"])
         spliced = CounterMetricFamily(
             "kconfigs_gateway_spliced_bytes", "Bytes of streamed frames moved socket to socket by splice(2)"
         )

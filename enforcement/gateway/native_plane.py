@@ -296,9 +296,14 @@ class NativeGateway:
 
     def streamed_frames(self) -> dict[str, int]:
         """Large frames forwarded as they arrived instead of held whole: Produce requests, Fetch
-        responses, and the bytes of theirs moved socket to socket by splice."""
-        produce, fetch, spliced = self._plane.streamed()
-        return {"produce_requests": produce, "fetch_responses": fetch, "spliced_bytes": spliced}
+        and ShareFetch responses, and the bytes of theirs moved socket to socket by splice."""
+        produce, fetch, share_fetch, spliced = self._plane.streamed()
+        return {
+            "produce_requests": produce,
+            "fetch_responses": fetch,
+            "share_fetch_responses": share_fetch,
+            "spliced_bytes": spliced,
+        }
 
     @property
     def bootstrap_address(self) -> Address:

@@ -356,8 +356,9 @@ impl DataPlane {
         self.shared.node_endpoint_checks()
     }
 
-    /// (Produce requests, Fetch responses) forwarded as they arrived, and the bytes spliced.
-    fn streamed(&self) -> (u64, u64, u64) {
+    /// (Produce requests, Fetch responses, ShareFetch responses) forwarded as they arrived, and
+    /// the bytes spliced.
+    fn streamed(&self) -> (u64, u64, u64, u64) {
         self.shared.streamed()
     }
 

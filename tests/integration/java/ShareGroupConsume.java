@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeSet;
+import java.util.zip.CRC32;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -24,7 +25,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * A KIP-932 share group through one bootstrap address: creates the topic, sets the group to start
  * from the earliest offset, produces the records, then consumes them with a KafkaShareConsumer
  * (implicit acknowledgement) until every record came or the time is up, and prints one JSON line:
- * distinct records and bytes received, seconds from the first poll to the last record, the
+ * distinct records and bytes received, the sum of the CRC-32s of the distinct records' values (so
+ * the caller can check the bytes, not only the count), seconds from the first poll to the last
+ * record, the
  * client's own fetch-throttle metric, and the remote ports of its TCP connections while open.
  *
  * <p>Arguments: bootstrap topic records payload_bytes group client_id max_seconds
@@ -72,6 +75,7 @@ public final class ShareGroupConsume {
             TreeSet<String> distinct = new TreeSet<>();
             long bytes = 0;
             long delivered = 0;
+            long valueCrcSum = 0;
             long lastRecordAt = 0;
             KafkaShareConsumer<byte[], byte[]> consumer = new KafkaShareConsumer<>(
                     consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -82,7 +86,11 @@ public final class ShareGroupConsume {
                     ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(200));
                     for (ConsumerRecord<byte[], byte[]> record : batch) {
                         String value = new String(record.value(), StandardCharsets.UTF_8);
-                        distinct.add(value.substring(0, value.indexOf(':')));
+                        if (distinct.add(value.substring(0, value.indexOf(':')))) {
+                            CRC32 crc = new CRC32();
+                            crc.update(record.value());
+                            valueCrcSum += crc.getValue();
+                        }
                         bytes += record.value().length;
                         delivered++;
                         lastRecordAt = System.currentTimeMillis();
@@ -94,6 +102,7 @@ public final class ShareGroupConsume {
                 json.append("\"distinct\": ").append(distinct.size());
                 json.append(", \"delivered\": ").append(delivered);
                 json.append(", \"bytes\": ").append(bytes);
+                json.append(", \"value_crc_sum\": ").append(valueCrcSum);
                 json.append(", \"seconds\": ").append(lastRecordAt == 0 ? 0.0 : (lastRecordAt - start) / 1000.0);
                 json.append(", \"fetch_throttle_max_ms\": ").append(metric(consumer.metrics(), "fetch-throttle-time-max"));
                 json.append(", \"ports\": ").append(ports);

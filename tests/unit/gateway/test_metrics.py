@@ -38,11 +38,12 @@ def test_gateway_counters():
 
 
 def test_streamed_frames_are_read_from_the_data_plane_on_each_scrape():
-    counts = {"produce_requests": 2, "fetch_responses": 5, "spliced_bytes": 1_048_576}
+    counts = {"produce_requests": 2, "fetch_responses": 5, "share_fetch_responses": 3, "spliced_bytes": 1_048_576}
     stats = GatewayStats(streamed=lambda: counts)
     value = stats.registry.get_sample_value
     assert value("kconfigs_gateway_streamed_frames_total", {"frame": "produce_request"}) == 2
     assert value("kconfigs_gateway_streamed_frames_total", {"frame": "fetch_response"}) == 5
+    assert value("kconfigs_gateway_streamed_frames_total", {"frame": "share_fetch_response"}) == 3
     assert value("kconfigs_gateway_spliced_bytes_total") == 1_048_576
     counts["fetch_responses"] = 6  # no copy is kept: the next scrape reads the plane again
     assert value("kconfigs_gateway_streamed_frames_total", {"frame": "fetch_response"}) == 6

@@ -8,6 +8,7 @@ pub mod rewrite;
 pub mod sasl;
 pub mod splice;
 pub mod stream;
+pub mod tail;
 pub mod testing;
 pub mod tls;
 pub mod wire;

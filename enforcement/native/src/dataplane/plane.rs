@@ -27,6 +27,7 @@ use super::rewrite::{self, AddressRewrite};
 use super::sasl::SaslState;
 use super::splice::Pipe;
 use super::stream::{self, Fault, Forward};
+use super::tail::{EndpointTail, FetchTailRewrite, ShareFetchTailRewrite, TailRewrite};
 use super::wire::{
     self, Malformed, RequestPrefix, API_VERSIONS, FETCH, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE, SHARE_ACKNOWLEDGE,
     SHARE_FETCH,
@@ -104,7 +105,7 @@ pub struct Shared {
     node_endpoint_checks: [[AtomicU64; 32]; 2],
     /// Produce requests and Fetch responses forwarded as they arrived (stream.rs), and the bytes
     /// of theirs moved by splice (observability; tests prove the path is taken)
-    streamed: [AtomicU64; 2],
+    streamed: [AtomicU64; 3],
     spliced_bytes: AtomicU64,
 }
 
@@ -157,18 +158,24 @@ impl Shared {
         out
     }
 
-    /// (Produce requests streamed, Fetch responses streamed, bytes spliced) so far.
-    pub fn streamed(&self) -> (u64, u64, u64) {
+    /// (Produce requests, Fetch responses, ShareFetch responses streamed, bytes spliced) so far.
+    pub fn streamed(&self) -> (u64, u64, u64, u64) {
         (
             self.streamed[0].load(Ordering::Relaxed),
             self.streamed[1].load(Ordering::Relaxed),
+            self.streamed[2].load(Ordering::Relaxed),
             self.spliced_bytes.load(Ordering::Relaxed),
         )
     }
 
-    /// One frame streamed: `api_key` Produce (a request) or Fetch (a response).
+    /// One frame streamed: `api_key` Produce (a request), Fetch or ShareFetch (a response).
     fn count_streamed(&self, api_key: i16, spliced: u64) {
-        self.streamed[usize::from(api_key == FETCH)].fetch_add(1, Ordering::Relaxed);
+        let kind = match api_key {
+            PRODUCE => 0,
+            FETCH => 1,
+            _ => 2,
+        };
+        self.streamed[kind].fetch_add(1, Ordering::Relaxed);
         self.spliced_bytes.fetch_add(spliced, Ordering::Relaxed);
     }
 
@@ -1270,9 +1277,11 @@ impl Conn {
             } else {
                 None
             };
-            if let Some((FETCH, version)) = next {
+            if let Some((key @ (FETCH | SHARE_FETCH), version)) = next {
                 if self.splices_to_client().await {
-                    let quota_bound = self.relay_streamed_fetch(&mut up, size, version, &mut pipe).await?;
+                    let quota_bound = self
+                        .relay_streamed_fetch(&mut up, size, key, version, &mut pipe)
+                        .await?;
                     self.response_sent(quota_bound);
                     continue;
                 }
@@ -1381,33 +1390,37 @@ impl Conn {
         self.changed.notify_waiters();
     }
 
-    /// A large Fetch response, forwarded as it arrives (stream.rs): its head is read and charged,
-    /// throttle_time_ms patched in place; over quota it is replaced by the broker's empty
-    /// throttled response and its records are read and dropped; otherwise its records are
-    /// spliced to the client and, from v16, its NodeEndpoints rewritten at the same length.
-    /// Returns whether the request was quota-bound.
+    /// A large Fetch or ShareFetch response, forwarded as it arrives (stream.rs): its head is read
+    /// and charged, throttle_time_ms patched in place; over quota it is replaced by the broker's
+    /// empty throttled response and its records are read and dropped; otherwise its records are
+    /// spliced to the client and its NodeEndpoints (Fetch v16+, every ShareFetch) rewritten at the
+    /// same length (tail.rs). Returns whether the request was quota-bound.
     async fn relay_streamed_fetch(
         &self,
         up: &mut LeanReader<OwnedReadHalf>,
         size: i32,
+        key: i16,
         version: i16,
         pipe: &mut Option<Pipe>,
     ) -> Result<bool, Close> {
         let upstream_bad = |m: Malformed| Close::Bad(m.0, "upstream");
         let mut out = self.client_out.lock().await;
         let mut forward = Forward::new(up, &mut out, pipe, size as usize);
-        let mut head = stream::read_fetch_head(&mut forward, version)
-            .await
-            .map_err(|f| fault(f, "upstream"))?;
+        let head = if key == FETCH {
+            stream::read_fetch_head(&mut forward, version).await
+        } else {
+            stream::read_share_fetch_head(&mut forward).await
+        };
+        let mut head = head.map_err(|f| fault(f, "upstream"))?;
         let received = now();
         let corr = wire::i32_at(&head, 0).map_err(upstream_bad)?;
         let m = self.match_response(corr, received)?;
         let started = now();
-        if wire::has_node_endpoints(FETCH, version) {
-            self.shared.count_node_endpoint_check(FETCH, version);
+        if wire::has_node_endpoints(key, version) {
+            self.shared.count_node_endpoint_check(key, version);
         }
         let throttle_ms = self.account(
-            FETCH,
+            key,
             &m.principal,
             &m.client_id,
             size,
@@ -1417,7 +1430,12 @@ impl Conn {
         );
         self.mute(throttle_ms);
         if throttle_ms > 0 {
-            if let Some(empty) = rewrite::throttled_fetch_response(version, &head, throttle_ms).map_err(upstream_bad)? {
+            let empty = if key == FETCH {
+                rewrite::throttled_fetch_response(version, &head, throttle_ms)
+            } else {
+                rewrite::throttled_share_fetch_response(version, &head, throttle_ms)
+            };
+            if let Some(empty) = empty.map_err(upstream_bad)? {
                 // as a broker: nothing is delivered, and the consumer fetches the same offsets again
                 forward.discard_rest().await.map_err(|f| fault(f, "upstream"))?;
                 forward
@@ -1429,7 +1447,7 @@ impl Conn {
                 return Ok(m.quota_bound);
             }
             rewrite::patch_throttle(
-                FETCH,
+                key,
                 version,
                 &mut head,
                 throttle_ms,
@@ -1441,30 +1459,44 @@ impl Conn {
             .await
             .map_err(|f| fault(f, "upstream"))?;
         forward.write(&head).await.map_err(|f| fault(f, "upstream"))?;
-        let section = stream::relay_fetch_records(&mut forward, version)
-            .await
-            .map_err(|f| fault(f, "upstream"))?;
-        if let Some(section) = section {
-            let rewritten = match rewrite::TaggedSectionRewrite::decode(version, &section).map_err(upstream_bad)? {
-                None => section,
-                Some(rewrite) => {
-                    self.shared
-                        .advertise(FETCH, version, &rewrite.addresses)
-                        .await
-                        .map_err(upstream_bad)?;
-                    let shared = self.shared.clone();
-                    rewrite.apply(&|h, p| shared.mapped(h, p)).map_err(upstream_bad)?
-                }
+        let tail = if key == FETCH {
+            stream::relay_fetch_records(&mut forward, version).await
+        } else {
+            stream::relay_share_fetch_records(&mut forward).await.map(Some)
+        };
+        if let Some(tail) = tail.map_err(|f| fault(f, "upstream"))? {
+            let rewritten = if key == FETCH {
+                self.rewrite_tail(FetchTailRewrite::decode(version, &tail), key, version)
+                    .await
+            } else {
+                self.rewrite_tail(ShareFetchTailRewrite::decode(version, &tail), key, version)
+                    .await
             };
+            let rewritten = rewritten.map_err(upstream_bad)?.unwrap_or(tail);
             forward.write(&rewritten).await.map_err(|f| fault(f, "upstream"))?;
         }
         let spliced = forward.spliced;
         drop(forward);
-        self.shared.count_streamed(FETCH, spliced);
+        self.shared.count_streamed(key, spliced);
         if up.buffer().is_empty() {
             out.flush().await?;
         }
         Ok(m.quota_bound)
+    }
+
+    /// A streamed response's tail with the gateway's addresses (None: it holds none).
+    async fn rewrite_tail<M: EndpointTail>(
+        &self,
+        decoded: Result<Option<TailRewrite<M>>, Malformed>,
+        key: i16,
+        version: i16,
+    ) -> Result<Option<Vec<u8>>, Malformed> {
+        let Some(rewrite) = decoded? else {
+            return Ok(None);
+        };
+        self.shared.advertise(key, version, &rewrite.addresses).await?;
+        let shared = self.shared.clone();
+        rewrite.apply(&|h, p| shared.mapped(h, p)).map(Some)
     }
 
     async fn rewrite_response(&self, key: i16, version: i16, frame: Vec<u8>) -> Result<Vec<u8>, Malformed> {

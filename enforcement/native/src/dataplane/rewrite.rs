@@ -57,7 +57,7 @@ const API_VERSIONS_LAID_OUT_AS_V4_UP_TO: i16 = 5;
 const SHARE_V2: i16 = 2;
 
 /// The version a response of `api_key` v`version` is decoded and encoded as (the rules above).
-fn layout_version(api_key: i16, version: i16) -> i16 {
+pub(super) fn layout_version(api_key: i16, version: i16) -> i16 {
     match (api_key, crate_max_version(api_key)) {
         (API_VERSIONS, Some(known)) if version > known && version <= API_VERSIONS_LAID_OUT_AS_V4_UP_TO => known,
         (SHARE_FETCH | SHARE_ACKNOWLEDGE, _) if version == SHARE_V2 => 1,
@@ -137,7 +137,7 @@ fn real(host: &str, port: i32) -> bool {
     !host.is_empty() && port >= 0
 }
 
-fn decode<T: Decodable>(buf: &mut Bytes, api_key: i16, version: i16) -> Result<T, Malformed> {
+pub(super) fn decode<T: Decodable>(buf: &mut Bytes, api_key: i16, version: i16) -> Result<T, Malformed> {
     let message = T::decode(buf, version).map_err(|e| malformed(api_key, version, e))?;
     if !buf.is_empty() {
         return Err(malformed(
@@ -300,7 +300,11 @@ impl AddressRewrite {
 }
 
 /// One broker address replaced by `map(address)`; fails closed on an unmapped one.
-fn swap(host: &mut StrBytes, port: &mut i32, map: &dyn Fn(&str, i32) -> Option<Address>) -> Result<(), Malformed> {
+pub(super) fn swap(
+    host: &mut StrBytes,
+    port: &mut i32,
+    map: &dyn Fn(&str, i32) -> Option<Address>,
+) -> Result<(), Malformed> {
     let Some((new_host, new_port)) = map(host.as_str(), *port) else {
         return Err(Malformed(format!(
             "no gateway listener for broker {}:{}",
@@ -311,140 +315,6 @@ fn swap(host: &mut StrBytes, port: &mut i32, map: &dyn Fn(&str, i32) -> Option<A
     *host = StrBytes::from_string(new_host);
     *port = new_port;
     Ok(())
-}
-
-/// The top-level tagged fields of a Fetch v16+ response streaming through, rewritten without
-/// changing their length (the frame's length prefix has already gone to the client).
-///
-/// The section is decoded and re-encoded by `kafka-protocol`, as the whole-frame rewrite does, so
-/// a rewrite that happens to keep the length gives the same bytes. A shorter one is padded with an
-/// unknown tag (clients skip unknown tags); when the gateway's addresses do not fit, NodeEndpoints
-/// is replaced by an unknown tag of the same size, zero-filled: the client learns no leader from
-/// this response and refreshes its metadata, as it does with brokers older than KIP-951.
-pub struct TaggedSectionRewrite {
-    version: i16,
-    message: FetchResponse,
-    /// (length of the section, length of tag 0's value)
-    lengths: (usize, usize),
-    pub addresses: Vec<Address>,
-}
-
-/// The fields before the tagged section of an empty flexible FetchResponse: throttle_time_ms,
-/// error_code, session_id and an empty compact `responses` array.
-const EMPTY_FETCH_PREFIX: [u8; 11] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
-
-impl TaggedSectionRewrite {
-    /// The unknown tag used for padding and blanking (one varint byte, like tag 0).
-    pub const PADDING_TAG: i32 = 127;
-
-    /// None when the section holds no NodeEndpoints (tag 0).
-    pub fn decode(version: i16, section: &[u8]) -> Result<Option<TaggedSectionRewrite>, Malformed> {
-        let Some(value_len) = tag_zero_len(section)? else {
-            return Ok(None);
-        };
-        let mut buf = Bytes::from([&EMPTY_FETCH_PREFIX[..], section].concat());
-        let message: FetchResponse = decode(&mut buf, FETCH, version)?;
-        let addresses = message
-            .node_endpoints
-            .iter()
-            .map(|b| (b.host.to_string(), b.port))
-            .collect();
-        Ok(Some(TaggedSectionRewrite {
-            version,
-            message,
-            lengths: (section.len(), value_len),
-            addresses,
-        }))
-    }
-
-    /// The section with every address replaced by `map(address)`, exactly as long as before;
-    /// fails closed on an unmapped address.
-    pub fn apply(mut self, map: &dyn Fn(&str, i32) -> Option<Address>) -> Result<Vec<u8>, Malformed> {
-        let (section_len, value_len) = self.lengths;
-        self.message
-            .node_endpoints
-            .iter_mut()
-            .try_for_each(|b| swap(&mut b.host, &mut b.port, map))?;
-        let exact = self.encode(&self.message)?;
-        if exact.len() == section_len {
-            return Ok(exact);
-        }
-        let free = !self.message.unknown_tagged_fields.contains_key(&Self::PADDING_TAG);
-        if exact.len() < section_len && free {
-            let mut padded = self.message.clone();
-            padded.unknown_tagged_fields.insert(Self::PADDING_TAG, Bytes::new());
-            let bare = self.encode(&padded)?.len();
-            // the bytes to add: the filler plus its size varint's bytes beyond the first
-            let missing = section_len.saturating_sub(bare);
-            for width in 1..=5usize {
-                let Some(filler) = missing.checked_sub(width - 1) else {
-                    break;
-                };
-                if bare > section_len || uvarint_len(filler) != width {
-                    continue;
-                }
-                padded
-                    .unknown_tagged_fields
-                    .insert(Self::PADDING_TAG, Bytes::from(vec![0u8; filler]));
-                let out = self.encode(&padded)?;
-                if out.len() == section_len {
-                    return Ok(out);
-                }
-            }
-        }
-        if free {
-            let mut blank = self.message.clone();
-            blank.node_endpoints.clear();
-            blank
-                .unknown_tagged_fields
-                .insert(Self::PADDING_TAG, Bytes::from(vec![0u8; value_len]));
-            let out = self.encode(&blank)?;
-            if out.len() == section_len {
-                return Ok(out);
-            }
-        }
-        Err(Malformed(
-            "fetch response NodeEndpoints cannot be rewritten at the same length".into(),
-        ))
-    }
-
-    fn encode(&self, message: &FetchResponse) -> Result<Vec<u8>, Malformed> {
-        let mut out = BytesMut::new();
-        message
-            .encode(&mut out, self.version)
-            .map_err(|e| Malformed(format!("cannot encode fetch response tags: {e}")))?;
-        Ok(out[EMPTY_FETCH_PREFIX.len()..].to_vec())
-    }
-}
-
-fn uvarint_len(mut value: usize) -> usize {
-    let mut n = 1;
-    while value >= 0x80 {
-        value >>= 7;
-        n += 1;
-    }
-    n
-}
-
-/// The length of tag 0's value in a whole tagged section, None without tag 0.
-fn tag_zero_len(section: &[u8]) -> Result<Option<usize>, Malformed> {
-    let (count, mut pos) = wire::read_uvarint(section, 0)?;
-    let mut found = None;
-    for _ in 0..count {
-        let (tag, p) = wire::read_uvarint(section, pos)?;
-        let (size, p) = wire::read_uvarint(section, p)?;
-        pos = p + size as usize;
-        if pos > section.len() {
-            return Err(Malformed("tagged field overruns the response".into()));
-        }
-        if tag == 0 {
-            found = Some(size as usize);
-        }
-    }
-    if pos != section.len() {
-        return Err(Malformed("bytes after the top-level tagged fields".into()));
-    }
-    Ok(found)
 }
 
 /// (api key, min, max) ranges of an ApiVersions response.

@@ -7,12 +7,14 @@
 //! on Linux (splice.rs), copied through the buffers otherwise.
 //!
 //! Fetch v16+ responses end with top-level tagged fields that may hold KIP-951 NodeEndpoints
-//! (broker addresses), behind every partition's records. So such a response is walked as it
-//! streams (`relay_fetch_records`): structural fields are read and passed on, records forwarded
-//! unread, and the final tagged section is handed back to be rewritten. Its length prefix left
-//! first, so the rewrite keeps the section's length (rewrite::TaggedSectionRewrite).
+//! (broker addresses), behind every partition's records; ShareFetch responses end with a
+//! NodeEndpoints array. So such a response is walked as it streams (`relay_fetch_records`,
+//! `relay_share_fetch_records`): structural fields are read and passed on, records forwarded
+//! unread, and the tail after the last records is handed back to be rewritten. Its length prefix
+//! left first, so the rewrite keeps the tail's length (tail.rs).
 //!
-//! Field layouts follow Kafka's FetchResponse.json (versions 0-18, flexible from 12).
+//! Field layouts follow Kafka's FetchResponse.json (versions 0-18, flexible from 12) and
+//! ShareFetchResponse.json (versions 1-2, one layout).
 
 use std::io;
 use std::pin::Pin;
@@ -26,8 +28,9 @@ use super::splice::{Pipe, SpliceError, MIN_SPLICE_BYTES};
 pub const STREAM_MIN_BYTES: usize = 64 * 1024;
 /// The most of a streamed request read before it is forwarded: any real header and acks fit.
 pub const REQUEST_HEAD_BYTES: usize = 16 * 1024;
-/// A top-level tagged section larger than this is not a Fetch response's: refused.
-const MAX_TAGGED_SECTION_BYTES: usize = 1024 * 1024;
+/// A tail (Fetch's top-level tagged fields, ShareFetch's NodeEndpoints and tags) larger than
+/// this is not an honest response's: refused.
+const MAX_TAIL_BYTES: usize = 1024 * 1024;
 
 /// A streamed frame that cannot go on: the source broke the protocol or ended (`Source`, the
 /// sender's fault, logged as a bad frame), or the sink failed (`Sink`, a closed peer).
@@ -331,18 +334,78 @@ where
             "fetch response v{version} ends before its tagged fields"
         )));
     }
-    Ok(Some(forward.read_rest(MAX_TAGGED_SECTION_BYTES).await?))
+    Ok(Some(forward.read_rest(MAX_TAIL_BYTES).await?))
+}
+
+/// A ShareFetch response's head, kept (not written): header, throttle_time_ms and error code.
+/// `forward.left` must be the frame's size.
+pub async fn read_share_fetch_head<R, W>(forward: &mut Forward<'_, R, W>) -> Result<Vec<u8>, Fault>
+where
+    R: AsyncRead + Unpin + PlainSocket,
+    W: AsyncWrite + Unpin + PlainSocket,
+{
+    forward.hold();
+    forward.i32().await?; // correlation id
+    forward.tags().await?;
+    forward.i32().await?; // throttle_time_ms
+    forward.i16().await?; // error code
+    Ok(forward.take_held())
+}
+
+/// After `read_share_fetch_head`: the responses passed on (records unread); the tail
+/// (NodeEndpoints and the top-level tagged fields) returned unwritten, to be rewritten at the same
+/// length.
+pub async fn relay_share_fetch_records<R, W>(forward: &mut Forward<'_, R, W>) -> Result<Vec<u8>, Fault>
+where
+    R: AsyncRead + Unpin + PlainSocket,
+    W: AsyncWrite + Unpin + PlainSocket,
+{
+    let flexible = true;
+    forward.string(flexible).await?; // error message
+    forward.pass(4).await?; // acquisition lock timeout
+    for _ in 0..forward.array_len(flexible).await? {
+        forward.pass(16).await?; // topic id
+        for _ in 0..forward.array_len(flexible).await? {
+            forward.pass(4 + 2).await?; // partition index, error code
+            forward.string(flexible).await?; // error message
+            forward.pass(2).await?; // acknowledge error code
+            forward.string(flexible).await?; // acknowledge error message
+            forward.pass(4 + 4).await?; // current leader: id, epoch
+            forward.tags().await?;
+            forward.bytes(flexible).await?; // records: forwarded unread
+            for _ in 0..forward.array_len(flexible).await? {
+                forward.pass(8 + 8 + 2).await?; // acquired records: first, last offset, delivery count
+                forward.tags().await?;
+            }
+            forward.tags().await?;
+        }
+        forward.tags().await?;
+    }
+    if forward.left == 0 {
+        return Err(Fault::Source(
+            "share fetch response ends before its NodeEndpoints".into(),
+        ));
+    }
+    forward.read_rest(MAX_TAIL_BYTES).await
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::rewrite::{response_header_version, AddressRewrite, TaggedSectionRewrite};
+    use super::super::rewrite::{response_header_version, AddressRewrite};
+    use super::super::tail::{FetchTailRewrite, ShareFetchTailRewrite, PADDING_TAG};
+    use super::super::wire::{FETCH, SHARE_FETCH};
     use super::*;
     use bytes::{Bytes, BytesMut};
     use kafka_protocol::messages::fetch_response::{
         AbortedTransaction, FetchableTopicResponse, NodeEndpoint, PartitionData,
     };
-    use kafka_protocol::messages::{BrokerId, FetchResponse, ProducerId, ResponseHeader, TopicName};
+    use kafka_protocol::messages::share_fetch_response::{
+        AcquiredRecords, LeaderIdAndEpoch, NodeEndpoint as ShareNodeEndpoint, PartitionData as ShareFetchPartition,
+        ShareFetchableTopicResponse,
+    };
+    use kafka_protocol::messages::{
+        BrokerId, FetchResponse, ProducerId, ResponseHeader, ShareFetchResponse, TopicName,
+    };
     use kafka_protocol::protocol::{Encodable, StrBytes};
     use std::task::{Context, Poll};
     use tokio::io::ReadBuf;
@@ -439,6 +502,10 @@ mod tests {
 
     /// The streamed path as the data plane runs it, minus the socket plumbing.
     fn stream(version: i16, framed: &[u8], sizes: Vec<usize>, map: &Mapper) -> Result<Vec<u8>, Fault> {
+        stream_api(FETCH, version, framed, sizes, map)
+    }
+
+    fn stream_api(key: i16, version: i16, framed: &[u8], sizes: Vec<usize>, map: &Mapper) -> Result<Vec<u8>, Fault> {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         runtime.block_on(async {
             let source = Chunked {
@@ -454,14 +521,26 @@ mod tests {
             src.read_exact(&mut size).await.map_err(truncated)?;
             let size = i32::from_be_bytes(size) as usize;
             let mut forward = Forward::new(&mut src, &mut dst, &mut pipe, size);
-            let head = read_fetch_head(&mut forward, version).await?;
+            let share = key == SHARE_FETCH;
+            let head = if share {
+                read_share_fetch_head(&mut forward).await?
+            } else {
+                read_fetch_head(&mut forward, version).await?
+            };
             forward.write(&(size as i32).to_be_bytes()).await?;
             forward.write(&head).await?;
-            if let Some(section) = relay_fetch_records(&mut forward, version).await? {
-                let out = match TaggedSectionRewrite::decode(version, &section).map_err(|m| Fault::Source(m.0))? {
-                    None => section,
-                    Some(rewrite) => rewrite.apply(map).map_err(|m| Fault::Source(m.0))?,
+            let tail = if share {
+                Some(relay_share_fetch_records(&mut forward).await?)
+            } else {
+                relay_fetch_records(&mut forward, version).await?
+            };
+            if let Some(tail) = tail {
+                let rewritten = if share {
+                    ShareFetchTailRewrite::decode(version, &tail).and_then(|r| r.map(|r| r.apply(map)).transpose())
+                } else {
+                    FetchTailRewrite::decode(version, &tail).and_then(|r| r.map(|r| r.apply(map)).transpose())
                 };
+                let out = rewritten.map_err(|m| Fault::Source(m.0))?.unwrap_or(tail);
                 forward.write(&out).await?;
             }
             assert_eq!(forward.left, 0);
@@ -471,7 +550,11 @@ mod tests {
     }
 
     fn whole_rewrite(version: i16, framed: &[u8], map: &Mapper) -> Vec<u8> {
-        let body = AddressRewrite::decode(1, version, &framed[4..])
+        whole_rewrite_api(FETCH, version, framed, map)
+    }
+
+    fn whole_rewrite_api(key: i16, version: i16, framed: &[u8], map: &Mapper) -> Vec<u8> {
+        let body = AddressRewrite::decode(key, version, &framed[4..])
             .unwrap()
             .unwrap()
             .apply(map)
@@ -540,9 +623,7 @@ mod tests {
                 decoded.unknown_tagged_fields.get(&5).map(|b| b.to_vec()),
                 Some(b"keep".to_vec())
             );
-            assert!(decoded
-                .unknown_tagged_fields
-                .contains_key(&TaggedSectionRewrite::PADDING_TAG));
+            assert!(decoded.unknown_tagged_fields.contains_key(&PADDING_TAG));
         }
     }
 
@@ -586,6 +667,136 @@ mod tests {
         let mut short = framed.clone();
         short[..4].copy_from_slice(&((framed.len() - 4 - 50_000) as i32).to_be_bytes());
         let err = stream(version, &short, vec![4096], &gateway).unwrap_err();
+        assert!(matches!(err, Fault::Source(_)), "{err:?}");
+    }
+
+    fn share_response(hosts: &[&str], record_sizes: &[usize]) -> Vec<u8> {
+        let partitions = record_sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                ShareFetchPartition::default()
+                    .with_partition_index(i as i32)
+                    .with_error_message(Some(StrBytes::from_static_str("kept")))
+                    .with_current_leader(LeaderIdAndEpoch::default().with_leader_id(2))
+                    .with_records(Some(Bytes::from(
+                        (0..n).map(|b| (b * 17 + i) as u8).collect::<Vec<u8>>(),
+                    )))
+                    .with_acquired_records(vec![AcquiredRecords::default()
+                        .with_last_offset(9)
+                        .with_delivery_count(1)])
+            })
+            .collect();
+        let topic = ShareFetchableTopicResponse::default().with_partitions(partitions);
+        let endpoints = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                ShareNodeEndpoint::default()
+                    .with_node_id(BrokerId(i as i32))
+                    .with_host(StrBytes::from_string(h.to_string()))
+                    .with_port(9092 + i as i32)
+            })
+            .collect();
+        let mut message = ShareFetchResponse::default()
+            .with_throttle_time_ms(3)
+            .with_acquisition_lock_timeout_ms(30_000)
+            .with_responses(vec![topic.clone(), topic])
+            .with_node_endpoints(endpoints);
+        message.unknown_tagged_fields.insert(5, Bytes::from_static(b"keep"));
+        let mut out = BytesMut::new();
+        ResponseHeader::default()
+            .with_correlation_id(9)
+            .encode(&mut out, 1)
+            .unwrap();
+        message.encode(&mut out, 1).unwrap(); // v2's layout is v1's
+        let mut framed = (out.len() as i32).to_be_bytes().to_vec();
+        framed.extend_from_slice(&out);
+        framed
+    }
+
+    fn decode_share(framed: &[u8]) -> ShareFetchResponse {
+        use kafka_protocol::protocol::Decodable;
+        let mut buf = Bytes::copy_from_slice(&framed[4..]);
+        ResponseHeader::decode(&mut buf, 1).unwrap();
+        let message = ShareFetchResponse::decode(&mut buf, 1).unwrap();
+        assert!(buf.is_empty());
+        message
+    }
+
+    #[test]
+    fn share_fetch_rewrite_streams_to_the_whole_frame_rewrite_at_any_read_boundaries() {
+        let framed = share_response(&["broker-11", "broker-22"], &[200_000, 5, 0, 70_000]);
+        for version in [1i16, 2] {
+            let expected = whole_rewrite_api(SHARE_FETCH, version, &framed, &gateway);
+            assert_eq!(expected.len(), framed.len(), "fixture keeps the length");
+            assert_ne!(expected, framed);
+            for seed in 0..40 {
+                let got = stream_api(SHARE_FETCH, version, &framed, boundaries(seed), &gateway).unwrap();
+                assert_eq!(got, expected, "v{version} seed {seed}");
+            }
+            let got = stream_api(SHARE_FETCH, version, &framed, vec![1], &gateway).unwrap();
+            assert_eq!(got, expected, "v{version}, one byte per read");
+        }
+    }
+
+    #[test]
+    fn share_fetch_rewrites_are_padded_or_blanked_at_the_same_length() {
+        let framed = share_response(&["broker-1-long-name.internal"], &[90_000, 3]);
+        let original = decode_share(&framed);
+        for seed in 0..10 {
+            let got = stream_api(SHARE_FETCH, 2, &framed, boundaries(seed), &gateway).unwrap();
+            assert_eq!(got.len(), framed.len());
+            let decoded = decode_share(&got);
+            assert_eq!(decoded.node_endpoints.len(), 1);
+            assert_eq!(decoded.node_endpoints[0].host.as_str(), "127.0.0.1");
+            assert_eq!(decoded.node_endpoints[0].port, 19092);
+            assert_eq!(
+                decoded.responses, original.responses,
+                "records and acquired ranges unchanged"
+            );
+            assert_eq!(decoded.acquisition_lock_timeout_ms, 30_000);
+            assert_eq!(
+                decoded.unknown_tagged_fields.get(&5).map(|b| b.to_vec()),
+                Some(b"keep".to_vec())
+            );
+            assert!(decoded.unknown_tagged_fields.contains_key(&PADDING_TAG));
+        }
+        let framed = share_response(&["b1", "b2"], &[80_000]);
+        let got = stream_api(SHARE_FETCH, 1, &framed, boundaries(3), &long_gateway).unwrap();
+        assert_eq!(got.len(), framed.len());
+        let decoded = decode_share(&got);
+        assert!(
+            decoded.node_endpoints.is_empty(),
+            "no leader learnt: the client refreshes metadata"
+        );
+        assert_eq!(decoded.responses, decode_share(&framed).responses);
+    }
+
+    #[test]
+    fn share_fetch_responses_without_endpoints_pass_unchanged_and_broken_ones_are_the_senders_fault() {
+        let framed = share_response(&[], &[100_000, 1]);
+        for seed in 0..5 {
+            assert_eq!(
+                stream_api(SHARE_FETCH, 1, &framed, boundaries(seed), &gateway).unwrap(),
+                framed
+            );
+        }
+        let framed = share_response(&["broker-11"], &[100_000]);
+        for cut in [5usize, 12, 40, 60_000, framed.len() - 3] {
+            let err = stream_api(SHARE_FETCH, 1, &framed[..cut], vec![1000], &gateway).unwrap_err();
+            assert!(matches!(err, Fault::Source(_)), "cut {cut}: {err:?}");
+        }
+        let mut unmapped = share_response(&["elsewhere"], &[100_000]);
+        let err = stream_api(SHARE_FETCH, 1, &unmapped, vec![4096], &gateway).unwrap_err();
+        assert!(
+            matches!(err, Fault::Source(ref m) if m.contains("no gateway listener")),
+            "{err:?}"
+        );
+        // a size prefix smaller than the fields inside it
+        let len = unmapped.len();
+        unmapped[..4].copy_from_slice(&((len - 4 - 50_000) as i32).to_be_bytes());
+        let err = stream_api(SHARE_FETCH, 1, &unmapped, vec![4096], &gateway).unwrap_err();
         assert!(matches!(err, Fault::Source(_)), "{err:?}");
     }
 }
