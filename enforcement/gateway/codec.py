@@ -49,6 +49,43 @@ def max_decodable_version(api_key: int) -> int | None:
     return min(req.max_version, resp.max_version)
 
 
+#: Response versions that start with ``throttle_time_ms`` where kafka-python 3.0 has no schema
+#: (a newer api key or version), as Kafka 4.4.0's generated message classes lay them out: api key
+#: -> versions. Without them a throttled client of these APIs (a KIP-848 consumer's heartbeat, a
+#: share consumer, Kafka Streams' group protocol) would be muted without being told why. A version
+#: not listed is left unpatched until checked: an integration test compares this with the jar.
+THROTTLE_FIRST_BEYOND_KAFKA_PYTHON: dict[int, range] = {
+    28: range(6, 7),  # TxnOffsetCommit
+    42: range(3, 4),  # DeleteGroups
+    56: range(2, 4),  # AlterPartition
+    59: range(0, 2),  # FetchSnapshot
+    62: range(0, 5),  # BrokerRegistration
+    63: range(0, 3),  # BrokerHeartbeat
+    64: range(0, 1),  # UnregisterBroker
+    67: range(0, 1),  # AllocateProducerIds
+    68: range(0, 2),  # ConsumerGroupHeartbeat
+    69: range(0, 2),  # ConsumerGroupDescribe
+    70: range(0, 1),  # ControllerRegistration
+    71: range(0, 1),  # GetTelemetrySubscriptions
+    72: range(0, 1),  # PushTelemetry
+    73: range(0, 1),  # AssignReplicasToDirs
+    76: range(1, 2),  # ShareGroupHeartbeat
+    77: range(1, 2),  # ShareGroupDescribe
+    78: range(1, 3),  # ShareFetch
+    79: range(1, 3),  # ShareAcknowledge
+    80: range(0, 2),  # AddRaftVoter
+    81: range(0, 1),  # RemoveRaftVoter
+    82: range(0, 1),  # UpdateRaftVoter
+    88: range(0, 2),  # StreamsGroupHeartbeat
+    89: range(0, 2),  # StreamsGroupDescribe
+    90: range(0, 2),  # DescribeShareGroupOffsets
+    91: range(0, 1),  # AlterShareGroupOffsets
+    92: range(0, 1),  # DeleteShareGroupOffsets
+    93: range(0, 1),  # StreamsGroupTopologyDescriptionUpdate
+    94: range(0, 1),  # UnregisterController
+}
+
+
 @functools.cache
 def throttle_time_is_first_field(api_key: int, version: int) -> bool:
     """True when ``throttle_time_ms`` is the first body field of this response version.
@@ -56,6 +93,8 @@ def throttle_time_is_first_field(api_key: int, version: int) -> bool:
     That holds for most APIs (Fetch v1+, Metadata v3+, FindCoordinator v1+ ...), so the throttle
     can be patched at a fixed offset without decoding. Produce keeps it after ``responses``.
     """
+    if version in THROTTLE_FIRST_BEYOND_KAFKA_PYTHON.get(api_key, ()):
+        return True
     cls = response_class(api_key)
     if cls is None or version > cls.max_version:
         return False

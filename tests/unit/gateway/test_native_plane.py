@@ -77,6 +77,11 @@ def test_throttle_first_versions_match_the_schemas():
     assert (3, 3) in pairs and (3, 2) not in pairs  # Metadata: from v3
     assert (1, 1) in pairs and (1, 0) not in pairs  # Fetch: from v1
     assert not any(key == 0 for key, _v in pairs)  # Produce keeps it after its responses
+    # APIs newer than kafka-python: KIP-848 heartbeats, share groups, Streams groups (from the table)
+    assert {(68, 0), (68, 1), (76, 1), (78, 2), (79, 2), (88, 1), (90, 0)} <= pairs
+    # delegation tokens start with error_code; share-group state APIs (broker to broker) with results
+    assert not {(38, 3), (41, 3), (83, 0), (85, 1)} & pairs
+    assert (68, 9) not in pairs  # a version no one has checked is left unpatched
 
 
 def _produce_rate(threads: int, per_thread: int, size: int) -> float:
