@@ -68,6 +68,20 @@ def _move_leader_from_node_2_to_node_3(admin, topic: str) -> None:
     _wait_for_leader(admin, topic, 3)
 
 
+def _finish(client: subprocess.Popen, say: str, timeout_s: float) -> dict:
+    """Tell a client program ``say`` on stdin, wait for it to exit, and return its JSON summary."""
+    out, err = client.communicate(say, timeout=timeout_s)
+    assert client.returncode == 0, err[-3000:]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _stop(client: subprocess.Popen | None, gateway: GatewayThread, admin) -> None:
+    if client is not None and client.poll() is None:
+        client.kill()
+    gateway.stop()
+    admin.close()
+
+
 def test_producer_follows_a_moved_leader_to_the_gateways_address(cluster):
     topic = f"lc-{uuid.uuid4().hex[:6]}"
     admin = _admin(cluster.bootstrap)  # the test's own setup connection, not the client under test
@@ -86,17 +100,12 @@ def test_producer_follows_a_moved_leader_to_the_gateways_address(cluster):
         assert producer.stdout.readline().strip() == "producing", producer.stderr.read()[-3000:]
         _move_leader_from_node_2_to_node_3(admin, topic)
         time.sleep(2)  # keep producing to the new leader
-        out, err = producer.communicate("stop\n", timeout=120)
-        assert producer.returncode == 0, err[-3000:]
+        summary = _finish(producer, "stop\n", timeout_s=120)
         gateway_ports = gateway.gateway_ports()
         mapping = dict(gateway.gateway.registry.mapping)
     finally:
-        if producer is not None and producer.poll() is None:
-            producer.kill()
-        gateway.stop()
-        admin.close()
+        _stop(producer, gateway, admin)
     rewritten = gateway.gateway.rewrites  # (api key, version, upstream addresses) of every address rewrite
-    summary = json.loads(out.strip().splitlines()[-1])
     print(summary, rewritten)
 
     node3 = ("127.0.0.1", cluster.node(3).port)
@@ -161,17 +170,12 @@ def test_share_consumer_follows_a_moved_leader_through_the_gateway(cluster):
         _move_leader_from_node_2_to_node_3(admin, topic)
         # records only the new leader has: the consumer must reach node 3 to get them
         _produce_directly(cluster.bootstrap, topic, RECORDS_BEFORE_MOVE, RECORDS_AFTER_MOVE)
-        out, err = consumer.communicate(f"{total}\n", timeout=150)
-        assert consumer.returncode == 0, err[-3000:]
+        summary = _finish(consumer, f"{total}\n", timeout_s=150)
         gateway_ports = gateway.gateway_ports()
         mapping = dict(gateway.gateway.registry.mapping)
     finally:
-        if consumer is not None and consumer.poll() is None:
-            consumer.kill()
-        gateway.stop()
-        admin.close()
+        _stop(consumer, gateway, admin)
     rewritten = gateway.gateway.rewrites  # (api key, version, upstream addresses) of every address rewrite
-    summary = json.loads(out.strip().splitlines()[-1])
     print(summary, [entry for entry in rewritten if entry[0] != 3])
 
     node3 = ("127.0.0.1", cluster.node(3).port)

@@ -31,60 +31,43 @@ pub trait EndpointTail: Encodable + Decodable + Clone {
     fn unknown_tags(&mut self) -> &mut BTreeMap<i32, Bytes>;
 }
 
-impl EndpointTail for FetchResponse {
-    const API_KEY: i16 = FETCH;
-    /// throttle_time_ms, error_code, session_id, an empty compact `responses` array
-    const EMPTY_PREFIX: &'static [u8] = &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+/// One impl per response type: the crate's messages share no trait for their NodeEndpoints, so
+/// the same few lines are written for each by this macro.
+macro_rules! endpoint_tail {
+    ($message:ty, $api_key:expr, $empty_prefix:expr) => {
+        impl EndpointTail for $message {
+            const API_KEY: i16 = $api_key;
+            const EMPTY_PREFIX: &'static [u8] = $empty_prefix;
 
-    fn addresses(&self) -> Vec<Address> {
-        self.node_endpoints
-            .iter()
-            .map(|b| (b.host.to_string(), b.port))
-            .collect()
-    }
+            fn addresses(&self) -> Vec<Address> {
+                self.node_endpoints
+                    .iter()
+                    .map(|b| (b.host.to_string(), b.port))
+                    .collect()
+            }
 
-    fn map_addresses(&mut self, map: &dyn Fn(&str, i32) -> Option<Address>) -> Result<(), Malformed> {
-        self.node_endpoints
-            .iter_mut()
-            .try_for_each(|b| swap(&mut b.host, &mut b.port, map))
-    }
+            fn map_addresses(&mut self, map: &dyn Fn(&str, i32) -> Option<Address>) -> Result<(), Malformed> {
+                self.node_endpoints
+                    .iter_mut()
+                    .try_for_each(|b| swap(&mut b.host, &mut b.port, map))
+            }
 
-    fn clear_endpoints(&mut self) {
-        self.node_endpoints.clear();
-    }
+            fn clear_endpoints(&mut self) {
+                self.node_endpoints.clear();
+            }
 
-    fn unknown_tags(&mut self) -> &mut BTreeMap<i32, Bytes> {
-        &mut self.unknown_tagged_fields
-    }
+            fn unknown_tags(&mut self) -> &mut BTreeMap<i32, Bytes> {
+                &mut self.unknown_tagged_fields
+            }
+        }
+    };
 }
 
-impl EndpointTail for ShareFetchResponse {
-    const API_KEY: i16 = SHARE_FETCH;
-    /// throttle_time_ms, error_code, a null error_message, acquisition_lock_timeout_ms, an empty
-    /// compact `responses` array
-    const EMPTY_PREFIX: &'static [u8] = &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
-
-    fn addresses(&self) -> Vec<Address> {
-        self.node_endpoints
-            .iter()
-            .map(|b| (b.host.to_string(), b.port))
-            .collect()
-    }
-
-    fn map_addresses(&mut self, map: &dyn Fn(&str, i32) -> Option<Address>) -> Result<(), Malformed> {
-        self.node_endpoints
-            .iter_mut()
-            .try_for_each(|b| swap(&mut b.host, &mut b.port, map))
-    }
-
-    fn clear_endpoints(&mut self) {
-        self.node_endpoints.clear();
-    }
-
-    fn unknown_tags(&mut self) -> &mut BTreeMap<i32, Bytes> {
-        &mut self.unknown_tagged_fields
-    }
-}
+// throttle_time_ms, error_code, session_id, an empty compact `responses` array
+endpoint_tail!(FetchResponse, FETCH, &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+// throttle_time_ms, error_code, a null error_message, acquisition_lock_timeout_ms, an empty
+// compact `responses` array
+endpoint_tail!(ShareFetchResponse, SHARE_FETCH, &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
 
 /// A streamed tail to rewrite at its own length: `decode`, then `apply` once the gateway has a
 /// listener for each of `addresses`.
