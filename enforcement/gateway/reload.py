@@ -22,20 +22,44 @@ log = logging.getLogger("kconfigs.gateway")
 Records = list[tuple[dict, dict[str, float]]]
 
 
-def records_from_view(view: dict[QuotaEntity, dict[str, str]]) -> Records:
-    """Store view -> enforcement records, dropping (and logging) quota values that are not
-    numbers. A user's SCRAM credentials share its entry: they are left out unread, never logged."""
-    records: Records = []
+def parsed_quotas(
+    view: dict[QuotaEntity, dict[str, str]], previous: dict[QuotaEntity, dict[str, float]] | None = None
+) -> dict[QuotaEntity, dict[str, float]]:
+    """The quota keys of a store view as numbers, by entity (entities without quotas left out).
+
+    A value that is not a number (a hand-edited znode) keeps the value ``previous`` had for that
+    entity and key, as a ZooKeeper-mode broker keeps its quota when it fails to parse a change;
+    with none before it is left out. Either way it is logged. A user's SCRAM credentials share
+    its entry: they are left out unread, never logged."""
+    parsed: dict[QuotaEntity, dict[str, float]] = {}
     for entity, configs in view.items():
+        before = (previous or {}).get(entity, {})
         quotas: dict[str, float] = {}
         for key, raw in quota_configs(configs).items():
             try:
                 quotas[key] = float(raw)
             except (TypeError, ValueError):
-                log.warning("ignoring non-numeric quota %s=%r for %s", key, raw, entity.to_json())
+                if key in before:
+                    quotas[key] = before[key]
+                    log.error(
+                        "non-numeric quota %s=%r for %s: keeping its previous value %s",
+                        key,
+                        raw,
+                        entity.to_json(),
+                        before[key],
+                    )
+                else:
+                    log.error("non-numeric quota %s=%r for %s: ignored", key, raw, entity.to_json())
         if quotas:
-            records.append((entity.to_json(), quotas))
-    return records
+            parsed[entity] = quotas
+    return parsed
+
+
+def records_from_view(
+    view: dict[QuotaEntity, dict[str, str]], previous: dict[QuotaEntity, dict[str, float]] | None = None
+) -> Records:
+    """Store view -> enforcement records (``parsed_quotas``)."""
+    return [(entity.to_json(), quotas) for entity, quotas in parsed_quotas(view, previous).items()]
 
 
 class QuotaReloader:
@@ -54,6 +78,8 @@ class QuotaReloader:
         self._loop = loop
         self._install = install
         self._view: dict[QuotaEntity, dict[str, str]] = {}
+        #: the quotas last handed to ``install``, by entity: what a non-numeric change keeps
+        self._installed: dict[QuotaEntity, dict[str, float]] = {}
         self._lock = threading.Lock()
         self._watch: Any = None
         self.first_snapshot = asyncio.Event()
@@ -72,7 +98,8 @@ class QuotaReloader:
                     self._view[record.entity] = dict(record.configs)
                 else:
                     self._view.pop(record.entity, None)
-            records = records_from_view(self._view)
+            self._installed = parsed_quotas(self._view, self._installed)
+            records = [(entity.to_json(), quotas) for entity, quotas in self._installed.items()]
         self._loop.call_soon_threadsafe(self._apply, records, change.full_snapshot)
 
     def _apply(self, records: Records, full: bool) -> None:

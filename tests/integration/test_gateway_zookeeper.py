@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 
 import pytest
 
@@ -83,3 +84,40 @@ def test_zookeeper_outage_keeps_last_quotas_and_resyncs(tansu_broker, zk_server,
     after, _ = _windows(usage, raised_at + 2000, time.time() * 1000)
     assert after and all(l["quota"] == RAISED_BYTES_PER_SEC for l in after)
     assert sum(l["throttle_ms"] for l in after) == 0
+
+
+def test_a_quota_hand_edited_to_something_not_a_number_keeps_its_previous_value(tansu_broker, zk_connect):
+    """A ZooKeeper-mode broker that cannot parse a changed quota (ConfigHandler's toLong throws, the
+    change notification is logged and skipped) goes on enforcing the quota it had: so does the
+    gateway, for that key, while the entity's other keys change as written."""
+    client_id = f"hand-{uuid.uuid4().hex[:6]}"
+    entity = QuotaEntity(client_id=client_id)
+    store = open_store(StoreOptions(zookeeper=zk_connect))
+    gateway = GatewayThread(tansu_broker.bootstrap)
+    reloader = QuotaReloader(store, gateway.loop, gateway.gateway.quotas.load)
+
+    def enforced() -> tuple:
+        quotas = gateway.gateway.quotas
+        return quotas.quota_for("produce", None, client_id, None), quotas.quota_for("fetch", None, client_id, None)
+
+    try:
+        store.alter(entity, lambda _current: {"producer_byte_rate": "1024", "consumer_byte_rate": "2048"})
+        reloader.start()
+        assert _wait_until(lambda: enforced() == (1024, 2048)), enforced()
+        # the store writes what it is given, znode and change notification, as a hand edit does
+        store.alter(entity, lambda _current: {"producer_byte_rate": "2MB", "consumer_byte_rate": "4096"})
+        assert _wait_until(lambda: enforced()[1] == 4096), enforced()
+        assert enforced() == (1024, 4096)
+    finally:
+        reloader.close()
+        store.close()
+        gateway.stop()
+
+
+def _wait_until(condition, timeout_s: float = 30) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
