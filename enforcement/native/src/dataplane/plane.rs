@@ -1313,11 +1313,7 @@ impl Conn {
             // and the rate it reached swung around the quota by half of it, second to second.
             self.mute(throttle_ms);
             if throttle_ms > 0 && FETCHES.contains(&key) {
-                let empty = if key == FETCH {
-                    rewrite::throttled_fetch_response(version, &frame[4..], throttle_ms)
-                } else {
-                    rewrite::throttled_share_fetch_response(version, &frame[4..], throttle_ms)
-                };
+                let empty = rewrite::throttled_fetches_response(key, version, &frame[4..], throttle_ms);
                 if let Some(empty) = empty.map_err(upstream_bad)? {
                     frame = with_prefix(empty);
                 }
@@ -1406,12 +1402,9 @@ impl Conn {
         let upstream_bad = |m: Malformed| Close::Bad(m.0, "upstream");
         let mut out = self.client_out.lock().await;
         let mut forward = Forward::new(up, &mut out, pipe, size as usize);
-        let head = if key == FETCH {
-            stream::read_fetch_head(&mut forward, version).await
-        } else {
-            stream::read_share_fetch_head(&mut forward).await
-        };
-        let mut head = head.map_err(|f| fault(f, "upstream"))?;
+        let mut head = stream::read_head(&mut forward, key, version)
+            .await
+            .map_err(|f| fault(f, "upstream"))?;
         let received = now();
         let corr = wire::i32_at(&head, 0).map_err(upstream_bad)?;
         let m = self.match_response(corr, received)?;
@@ -1430,11 +1423,7 @@ impl Conn {
         );
         self.mute(throttle_ms);
         if throttle_ms > 0 {
-            let empty = if key == FETCH {
-                rewrite::throttled_fetch_response(version, &head, throttle_ms)
-            } else {
-                rewrite::throttled_share_fetch_response(version, &head, throttle_ms)
-            };
+            let empty = rewrite::throttled_fetches_response(key, version, &head, throttle_ms);
             if let Some(empty) = empty.map_err(upstream_bad)? {
                 // as a broker: nothing is delivered, and the consumer fetches the same offsets again
                 forward.discard_rest().await.map_err(|f| fault(f, "upstream"))?;
@@ -1459,12 +1448,10 @@ impl Conn {
             .await
             .map_err(|f| fault(f, "upstream"))?;
         forward.write(&head).await.map_err(|f| fault(f, "upstream"))?;
-        let tail = if key == FETCH {
-            stream::relay_fetch_records(&mut forward, version).await
-        } else {
-            stream::relay_share_fetch_records(&mut forward).await.map(Some)
-        };
-        if let Some(tail) = tail.map_err(|f| fault(f, "upstream"))? {
+        let tail = stream::relay_records(&mut forward, key, version)
+            .await
+            .map_err(|f| fault(f, "upstream"))?;
+        if let Some(tail) = tail {
             let rewritten = if key == FETCH {
                 self.rewrite_tail(FetchTailRewrite::decode(version, &tail), key, version)
                     .await

@@ -397,6 +397,20 @@ pub fn unsupported_api_versions(correlation_id: i32, max_version: i16) -> Vec<u8
     out.to_vec()
 }
 
+/// What a broker answers to a Fetch or ShareFetch (`api_key`) it throttles: the two below.
+pub fn throttled_fetches_response(
+    api_key: i16,
+    version: i16,
+    frame: &[u8],
+    throttle_ms: i64,
+) -> Result<Option<Vec<u8>>, Malformed> {
+    if api_key == SHARE_FETCH {
+        throttled_share_fetch_response(version, frame, throttle_ms)
+    } else {
+        throttled_fetch_response(version, frame, throttle_ms)
+    }
+}
+
 /// What a broker answers to a Fetch it throttles (KafkaApis `getThrottledResponse`): no data,
 /// `throttle_time_ms`, and the session of the response it replaces, so an incremental fetch session
 /// goes on (the consumer fetches the same offsets again). None when the response carries a

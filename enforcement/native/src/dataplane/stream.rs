@@ -8,8 +8,8 @@
 //!
 //! Fetch v16+ responses end with top-level tagged fields that may hold KIP-951 NodeEndpoints
 //! (broker addresses), behind every partition's records; ShareFetch responses end with a
-//! NodeEndpoints array. So such a response is walked as it streams (`relay_fetch_records`,
-//! `relay_share_fetch_records`): structural fields are read and passed on, records forwarded
+//! NodeEndpoints array. So such a response is walked as it streams (`relay_records`):
+//! structural fields are read and passed on, records forwarded
 //! unread, and the tail after the last records is handed back to be rewritten. Its length prefix
 //! left first, so the rewrite keeps the tail's length (tail.rs).
 //!
@@ -23,6 +23,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWri
 
 use super::io::{LeanReader, LeanWriter, PlainSocket};
 use super::splice::{Pipe, SpliceError, MIN_SPLICE_BYTES};
+use super::wire::SHARE_FETCH;
 
 /// Frames at least this large are streamed (smaller ones are held whole: one read, one write).
 pub const STREAM_MIN_BYTES: usize = 64 * 1024;
@@ -275,9 +276,40 @@ where
     }
 }
 
+/// A streamed Fetch or ShareFetch (`api_key`) response's head, kept (not written).
+pub async fn read_head<R, W>(forward: &mut Forward<'_, R, W>, api_key: i16, version: i16) -> Result<Vec<u8>, Fault>
+where
+    R: AsyncRead + Unpin + PlainSocket,
+    W: AsyncWrite + Unpin + PlainSocket,
+{
+    if api_key == SHARE_FETCH {
+        read_share_fetch_head(forward).await
+    } else {
+        read_fetch_head(forward, version).await
+    }
+}
+
+/// After `read_head`: the records passed on, and the tail that may hold broker addresses
+/// returned unwritten (None: nothing to rewrite).
+pub async fn relay_records<R, W>(
+    forward: &mut Forward<'_, R, W>,
+    api_key: i16,
+    version: i16,
+) -> Result<Option<Vec<u8>>, Fault>
+where
+    R: AsyncRead + Unpin + PlainSocket,
+    W: AsyncWrite + Unpin + PlainSocket,
+{
+    if api_key == SHARE_FETCH {
+        relay_share_fetch_records(forward).await.map(Some)
+    } else {
+        relay_fetch_records(forward, version).await
+    }
+}
+
 /// A Fetch response's head, kept (not written): header, throttle_time_ms (v1+), error code and
 /// session id (v7+). `forward.left` must be the frame's size.
-pub async fn read_fetch_head<R, W>(forward: &mut Forward<'_, R, W>, version: i16) -> Result<Vec<u8>, Fault>
+async fn read_fetch_head<R, W>(forward: &mut Forward<'_, R, W>, version: i16) -> Result<Vec<u8>, Fault>
 where
     R: AsyncRead + Unpin + PlainSocket,
     W: AsyncWrite + Unpin + PlainSocket,
@@ -300,7 +332,7 @@ where
 /// After `read_fetch_head`: the responses passed on (records unread). For v16+ the top-level
 /// tagged section is returned unwritten, to be rewritten at the same length; before v16 there is
 /// none that matters and everything is passed on.
-pub async fn relay_fetch_records<R, W>(forward: &mut Forward<'_, R, W>, version: i16) -> Result<Option<Vec<u8>>, Fault>
+async fn relay_fetch_records<R, W>(forward: &mut Forward<'_, R, W>, version: i16) -> Result<Option<Vec<u8>>, Fault>
 where
     R: AsyncRead + Unpin + PlainSocket,
     W: AsyncWrite + Unpin + PlainSocket,
@@ -339,7 +371,7 @@ where
 
 /// A ShareFetch response's head, kept (not written): header, throttle_time_ms and error code.
 /// `forward.left` must be the frame's size.
-pub async fn read_share_fetch_head<R, W>(forward: &mut Forward<'_, R, W>) -> Result<Vec<u8>, Fault>
+async fn read_share_fetch_head<R, W>(forward: &mut Forward<'_, R, W>) -> Result<Vec<u8>, Fault>
 where
     R: AsyncRead + Unpin + PlainSocket,
     W: AsyncWrite + Unpin + PlainSocket,
@@ -355,7 +387,7 @@ where
 /// After `read_share_fetch_head`: the responses passed on (records unread); the tail
 /// (NodeEndpoints and the top-level tagged fields) returned unwritten, to be rewritten at the same
 /// length.
-pub async fn relay_share_fetch_records<R, W>(forward: &mut Forward<'_, R, W>) -> Result<Vec<u8>, Fault>
+async fn relay_share_fetch_records<R, W>(forward: &mut Forward<'_, R, W>) -> Result<Vec<u8>, Fault>
 where
     R: AsyncRead + Unpin + PlainSocket,
     W: AsyncWrite + Unpin + PlainSocket,
@@ -393,7 +425,7 @@ where
 mod tests {
     use super::super::rewrite::{response_header_version, AddressRewrite};
     use super::super::tail::{FetchTailRewrite, ShareFetchTailRewrite, PADDING_TAG};
-    use super::super::wire::{FETCH, SHARE_FETCH};
+    use super::super::wire::FETCH;
     use super::*;
     use bytes::{Bytes, BytesMut};
     use kafka_protocol::messages::fetch_response::{
@@ -521,21 +553,11 @@ mod tests {
             src.read_exact(&mut size).await.map_err(truncated)?;
             let size = i32::from_be_bytes(size) as usize;
             let mut forward = Forward::new(&mut src, &mut dst, &mut pipe, size);
-            let share = key == SHARE_FETCH;
-            let head = if share {
-                read_share_fetch_head(&mut forward).await?
-            } else {
-                read_fetch_head(&mut forward, version).await?
-            };
+            let head = read_head(&mut forward, key, version).await?;
             forward.write(&(size as i32).to_be_bytes()).await?;
             forward.write(&head).await?;
-            let tail = if share {
-                Some(relay_share_fetch_records(&mut forward).await?)
-            } else {
-                relay_fetch_records(&mut forward, version).await?
-            };
-            if let Some(tail) = tail {
-                let rewritten = if share {
+            if let Some(tail) = relay_records(&mut forward, key, version).await? {
+                let rewritten = if key == SHARE_FETCH {
                     ShareFetchTailRewrite::decode(version, &tail).and_then(|r| r.map(|r| r.apply(map)).transpose())
                 } else {
                     FetchTailRewrite::decode(version, &tail).and_then(|r| r.map(|r| r.apply(map)).transpose())
