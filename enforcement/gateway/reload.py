@@ -55,13 +55,6 @@ def parsed_quotas(
     return parsed
 
 
-def records_from_view(
-    view: dict[QuotaEntity, dict[str, str]], previous: dict[QuotaEntity, dict[str, float]] | None = None
-) -> Records:
-    """Store view -> enforcement records (``parsed_quotas``)."""
-    return [(entity.to_json(), quotas) for entity, quotas in parsed_quotas(view, previous).items()]
-
-
 class QuotaReloader:
     """Subscribes to ``store.watch`` and installs every change through ``install(records)``."""
 
