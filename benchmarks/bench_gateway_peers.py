@@ -110,7 +110,7 @@ def enter_private_netns() -> None:
 # --- processes and their CPU --------------------------------------------------------------------
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
@@ -127,7 +127,7 @@ def tree_cpu_seconds(pid: int) -> float:
     """CPU time of a process, its live descendants (socat forks one per connection) and the
     children it has reaped (cutime+cstime, clock ticks: only relevant to socat)."""
     total = 0.0
-    for member in _descendants(pid):
+    for member in descendants(pid):
         try:
             total += bg.cpu_seconds(member)
         except OSError:
@@ -341,8 +341,9 @@ def wait_until_steady(args, direct: str, topic: str, producers: list[subprocess.
         time.sleep(1)
 
 
-def small_requests(args, client: str, direct: str, bootstrap: str, pids: list[int]) -> tuple[float, float | None]:
-    """Requests/s over the window, and the proxy's CPU µs per request (None without a proxy)."""
+def under_small_load(args, client: str, direct: str, bootstrap: str, window):
+    """--producers small-request producers through `bootstrap` until the rate is steady, then
+    `window()` between two reads of the partition's end offset: (requests, seconds, its result)."""
     topic = f"small-{uuid.uuid4().hex[:8]}"
     create_topic(direct, topic)
     producers = [
@@ -356,17 +357,28 @@ def small_requests(args, client: str, direct: str, bootstrap: str, pids: list[in
     ]
     try:
         wait_until_steady(args, direct, topic, producers, f"{client} producers through {bootstrap}")
-        offset0, cpu0, t0 = end_offset(direct, topic), sum(map(tree_cpu_seconds, pids)), time.monotonic()
-        time.sleep(args.seconds)
-        offset1, cpu1, t1 = end_offset(direct, topic), sum(map(tree_cpu_seconds, pids)), time.monotonic()
+        offset0, t0 = end_offset(direct, topic), time.monotonic()
+        result = window()
+        offset1, t1 = end_offset(direct, topic), time.monotonic()
     finally:
         for producer in producers:
             producer.kill()
         for producer in producers:
             producer.wait(30)
     bg.delete_topic(direct, topic)
-    requests = offset1 - offset0
-    return requests / (t1 - t0), ((cpu1 - cpu0) / requests * 1e6 if pids and requests else None)
+    return offset1 - offset0, t1 - t0, result
+
+
+def small_requests(args, client: str, direct: str, bootstrap: str, pids: list[int]) -> tuple[float, float | None]:
+    """Requests/s over the window, and the proxy's CPU µs per request (None without a proxy)."""
+
+    def proxy_cpu_seconds() -> float:
+        cpu0 = sum(map(tree_cpu_seconds, pids))
+        time.sleep(args.seconds)
+        return sum(map(tree_cpu_seconds, pids)) - cpu0
+
+    requests, seconds, cpu = under_small_load(args, client, direct, bootstrap, proxy_cpu_seconds)
+    return requests / seconds, (cpu / requests * 1e6 if pids and requests else None)
 
 
 def rotated(paths: list[str], round_no: int) -> list[str]:

@@ -19,7 +19,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,33 +57,17 @@ def perf_counts(pids: list[int], seconds: float) -> dict[str, int]:
 
 def measure(args, direct: str, bootstrap: str, root_pid: int) -> dict[str, float]:
     """Per request, over one window of steady small-request load through `bootstrap`."""
-    topic = f"sys-{uuid.uuid4().hex[:8]}"
-    peers.create_topic(direct, topic)
-    producers = [
-        subprocess.Popen(
-            peers.small_producer_argv(args.client, bootstrap, topic),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-        )
-        for _ in range(args.producers)
-    ]
-    try:
-        peers.wait_until_steady(args, direct, topic, producers, f"producers through {bootstrap}")
-        pids = peers._descendants(root_pid)  # socat forks one process per connection
-        offset0, cpu0 = peers.end_offset(direct, topic), peers.tree_cpu_seconds(root_pid)
+
+    def counted() -> tuple[dict[str, int], float]:
+        pids = peers.descendants(root_pid)  # socat forks one process per connection
+        cpu0 = peers.tree_cpu_seconds(root_pid)
         counts = perf_counts(pids, args.seconds)
-        offset1, cpu1 = peers.end_offset(direct, topic), peers.tree_cpu_seconds(root_pid)
-    finally:
-        for producer in producers:
-            producer.kill()
-        for producer in producers:
-            producer.wait(30)
-    peers.bg.delete_topic(direct, topic)
-    requests = offset1 - offset0
+        return counts, peers.tree_cpu_seconds(root_pid) - cpu0
+
+    requests, seconds, (counts, cpu) = peers.under_small_load(args, args.client, direct, bootstrap, counted)
     per_request = {label: count / requests for label, count in counts.items()}
-    per_request["CPU µs"] = (cpu1 - cpu0) / requests * 1e6
-    per_request["requests/s"] = requests / args.seconds
+    per_request["CPU µs"] = cpu / requests * 1e6
+    per_request["requests/s"] = requests / seconds
     return per_request
 
 

@@ -27,6 +27,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def wait_until(condition, timeout_s: float = 30.0) -> bool:
+    """Whether ``condition()`` came true within ``timeout_s`` (polled every 0.1 s)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
 def wait_for_port(port: int, timeout_s: float = 30.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

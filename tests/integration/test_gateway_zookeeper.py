@@ -20,6 +20,7 @@ from tests.integration.gateway_support import (
     produce_until,
     read_usage,
     usage_inside,
+    wait_until,
 )
 
 pytestmark = pytest.mark.integration
@@ -103,21 +104,12 @@ def test_a_quota_hand_edited_to_something_not_a_number_keeps_its_previous_value(
     try:
         store.alter(entity, lambda _current: {"producer_byte_rate": "1024", "consumer_byte_rate": "2048"})
         reloader.start()
-        assert _wait_until(lambda: enforced() == (1024, 2048)), enforced()
+        assert wait_until(lambda: enforced() == (1024, 2048)), enforced()
         # the store writes what it is given, znode and change notification, as a hand edit does
         store.alter(entity, lambda _current: {"producer_byte_rate": "2MB", "consumer_byte_rate": "4096"})
-        assert _wait_until(lambda: enforced()[1] == 4096), enforced()
+        assert wait_until(lambda: enforced()[1] == 4096), enforced()
         assert enforced() == (1024, 4096)
     finally:
         reloader.close()
         store.close()
         gateway.stop()
-
-
-def _wait_until(condition, timeout_s: float = 30) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True

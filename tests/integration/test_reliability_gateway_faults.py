@@ -25,6 +25,7 @@ from tests.integration.gateway_support import (
     produce_until,
     read_usage,
     usage_inside,
+    wait_until,
 )
 from tests.integration.reliability_gateway import LOCALHOST, ServeProcess
 
@@ -167,15 +168,16 @@ def test_zookeeper_session_expiry_resyncs(zk_server, zk_connect, tansu_broker):
     quotas = gateway.gateway.quotas
     try:
         reloader.start()
-        assert _wait(lambda: quotas.quota_for("produce", "ANONYMOUS", "expiry", None) == 1000, 10)
+        assert wait_until(lambda: quotas.quota_for("produce", "ANONYMOUS", "expiry", None) == 1000, 10)
         session_before = store.client.client_id[0]
         expired_at = time.monotonic()
         _expire_session(zk_server, store)
-        assert _wait(lambda: "resynced" in [s for _t, s in states], 30), states
+        assert wait_until(lambda: "resynced" in [s for _t, s in states], 30), states
         resync_s = next(t for t, s in states if s == "resynced") - expired_at
         assert quotas.quota_for("produce", "ANONYMOUS", "expiry", None) == 1000  # kept all along
         set_quota(zk_connect, QuotaEntity(client_id="expiry"), {"producer_byte_rate": "2000"})
-        assert _wait(lambda: quotas.quota_for("produce", "ANONYMOUS", "expiry", None) == 2000, 10)  # watch re-armed
+        # the watch re-armed
+        assert wait_until(lambda: quotas.quota_for("produce", "ANONYMOUS", "expiry", None) == 2000, 10)
         assert store.client.client_id[0] != session_before  # a new session: the old one expired
         assert [s for _t, s in states][:2] == ["lost", "resynced"]
         assert resync_s <= 5.0, resync_s
@@ -183,15 +185,6 @@ def test_zookeeper_session_expiry_resyncs(zk_server, zk_connect, tansu_broker):
         reloader.close()
         store.close()
         gateway.stop()
-
-
-def _wait(condition, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
 
 
 def test_upstream_broker_restart_clients_reconnect_through_the_gateway(kraft_broker, tmp_path):

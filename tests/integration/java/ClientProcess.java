@@ -3,9 +3,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.stream.Stream;
+import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
 
 /** What the test programs read of their own Java client process: private client fields (the
  * metadata a producer holds, its transaction manager) and the sockets it keeps open. */
@@ -50,5 +54,19 @@ final class ClientProcess {
             }
         }
         return ports;
+    }
+
+    /** {@code "leader": [id, "host", port], "nodes": [...]} of a client's metadata, for the
+     * programs' JSON line: where the client believes the partition's leader and the brokers are. */
+    static String leaderAndNodes(Cluster cluster, TopicPartition partition) {
+        List<String> nodes = new ArrayList<>();
+        for (Node node : cluster.nodes()) {
+            nodes.add(nodeJson(node));
+        }
+        return "\"leader\": " + nodeJson(cluster.leaderFor(partition)) + ", \"nodes\": " + nodes;
+    }
+
+    private static String nodeJson(Node node) {
+        return node == null ? "null" : "[" + node.id() + ", \"" + node.host() + "\", " + node.port() + "]";
     }
 }

@@ -1,7 +1,6 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -12,7 +11,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Cluster;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -81,18 +79,11 @@ public final class LeaderChangeClients {
         stop.set(true);
         reader.join();
         Cluster cluster = (Cluster) ((org.apache.kafka.clients.Metadata) ClientProcess.field(producer, "metadata")).fetch();
-        Node leader = cluster.leaderFor(new TopicPartition(args[1], 0));
-        List<String> nodes = new ArrayList<>();
-        for (Node node : cluster.nodes()) {
-            nodes.add("[" + node.id() + ", \"" + node.host() + "\", " + node.port() + "]");
-        }
         StringBuilder json = new StringBuilder("{");
         json.append("\"acked\": ").append(acked.get()).append(", \"failed\": ").append(failed.get());
         json.append(", \"consumed\": ").append(consumed.get());
         json.append(", \"first_error\": \"").append(firstError.get().replace("\"", "'")).append('"');
-        json.append(", \"leader\": ").append(leader == null ? "null"
-                : "[" + leader.id() + ", \"" + leader.host() + "\", " + leader.port() + "]");
-        json.append(", \"nodes\": ").append(nodes);
+        json.append(", ").append(ClientProcess.leaderAndNodes(cluster, new TopicPartition(args[1], 0)));
         json.append(", \"ports\": ").append(ClientProcess.establishedRemotePorts());
         json.append("}");
         producer.close();

@@ -7,8 +7,6 @@ import java.util.Properties;
 import java.util.TreeSet;
 import java.util.zip.CRC32;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
-import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -17,7 +15,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -50,10 +47,7 @@ public final class ShareGroupConsume {
         adminProps.put("client.id", clientId + "-admin");
         try (Admin admin = Admin.create(adminProps)) {
             admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get();
-            ConfigResource groupResource = new ConfigResource(ConfigResource.Type.GROUP, group);
-            AlterConfigOp earliest = new AlterConfigOp(
-                    new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET);
-            admin.incrementalAlterConfigs(Map.of(groupResource, List.of(earliest))).all().get();
+            ShareGroups.startAtEarliest(admin, group);
 
             Properties producerProps = new Properties();
             producerProps.put("bootstrap.servers", bootstrap);

@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
@@ -13,15 +12,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.kafka.clients.Metadata;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
-import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.common.Cluster;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
@@ -99,12 +94,7 @@ public final class ShareLeaderChange {
             json.append(", \"missing\": ").append(missing.subList(0, Math.min(missing.size(), 20)));
             json.append(", \"ack_failures\": ").append(ackErrors.size());
             json.append(", \"first_ack_error\": \"").append(ackErrors.isEmpty() ? "" : ackErrors.get(0).replace("\"", "'")).append('"');
-            json.append(", \"leader\": ").append(node(cluster.leaderFor(new TopicPartition(topic, 0))));
-            List<String> nodes = new ArrayList<>();
-            for (Node known : cluster.nodes()) {
-                nodes.add(node(known));
-            }
-            json.append(", \"nodes\": ").append(nodes);
+            json.append(", ").append(ClientProcess.leaderAndNodes(cluster, new TopicPartition(topic, 0)));
             json.append(", \"ports\": ").append(connections.ports());
             json.append("}");
             System.out.println(json);
@@ -119,10 +109,7 @@ public final class ShareLeaderChange {
         props.put("bootstrap.servers", bootstrap);
         props.put("client.id", "share-leader-change-admin");
         try (Admin admin = Admin.create(props)) {
-            ConfigResource resource = new ConfigResource(ConfigResource.Type.GROUP, group);
-            AlterConfigOp earliest = new AlterConfigOp(
-                    new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET);
-            admin.incrementalAlterConfigs(Map.of(resource, List.of(earliest))).all().get();
+            ShareGroups.startAtEarliest(admin, group);
         }
     }
 
@@ -136,10 +123,6 @@ public final class ShareLeaderChange {
         // the metadata refresh they trigger), not from a periodic refresh
         props.put("metadata.max.age.ms", "300000");
         return props;
-    }
-
-    private static String node(Node node) {
-        return node == null ? "null" : "[" + node.id() + ", \"" + node.host() + "\", " + node.port() + "]";
     }
 
     /** The remote ports of every connection this process holds, sampled every 20 ms from start to
