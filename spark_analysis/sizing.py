@@ -182,11 +182,16 @@ def recommend(
     return sorted(result, key=lambda r: (_entity_sort_key(r.entity), r.key))
 
 
+#: how a recommendation file's first line starts: ``recommend --write`` replaces such a file
+#: without asking (a re-run), any other file only when told to
+RECOMMEND_HEADER = "kconfigs analyze recommend:"
+
+
 def policy_header(policy: SizingPolicy) -> list[str]:
     """The rules behind a recommendation file, written at its top (rules 1-6)."""
     floors = ", ".join(f"{kind} {plain_number(value)}" for kind, value in policy.floors.items())
     return [
-        f"kconfigs analyze recommend: {policy.percentile} of the worst broker × {1 + policy.headroom:g}, "
+        f"{RECOMMEND_HEADER} {policy.percentile} of the worst broker × {1 + policy.headroom:g}, "
         "rounded up to 2 significant digits (whole numbers for byte and connection rates)",
         f"throttled in more than {policy.censored_threshold:.0%} of samples: at least current × {policy.step_up:g}",
         f"floors: {floors}",

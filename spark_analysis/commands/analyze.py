@@ -12,8 +12,10 @@ from typing import Iterator
 
 import click
 
+from kconfigs.commands.confirm import yes_option
 from kconfigs.commands.options import refuse_empty
 from kconfigs_analysis.commands.analyze_options import (
+    confirm_replacing_quota_file,
     input_args,
     input_options,
     output_options,
@@ -123,6 +125,7 @@ def report_command(fmt, output_path, html_path, top_n, **kwargs) -> None:
     required=True,
     help="Quota file to write the recommendations to (kconfigs apply can use it).",
 )
+@yes_option
 @click.option("--percentile", type=click.Choice(["p50", "p95", "p99", "max"]), default="p99", show_default=True)
 @click.option(
     "--headroom",
@@ -131,7 +134,9 @@ def report_command(fmt, output_path, html_path, top_n, **kwargs) -> None:
     show_default=True,
     help="Recommended = percentile × (1 + headroom).",
 )
-def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile, headroom, **kwargs) -> None:
+def recommend_command(
+    fmt, output_path, html_path, top_n, write_path, assume_yes, percentile, headroom, **kwargs
+) -> None:
     """Recommend quotas (throttled periods count as censored demand).
 
     Quotas inherited from a default stay on that default; internal client-ids (kconfigs,
@@ -144,6 +149,7 @@ def recommend_command(fmt, output_path, html_path, top_n, write_path, percentile
     from kconfigs_analysis import sizing
 
     refuse_overwriting_inputs(kwargs, {"--output": output_path, "--html": html_path, "--write": write_path})
+    confirm_replacing_quota_file(write_path, assume_yes)
     policy = sizing.SizingPolicy(percentile=percentile, headroom=headroom)
     with _progress(kwargs, "recommend: starting") as progress:
         from kconfigs_analysis.jobs import run_recommend  # pyspark: after the first progress line

@@ -54,6 +54,31 @@ def refuse_overwriting_inputs(kwargs: dict, outputs: dict[str, str | None]) -> N
     refuse_output_over_inputs(outputs, [m for p in named if p for m in (glob.glob(p) if glob.has_magic(p) else [p])])
 
 
+def confirm_replacing_quota_file(path: str, assume_yes: bool) -> None:
+    """A quota file at ``path`` that an earlier ``recommend`` did not write (an operator's own,
+    or a typo for a new name) is replaced only with ``--yes`` or a yes on the terminal, checked
+    before Spark starts. :raises NotConfirmed:"""
+    from kconfigs.commands.confirm import ask_before_destroying
+    from kconfigs_analysis.sizing import RECOMMEND_HEADER
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            first = handle.readline()
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # unreadable: writing it fails with its own one line
+    if not first or first.startswith(f"# {RECOMMEND_HEADER}"):
+        return
+    ask_before_destroying(
+        [f"{path} exists and was not written by kconfigs analyze recommend"],
+        question=f"Replace {path} with the recommendations?",
+        refusal=f"--write {path}: the file exists and was not written by kconfigs analyze recommend: nothing "
+        "changed; re-run with --yes to replace it, or name a new file",
+        assume_yes=assume_yes,
+    )
+
+
 def _prometheus_query(kwargs: dict):
     """PrometheusQuery from the --prometheus-* / --since / --until / --step options, or None."""
     from kconfigs.clock import MONOTONIC

@@ -337,6 +337,26 @@ def test_an_output_that_is_one_of_the_inputs_is_refused_before_spark_starts(tmp_
     assert {name: path.read_bytes() for name, path in files.items()} == before
 
 
+def test_recommend_does_not_replace_a_quota_file_it_did_not_write_unless_told(tmp_path):
+    """--write onto an existing quota file (the operator's own, or a typo for a new name)
+    replaced it with the recommendations without a word."""
+    dump = tmp_path / "usage.jsonl"
+    dump.write_bytes((FIXTURES / "gateway-usage.jsonl").read_bytes())
+    own = tmp_path / "quotas.toml"
+    own.write_text(
+        '# reviewed by the platform team\n[[quota]]\nentity = { user = "alice" }\nproducer_byte_rate = 1024\n'
+    )
+    before = own.read_bytes()
+    code, out, err = run_main("analyze", "recommend", str(dump), "--write", str(own), "--quiet")
+    assert (code, out, err) == (
+        1,
+        "",
+        f"--write {own}: the file exists and was not written by kconfigs analyze recommend: nothing changed; "
+        "re-run with --yes to replace it, or name a new file\n",
+    )
+    assert own.read_bytes() == before
+
+
 def test_generate_refuses_a_directory_that_is_not_empty(tmp_path):
     """It replaced a quotas.toml there (the operator's own, in a config repository) without asking."""
     (tmp_path / "quotas.toml").write_text("# the operator's quotas\n")
@@ -392,6 +412,24 @@ def test_recommend_writes_a_quota_file_kconfigs_reads_with_throttled_entities_st
         "--no-progress",
     )
     assert code == 0 and "Wrote 8 recommendation(s)" in err
+    # a re-run replaces its own earlier file without asking; another file only with --yes
+    own = tmp_path / "operator.toml"
+    own.write_text("# the operator's quotas\n")
+    first = target.read_text()
+    for path, extra in ((target, ()), (own, ("--yes",))):
+        code, _, err = run_main(
+            "analyze",
+            "recommend",
+            str(tmp_path),
+            "--quotas",
+            str(tmp_path / "quotas.toml"),
+            "--write",
+            str(path),
+            *extra,
+            "-q",
+        )
+        assert code == 0, err
+    assert own.read_text() == target.read_text() == first
     recommended = {(d.entity.user, d.entity.client_id): d.quotas for d in parse_quota_text(target.read_text())}
     truth = json.loads((tmp_path / "truth.json").read_text())["entities_truth"]
     for row in truth:
