@@ -96,6 +96,27 @@ def _scrape(port: int) -> bytes:
         return response.read()
 
 
+def _wait_for_sensors(agent_port: int, wanted: tuple[tuple[str, str], ...], limit_s: float = 90) -> None:
+    """Until the broker's own exporter shows a quota sensor for each (resource, client-id): a
+    client on a starved machine can take many seconds to send its first request."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        lines = _scrape(agent_port).decode().splitlines()
+        missing = [
+            (resource, client)
+            for resource, client in wanted
+            if not any(
+                f'resource="{resource}"' in line and client in line
+                for line in lines
+                if line.startswith("kafka_server_quota_")
+            )
+        ]
+        if not missing:
+            return
+        assert time.monotonic() < deadline, f"no broker quota sensor after {limit_s:.0f} s for {missing}"
+        time.sleep(0.5)
+
+
 def _start_dumpers(capture: Capture, jmx_port: int, http_port: int, work: Path) -> list[subprocess.Popen]:
     """JmxTool (quota beans and a BrokerTopicMetrics bean with text attributes) and the 0.20
     HTTP server over remote JMX, without rules."""
@@ -189,7 +210,8 @@ def capture(tmp_path_factory) -> Capture:
         ]
         for thread in threads:
             thread.start()
-        time.sleep(3)  # every client's sensors exist before JmxTool resolves its wildcards
+        # JmxTool resolves its wildcards once, at start: every client's sensor must exist by then
+        _wait_for_sensors(agent_port, (("Produce", THROTTLED), ("Produce", STEADY), ("Fetch", READER)))
         _kconfigs(broker, "--describe", "--entity-type", "clients")  # kconfigs' own client: a Request sensor
         dumpers = _start_dumpers(result, jmx_port, http_port, work)
         _capture(result, agent_port, http_port)
