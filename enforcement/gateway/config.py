@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from kconfigs.errors import ValidationError
+from kconfigs.errors import UsageError, ValidationError
 
 Address = tuple[str, int]
 
@@ -112,6 +112,19 @@ class GatewayConfig:
                     "open another one to itself; give the brokers' address"
                 )
         return replace(self, advertised_host=self._advertised_host())
+
+    def with_worker_threads_from(self, environ: Mapping[str, str]) -> "GatewayConfig":
+        """``worker_threads`` 0 (unset) takes ``KCONFIGS_GATEWAY_WORKERS`` when that is set; 0 left
+        means one per core (tokio's default). :raises UsageError: a variable that is not a whole
+        number (an empty one included)."""
+        raw = environ.get("KCONFIGS_GATEWAY_WORKERS")
+        if self.worker_threads or raw is None:
+            return self
+        if not raw.strip().isdigit():
+            raise UsageError(
+                f"KCONFIGS_GATEWAY_WORKERS must be a whole number of threads (0 = one per core), got {raw!r}"
+            )
+        return replace(self, worker_threads=int(raw))
 
     def _advertised_host(self) -> str:
         """The host clients are told to connect to. Like a broker's advertised.listeners it

@@ -32,7 +32,7 @@ from kconfigs_enforcement.gateway.headers import parse_request_prefix
 from kconfigs_enforcement.gateway.metrics import GatewayStats
 from kconfigs_enforcement.gateway.native_ext import UNAVAILABLE, DataPlane
 from kconfigs_enforcement.gateway.quotas import QuotaGate
-from kconfigs_enforcement.gateway.usage_log import UsageLog, open_usage_log
+from kconfigs_enforcement.gateway.usage_log import AppendedFile, UsageLog, open_usage_log
 
 log = logging.getLogger("kconfigs.gateway")
 _API_KEYS = range(0, 128)
@@ -196,26 +196,23 @@ def native_charging(quotas: QuotaGate) -> bool:
     return rates.NATIVE and quotas.on_monotonic_clock
 
 
-def worker_threads(config: GatewayConfig) -> int:
-    """0 = one per core (tokio's default). :raises UsageError: a KCONFIGS_GATEWAY_WORKERS that
-    is not a whole number (an empty one included)."""
-    if config.worker_threads:
-        return config.worker_threads
-    raw = os.environ.get("KCONFIGS_GATEWAY_WORKERS")
-    if raw is None:
-        return 0
-    if not raw.strip().isdigit():
-        raise UsageError(f"KCONFIGS_GATEWAY_WORKERS must be a whole number of threads (0 = one per core), got {raw!r}")
-    return int(raw)
-
-
 class NativeGateway:
     """The running gateway: ``await start()``, then ``await stop()`` (drains in-flight requests)."""
 
-    def __init__(self, config: GatewayConfig, quotas: QuotaGate | None = None, admin: Any = None):
+    def __init__(
+        self,
+        config: GatewayConfig,
+        quotas: QuotaGate | None = None,
+        admin: Any = None,
+        usage_out: AppendedFile | None = None,
+    ):
+        """``usage_out``: the usage log, already opened (``kconfigs serve`` opens it before
+        anything starts, to fail in one line); without it, ``config.usage_log_path`` is opened
+        at ``start``."""
         if DataPlane is None:
             raise RuntimeError(UNAVAILABLE)
         self.config = config
+        self._usage_out = usage_out
         self.quotas = quotas or QuotaGate(
             config.quota_window_num, config.quota_window_size_seconds, enforce_producer_ids=config.enforce_producer_ids
         )
@@ -223,7 +220,7 @@ class NativeGateway:
         self.admin = admin
         self._bridge = Bridge(self.quotas, self.stats, admin, AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
         try:
-            self._plane = DataPlane(self._settings(), self._bridge, worker_threads(config))
+            self._plane = DataPlane(self._settings(), self._bridge, config.worker_threads)
         except ValueError as err:  # TLS files: unreadable, not PEM, or a key that is not the certificate's
             raise UsageError(f"Cannot start the data plane: {err}") from None
         self.quotas.load_listeners.append(self._quotas_loaded)
@@ -310,7 +307,9 @@ class NativeGateway:
         return self.config.advertised_host, self._port
 
     async def start(self) -> None:
-        out = open_usage_log(self.config.usage_log_path) if self.config.usage_log_path else None
+        out = self._usage_out
+        if out is None and self.config.usage_log_path:
+            out = open_usage_log(self.config.usage_log_path)
         self._port = await asyncio.get_running_loop().run_in_executor(None, self._plane.start)
         self._expiry_task = asyncio.create_task(self._expire_sensors_periodically())
         self._drain_task = asyncio.create_task(self._drain_throttles_periodically())
@@ -331,7 +330,7 @@ class NativeGateway:
         )
         log.info(
             "data path: native (Rust, %s worker threads); rate core: %s",
-            worker_threads(self.config) or os.cpu_count(),
+            self.config.worker_threads or os.cpu_count(),
             rates.DESCRIPTION,
         )
 

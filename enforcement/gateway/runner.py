@@ -72,7 +72,7 @@ def _require_default_store() -> None:
         )
 
 
-async def serve(config: GatewayConfig, store) -> None:
+async def serve(config: GatewayConfig, store, usage_out=None) -> None:
     """Run until SIGTERM/SIGINT, then drain in-flight requests and stop."""
     from kconfigs_enforcement.gateway.admin import QuotaAdmin
     from kconfigs_enforcement.gateway.native_plane import NativeGateway
@@ -83,7 +83,7 @@ async def serve(config: GatewayConfig, store) -> None:
         if config.quota_admin == "passthrough"
         else QuotaAdmin(store, config.quota_admin, config.quota_admin_principals)
     )
-    gateway = NativeGateway(config, admin=admin)
+    gateway = NativeGateway(config, admin=admin, usage_out=usage_out)
     loop = asyncio.get_running_loop()
     reloader = QuotaReloader(store, loop, gateway.quotas.load)
     await loop.run_in_executor(None, reloader.start)
@@ -212,15 +212,18 @@ def run(config: GatewayConfig) -> None:
     for address in (config.listen, config.metrics_listen):
         if address:
             _check_bindable(address)
-    from kconfigs_enforcement.gateway.native_plane import worker_threads
-
-    worker_threads(config)  # a bad KCONFIGS_GATEWAY_WORKERS: one line before anything starts
+    config = config.with_worker_threads_from(os.environ)  # a bad variable: one line before anything starts
+    usage_out = None
     if config.usage_log_path:  # before the quotas are loaded too: one line, no start-up logs
         from kconfigs_enforcement.gateway.usage_log import open_usage_log
 
-        open_usage_log(config.usage_log_path).close()
-    store = open_gateway_store(config)
+        usage_out = open_usage_log(config.usage_log_path)
     try:
-        asyncio.run(serve(config, store))
+        store = open_gateway_store(config)
+        try:
+            asyncio.run(serve(config, store, usage_out))
+        finally:
+            store.close()
     finally:
-        store.close()
+        if usage_out is not None:
+            usage_out.close()

@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -174,6 +175,31 @@ def test_the_default_store_is_served_credentials_unlogged_and_no_quotas_said(tmp
     assert "salt=" not in err and "stored_key" not in err and "SCRAM" not in err, err
     assert f"quotas loaded: {int(with_quota)} entities" in err, err
     assert ("the quota store holds no quotas: no client is throttled until one is added" in err) is not with_quota
+
+
+@pytest.mark.parametrize("setting, variable, expected", [(None, "3", 3), (1, "3", 1), (None, None, os.cpu_count())])
+def test_the_worker_thread_count_comes_from_the_setting_then_the_variable(tmp_path, setting, variable, expected):
+    """``worker_threads`` in the settings file wins; 0 or unset takes KCONFIGS_GATEWAY_WORKERS;
+    neither is one per core. Counted from the threads the data plane started, as logged."""
+    config = tmp_path / "gateway.toml"
+    config.write_text("" if setting is None else f"worker_threads = {setting}\n")
+    env = {k: v for k, v in os.environ.items() if k != "KCONFIGS_GATEWAY_WORKERS"}
+    if variable is not None:
+        env["KCONFIGS_GATEWAY_WORKERS"] = variable
+    SqliteStore(tmp_path / "q.db").close()
+    port = free_port()
+    argv = [sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:1", "--store", str(tmp_path / "q.db")]
+    argv += ["--listen", f"127.0.0.1:{port}", "--metrics-listen", "", "--config", str(config)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_for_port(port)
+        names = [(task / "comm").read_text().strip() for task in Path(f"/proc/{proc.pid}/task").iterdir()]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert names.count("kconfigs-datapl") == expected, names  # comm keeps 15 characters
+    assert f"data path: native (Rust, {expected} worker threads)" in err, err
 
 
 @pytest.mark.parametrize("where", ["missing-dir/usage.jsonl", "."])
