@@ -76,10 +76,15 @@ def _store_records(options) -> list:
         records = store.describe(MATCH_ALL)
     finally:
         store.close()
-    for record in records:  # a value that is not a number is named, entity and key
-        for key, raw in quota_configs(record.configs).items():
-            number_from_store(record.entity, key, raw)
-    return records  # whole, SCRAM-only users included: ZooKeeper mode's quota types count them
+    # each value converted here, where one that is not a number can be named (entity and key);
+    # every entity kept, SCRAM-only users included: ZooKeeper mode's quota types count them
+    return [
+        (
+            record.entity.to_json(),
+            {key: number_from_store(record.entity, key, raw) for key, raw in quota_configs(record.configs).items()},
+        )
+        for record in records
+    ]
 
 
 def _format_value(value: float | None) -> str:
