@@ -58,7 +58,7 @@ def open_gateway_store(config: GatewayConfig):
     embedded = not (options.zookeeper or options.bootstrap_server or options.bootstrap_controller)
     if embedded and not options.store_path:
         _require_default_store()
-    return open_store(options, access=Access.UPDATE if embedded else Access.WRITE)
+    return open_store(options, access=Access.SERVE)
 
 
 def _require_default_store() -> None:

@@ -21,6 +21,7 @@ class Access(Enum):
     PREVIEW = "preview"  # a dry run: creates nothing; a store not there yet reads as empty
     UPDATE = "update"  # writes to a store that exists, creates none (delete; serve from a named store)
     WRITE = "write"  # may create the embedded store file or the ZooKeeper path
+    SERVE = "serve"  # the gateway: watches a store that exists, writes only what its admin API is sent
 
 
 def _print_warning(message: str) -> None:
@@ -40,10 +41,11 @@ def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Ca
 
     ``access`` READ: nothing may be created; a named embedded store that does not exist is an
     error, and the default embedded store not written yet reads as empty. PREVIEW (dry runs):
-    nothing is created, and a store not there yet reads as empty. UPDATE: an embedded store that
-    exists is opened for writing, one that does not is opened as READ opens it. A ZooKeeper
-    chroot that does not exist is an error whatever the access; a write (or preview) to one that
-    does not look like Kafka's gets a ``warn``ing.
+    nothing is created, and a store not there yet reads as empty. UPDATE and SERVE: an embedded
+    store that exists is opened for writing, one that does not is opened as READ opens it. A
+    ZooKeeper chroot that does not exist is an error whatever the access; one that does not look
+    like Kafka's gets a ``warn``ing (not for UPDATE: it finds nothing to update there), which
+    says what a WRITE or SERVE does next.
 
     :raises UsageError, StoreUnavailable, CorruptData:
     """
@@ -63,13 +65,17 @@ def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Ca
     from kconfigs.stores.sqlite import SqliteStore, default_store_path
 
     writes = access is Access.WRITE or (
-        access is Access.UPDATE and Path(options.store_path or default_store_path()).exists()
+        access in (Access.UPDATE, Access.SERVE) and Path(options.store_path or default_store_path()).exists()
     )
     return SqliteStore(
         options.store_path,
         read_only=not writes,
         missing_ok=options.store_path is None or access is Access.PREVIEW,
     )
+
+
+#: what a command does next at a ZooKeeper path no Kafka uses, said after the warning
+_GOING_ON = {Access.WRITE: " (writing there anyway)", Access.SERVE: " (serving its quotas anyway)"}
 
 
 def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str], None]):
@@ -99,7 +105,7 @@ def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str],
         raise
     # a delete needs no warning: a chroot no Kafka uses holds no quotas, so it fails saying so
     if problem is not None and access is not Access.UPDATE:
-        warn(problem + " (writing there anyway)" if access is Access.WRITE else problem)
+        warn(problem + _GOING_ON.get(access, ""))
     return store
 
 

@@ -40,7 +40,7 @@ class ZkQuotaWatch:
         self._last_seq = -1
         self._closed = False
         self._lost = False
-        self._client.ensure_path(CHANGES_PATH)
+        store.ensure_changes_path()  # as a broker does, with Kafka's ACLs on a secured ZooKeeper
         self._resync()
         self._client.add_listener(self._connection_listener)
         self._watch = ChildrenWatch(self._client, CHANGES_PATH, self._on_children)

@@ -86,6 +86,34 @@ def test_writing_to_a_chroot_no_kafka_uses_warns_in_one_line_and_writes(env, zk_
     assert (result.rc, result.stderr) == (0, "")
 
 
+def test_serving_from_a_chroot_no_kafka_uses_says_so_and_serves(env, zk_connect, zk_client, tmp_path):
+    """The gateway said "(writing there anyway)" at start-up: it serves the chroot's quotas,
+    creating only the notification path it watches, as a broker does."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.integration.gateway_support import free_port, wait_for_port
+
+    zk_client.ensure_path("/served")
+    port = free_port()
+    argv = [sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:1", "--metrics-listen", ""]
+    argv += ["--listen", f"127.0.0.1:{port}", "--zookeeper", f"{zk_connect}/served"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_port(port)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    chroot = f"/{zk_connect.split('/', 1)[1]}/served"
+    assert proc.returncode == 0, err
+    assert err.splitlines()[0] == (
+        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds neither /config nor /brokers: "
+        "no Kafka cluster uses it (serving its quotas anyway)"
+    )
+    assert zk_client.get_children("/served") == ["config"] and zk_client.get_children("/served/config") == ["changes"]
+
+
 @pytest.mark.parametrize("argv", [DESCRIBE, ALTER, ("export",)])
 def test_a_forgotten_chroot_is_said_with_where_kafka_is(env, zk_connect, zk_client, argv):
     """``zk:2181`` given where the cluster uses ``zk:2181/kafka``: kafka-configs lists no quotas

@@ -175,6 +175,24 @@ def test_digest_auth_writes_kafkas_sensitive_acls_and_others_cannot_read_users(z
         authed.close()
 
 
+def test_watching_a_fresh_secured_zookeeper_creates_the_changes_path_with_kafkas_acls(zk_connect):
+    """The gateway's watch created /config/changes world-writable on a ZooKeeper where every
+    other node it writes gets Kafka's creator-all + world-read."""
+    store = ZooKeeperStore(ZkSettings(hosts=zk_connect, auth_digest="kc:secret"))
+    changes = queue.Queue()
+    try:
+        watch = store.watch(changes.put)
+        assert changes.get(timeout=10).full_snapshot
+        owner = Id("digest", make_digest_acl_credential("kc", "secret"))
+        expected = sorted([ACL(Permissions.ALL, owner), ACL(Permissions.READ, Id("world", "anyone"))])
+        for path in ("/config", "/config/changes"):
+            assert sorted(store.client.get_acls(path)[0]) == expected, path
+        watch.close()
+    finally:
+        store.client.delete("/config", recursive=True)  # the chroot teardown has no credentials
+        store.close()
+
+
 def test_bad_zk_auth_option_is_one_line(zk_connect):
     out = run_kconfigs(["--zk-auth", "nocolon", "--zookeeper", zk_connect, "--describe", "--entity-type", "users"])
     assert (out.rc, out.error) == (1, "--zk-auth must be 'user:password' (ZooKeeper digest scheme)")
