@@ -397,19 +397,9 @@ def test_recommend_writes_a_quota_file_kconfigs_reads_with_throttled_entities_st
 
     generate(GeneratorSpec(samples=4000, out_dir=str(tmp_path), fmt="usage-log", entities=4))
     target = tmp_path / "recommended.toml"
+    recommend = ("analyze", "recommend", str(tmp_path), "--quotas", str(tmp_path / "quotas.toml"), "--write")
     code, _, err = run_main(
-        "analyze",
-        "recommend",
-        str(tmp_path),
-        "--quotas",
-        str(tmp_path / "quotas.toml"),
-        "--write",
-        str(target),
-        "--format",
-        "json",
-        "--output",
-        str(tmp_path / "r.json"),
-        "--no-progress",
+        *recommend, str(target), "--format", "json", "--output", str(tmp_path / "r.json"), "--no-progress"
     )
     assert code == 0 and "Wrote 8 recommendation(s)" in err
     # a re-run replaces its own earlier file without asking; another file only with --yes
@@ -417,17 +407,7 @@ def test_recommend_writes_a_quota_file_kconfigs_reads_with_throttled_entities_st
     own.write_text("# the operator's quotas\n")
     first = target.read_text()
     for path, extra in ((target, ()), (own, ("--yes",))):
-        code, _, err = run_main(
-            "analyze",
-            "recommend",
-            str(tmp_path),
-            "--quotas",
-            str(tmp_path / "quotas.toml"),
-            "--write",
-            str(path),
-            *extra,
-            "-q",
-        )
+        code, _, err = run_main(*recommend, str(path), *extra, "-q")
         assert code == 0, err
     assert own.read_text() == target.read_text() == first
     recommended = {(d.entity.user, d.entity.client_id): d.quotas for d in parse_quota_text(target.read_text())}
