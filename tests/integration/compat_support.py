@@ -10,8 +10,26 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from hypothesis import HealthCheck, settings
+
 from harness.java import run_config_command, run_kafka_class
 from harness.versions import KAFKA_ZK_TOOL_VERSION
+
+#: ``KCONFIGS_EXAMPLES_SCALE=N`` runs N times the examples of the tests that compare with the real
+#: kafka-configs, drawn at random: a deeper search than the suite's fixed, repeatable one
+EXAMPLES_SCALE = int(os.environ.get("KCONFIGS_EXAMPLES_SCALE") or 1)
+
+
+def jvm_examples(count: int) -> settings:
+    """Hypothesis settings for examples that each start a JVM tool: ``count`` of them (times
+    EXAMPLES_SCALE), no deadline, the same ones every run unless scaled."""
+    return settings(
+        max_examples=count * EXAMPLES_SCALE,
+        deadline=None,
+        derandomize=EXAMPLES_SCALE == 1,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
 
 CONFIG_COMMAND = "kafka.admin.ConfigCommand"
 ZK_DEPRECATION_LINES = (

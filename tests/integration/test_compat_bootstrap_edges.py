@@ -14,20 +14,14 @@ import re
 import time
 
 import pytest
-from compat_support import arranged, run_kafka_configs_batch, run_kconfigs_in_process
-from hypothesis import HealthCheck, given, settings
+from compat_support import arranged, jvm_examples, run_kafka_configs_batch, run_kconfigs_in_process
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.java import config_command_class
 from harness.versions import BOOTSTRAP_TOOL_VERSIONS, KAFKA_3_VERSION, KAFKA_4_VERSION
 
 pytestmark = pytest.mark.integration
-JVM_EXAMPLES = settings(
-    max_examples=12,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
 SERIAL = itertools.count()
 QUOTA_KEYS = ["producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate"]
 ORDERS = st.lists(st.integers(0, 9), min_size=1, max_size=6)  # option order (see compat_support.arranged)
@@ -105,7 +99,7 @@ def eventually_same(broker, template, setup=()):
 DELETE_ITEMS = st.lists(st.sampled_from(["producer_byte_rate", "consumer_byte_rate", "", " "]), min_size=1, max_size=4)
 
 
-@JVM_EXAMPLES
+@jvm_examples(12)
 @given(
     values=st.lists(DELETE_ITEMS.map(",".join), min_size=1, max_size=2),
     entity=st.sampled_from(
@@ -130,7 +124,7 @@ def test_delete_config_of_a_lone_comma_names_it_as_kafka_does(broker):
 
 
 # -- a key named twice ----------------------------------------------------------------------
-@JVM_EXAMPLES
+@jvm_examples(12)
 @given(
     key=st.sampled_from(QUOTA_KEYS),
     preset=st.booleans(),
@@ -157,7 +151,7 @@ def test_a_key_named_twice_is_refused_and_nothing_changes(broker, key, preset, f
 ODD_KEYS = ["foo", "", "b", "some_config", "retention.ms", "x", "SCRAM-SHA-512", "connection_creation_rate"]
 
 
-@settings(JVM_EXAMPLES, max_examples=40)
+@jvm_examples(40)
 @given(
     keys=st.lists(st.sampled_from([*ODD_KEYS, "producer_byte_rate", "consumer_byte_rate"]), min_size=2, max_size=7),
     deletes=st.lists(st.sampled_from(["zz", "foo", "connection_creation_rate"]), max_size=2),
@@ -184,7 +178,7 @@ def test_unexpected_keys_are_listed_in_kafkas_order(broker, keys, deletes, entit
 UNKNOWN_SPELLINGS = ["-bogus", "-force", "-=x", "---describe", "-5", "--bogus=1", "-bogus=1", "-Describe", "--=x"]
 
 
-@JVM_EXAMPLES
+@jvm_examples(12)
 @given(token=st.sampled_from(UNKNOWN_SPELLINGS), at=st.integers(0, 3))
 def test_an_unknown_option_is_named_as_joptsimple_names_it(broker, token, at):
     """A single-dash word that is no option is a cluster of one-letter options to joptsimple,
@@ -193,7 +187,7 @@ def test_an_unknown_option_is_named_as_joptsimple_names_it(broker, token, at):
     assert_same(broker, [*command[:at], token, *command[at:]])
 
 
-@JVM_EXAMPLES
+@jvm_examples(12)
 @given(
     entity=st.sampled_from(
         [
@@ -209,7 +203,7 @@ def test_names_that_do_not_pair_with_types_are_refused_before_the_configs_are_re
     assert rc == 1 and error
 
 
-@JVM_EXAMPLES
+@jvm_examples(12)
 @given(
     keys=st.lists(st.sampled_from(QUOTA_KEYS), min_size=2, max_size=4, unique=True),
     values=st.lists(st.sampled_from(["x", "1_0", "0x1q", "5"]), min_size=4, max_size=4),
@@ -224,7 +218,7 @@ def test_of_several_unparsable_values_the_first_in_kafkas_order_is_named(broker,
 COMMENT_LINES = st.lists(st.sampled_from(["", "   ", "# a comment", "! bang comment", "\t# tabbed"]), max_size=4)
 
 
-@JVM_EXAMPLES
+@jvm_examples(12)
 @given(
     lines=COMMENT_LINES,
     entity=st.sampled_from(
@@ -247,7 +241,7 @@ def test_an_empty_add_config_file_does_what_kafka_does(broker, tmp_path_factory,
 FILE_KEYS = [*ODD_KEYS, "a1", "a2", "a3", "k9", "Aa", "q w", "e$r", "t~y", *QUOTA_KEYS]  # not "BB": same hash as "Aa"
 
 
-@settings(JVM_EXAMPLES, max_examples=30)
+@jvm_examples(30)
 @given(
     keys=st.lists(st.sampled_from(FILE_KEYS), min_size=5, max_size=14, unique=True),
     value=st.sampled_from(["1", "x"]),
@@ -271,7 +265,7 @@ def scram_value(iterations, password):
     return (f"iterations={iterations}," if iterations is not None else "") + f"password={password}"
 
 
-@JVM_EXAMPLES
+@jvm_examples(12)
 @given(
     mechanism=st.sampled_from(["SCRAM-SHA-256", "SCRAM-SHA-512"]),
     iterations=ITERATIONS,
@@ -330,7 +324,7 @@ BAD_KEY_CONFIGS = ["a b=1", "a$b=1", "a~b=1", "c/d=1", "x=1,a b=1", "a$b=1,c d=1
 BAD_KEYS = st.sampled_from(BAD_KEY_CONFIGS)
 
 
-@JVM_EXAMPLES
+@jvm_examples(12)
 @given(
     case=st.one_of(
         ENTITY_TYPES.map(lambda t: ["--describe", "--entity-type", t]),
@@ -382,7 +376,7 @@ LINE_PIECES = [
 ]
 
 
-@settings(JVM_EXAMPLES, max_examples=30)
+@jvm_examples(30)
 @given(pieces=st.lists(st.sampled_from(LINE_PIECES), min_size=1, max_size=5))
 def test_options_only_some_lines_know_are_refused_as_the_line_does(broker, pieces):
     """4.x knows --group and --client-metrics and not --force, 3.x the other way round; joptsimple
@@ -475,7 +469,7 @@ def _entity_args(entity_type: str, part: str | None) -> list[str]:
 UNREACHED = ["1073741824", "2000000000", "900000000"]
 
 
-@settings(JVM_EXAMPLES, max_examples=4)
+@jvm_examples(4)
 @given(
     entities=st.lists(
         st.tuples(

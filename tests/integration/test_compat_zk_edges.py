@@ -16,24 +16,19 @@ import pytest
 from compat_support import (
     arranged,
     config_tree,
+    jvm_examples,
     normalised_lines,
     notifications,
     run_kafka_configs_batch,
     run_kconfigs_in_process,
     without_empty_leaves,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.versions import KAFKA_ZK_TOOL_VERSION
 
 pytestmark = pytest.mark.integration
-JVM_EXAMPLES = settings(
-    max_examples=15,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
 SERIAL = itertools.count()
 TOOLS = {
     "kafka": lambda args: run_kafka_configs_batch(KAFKA_ZK_TOOL_VERSION, args),
@@ -106,7 +101,7 @@ ENTITIES = st.sampled_from(
 )
 
 
-@JVM_EXAMPLES
+@jvm_examples(15)
 @given(
     entity=ENTITIES,
     values=st.lists(
@@ -127,7 +122,7 @@ def test_delete_config_with_empty_items_matches_kafka(zk_client, zk_connect, ent
     assert_same(run_both(zk_client, zk_connect, command, setup), emptied=True)
 
 
-@JVM_EXAMPLES
+@jvm_examples(15)
 @given(
     entity=ENTITIES,
     preset=st.booleans(),
@@ -145,7 +140,7 @@ def test_empty_add_config_file_matches_kafka(zk_client, zk_connect, tmp_path_fac
     assert results["kafka"][0].rc == 0
 
 
-@JVM_EXAMPLES
+@jvm_examples(15)
 @given(
     key=st.sampled_from(["request_percentage", "controller_mutation_rate", "producer_byte_rate"]),
     value=st.sampled_from(["Infinity", "-Infinity", "NaN", "+Infinity", "0x1p3", "1e3", " 2.5d", "1.5"]),
@@ -177,7 +172,7 @@ def test_help_first_is_kafka_configs_usage_and_help_alone_is_kconfigs(zk_connect
     assert click.returncode == 0 and click.stdout.startswith("Usage: kconfigs")
 
 
-@settings(JVM_EXAMPLES, max_examples=40)
+@jvm_examples(40)
 @given(
     entity=st.sampled_from(
         [
@@ -206,7 +201,7 @@ def test_scram_values_are_checked_first_for_every_entity_that_starts_with_a_user
         assert (our_tree, our_changes) == (kafka_tree, kafka_changes) == ({}, [])
 
 
-@JVM_EXAMPLES
+@jvm_examples(15)
 @given(
     token=st.sampled_from(["-bogus", "-=x", "---describe", "-5", "--bogus=1", "-bogus=1", "-Describe", "--=x"]),
     at=st.integers(0, 3),
@@ -218,7 +213,7 @@ def test_an_unknown_option_is_named_as_joptsimple_names_it(zk_client, zk_connect
     assert_same(run_both(zk_client, zk_connect, [*command[:at], token, *command[at:]]))
 
 
-@JVM_EXAMPLES
+@jvm_examples(15)
 @given(
     lines=st.lists(
         st.sampled_from(
@@ -246,7 +241,7 @@ def test_an_add_config_file_value_is_named_as_written_and_checked_in_kafkas_orde
     assert_same(run_both(zk_client, zk_connect, ["--alter", *entity, "--add-config-file", str(path)]))
 
 
-@JVM_EXAMPLES
+@jvm_examples(15)
 @given(
     lines=st.lists(st.sampled_from(["consumer_byte_rate=12\\", "3", "\\", "   ", "", "# c"]), min_size=1, max_size=4),
     end=st.sampled_from(["", "\n", "\r", "\r\n", "\\", "\\\n", "\\\r\n"]),
@@ -277,7 +272,7 @@ def _entity_args(entity_type: str, name: str | None) -> list[str]:
     return ["--entity-type", entity_type, *(["--entity-name", name] if name else ["--entity-default"])]
 
 
-@settings(JVM_EXAMPLES, max_examples=4)
+@jvm_examples(4)
 @given(
     entities=st.lists(
         st.tuples(
