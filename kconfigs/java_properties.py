@@ -8,7 +8,9 @@ sections and handles neither escapes nor continuations), so it is written out he
 Rules (java.util.Properties#load javadoc):
 - natural lines end with ``\\n``, ``\\r`` or ``\\r\\n``; an odd number of backslashes at the end
   continues the logical line, and the next line's leading whitespace is skipped;
-- a line whose first non-blank char is ``#`` or ``!`` is a comment (and never continues);
+- a line whose first non-blank char is ``#`` or ``!`` is a comment (and never continues), and so
+  is a continued line when its logical line holds nothing yet (``\\`` alone, then ``# note``:
+  JDK 17's reader tests for a comment while the logical line is empty, not at each line start);
 - the key ends at the first unescaped ``=``, ``:`` or blank (space, tab, form feed); blanks
   then at most one ``=``/``:`` then blanks separate it from the value;
 - escapes ``\\t \\n \\r \\f \\uXXXX``; any other ``\\c`` is ``c``;
@@ -88,7 +90,10 @@ def _logical_lines(text: str) -> list[str]:
                 break
             following, end = lines[index]
             index += 1
-            stripped += following.lstrip(_BLANKS)
+            following = following.lstrip(_BLANKS)
+            if not stripped and following[:1] in ("#", "!"):
+                break  # the logical line is still empty: Java (9 and later) reads a comment here
+            stripped += following
         if stripped or keep_empty:
             logical.append(stripped)
     return logical
