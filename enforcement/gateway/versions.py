@@ -11,8 +11,10 @@ Rules (gateway spec section 7.1/7.3); docs/gateway.md has the table of caps and 
 2. Produce and Fetch are capped at the newest versions whose layout the data plane walks to find
    their KIP-951 NodeEndpoints (``dataplane/wire.rs``: Produce v13, Fetch v18, as in Kafka 4.3): a
    later version could move or add address-bearing fields.
-3. DescribeQuorum is capped at v1: v2 (KIP-853) lists every controller's listeners (host and
-   port), which the gateway does not rewrite; v1 answers the same questions without them.
+3. DescribeQuorum is decoded from v2 (KIP-853), whose Nodes list every controller's listeners
+   (host and port): no gateway listener leads to a controller, so the data plane sends each node
+   with no listeners and the rest of the answer as the broker gave it; it is capped at the
+   crate's maximum like every decoded API.
 4. ShareFetch and ShareAcknowledge (KIP-932 share groups) carry NodeEndpoints in every version:
    the data plane decodes them up to v2 (the crate stops at v1; v2 responses are laid out from
    v1, ``dataplane/rewrite.rs``), rewrites the endpoints, and charges ShareFetch as a broker
@@ -31,7 +33,7 @@ from kconfigs_enforcement.gateway import codec
 
 PRODUCE, FETCH, METADATA, FIND_COORDINATOR = 0, 1, 3, 10
 SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
-DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, DESCRIBE_QUORUM, DESCRIBE_CLUSTER = 48, 49, 55, 60
+DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, DESCRIBE_CLUSTER = 48, 49, 60
 
 #: APIs whose requests or responses the gateway decodes (Produce requests: for producer ids; the
 #: quota admin APIs: when the gateway answers them itself).
@@ -50,9 +52,7 @@ DECODED_APIS: frozenset[int] = frozenset(
 #: Kafka's ProduceResponse.json / FetchResponse.json as shipped in kafka-clients 4.3.1
 PRODUCE_MAX_VERSION, FETCH_MAX_VERSION = 13, 18
 #: Highest versions whose broker addresses the gateway knows where to find (or that have none).
-ADDRESS_CAPS: Mapping[int, int] = MappingProxyType(
-    {PRODUCE: PRODUCE_MAX_VERSION, FETCH: FETCH_MAX_VERSION, DESCRIBE_QUORUM: 1}
-)
+ADDRESS_CAPS: Mapping[int, int] = MappingProxyType({PRODUCE: PRODUCE_MAX_VERSION, FETCH: FETCH_MAX_VERSION})
 
 
 @dataclass(frozen=True)

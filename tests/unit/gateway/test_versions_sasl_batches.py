@@ -63,12 +63,13 @@ def test_share_group_apis_of_kafka_4_3_are_kept_and_a_later_share_fetch_is_cappe
     assert got == {(78, 1, 2), (79, 1, 2), (76, 1, 2)}
 
 
-def test_describe_quorum_v2_controller_listeners_are_capped_and_undecoded_apis_kept():
-    # DescribeQuorum v2 lists controller hosts and ports; InitProducerId is never decoded, so a
-    # newer broker's range passes unchanged
-    out = rewrite_api_versions_response(_api_versions_frame(3, [(55, 0, 2), (22, 0, 7)]), 3, [])
+def test_describe_quorum_is_kept_up_to_the_decodable_v2_and_undecoded_apis_kept():
+    # DescribeQuorum v2's controller listeners are removed by the data plane, so v2 is offered;
+    # a v3 it could not lay out is not. InitProducerId is never decoded, so a newer broker's range
+    # passes unchanged
+    out = rewrite_api_versions_response(_api_versions_frame(3, [(55, 0, 3), (22, 0, 7)]), 3, [])
     got = {(k.api_key, k.min_version, k.max_version) for k in _decode_response(18, 3, out).api_keys}
-    assert got == {(55, 0, 1), (22, 0, 7)}
+    assert got == {(55, 0, 2), (22, 0, 7)}
 
 
 def test_api_versions_of_kafka_4_3_keep_produce_and_fetch_with_node_endpoints():

@@ -1493,10 +1493,9 @@ impl Conn {
             if !wire::node_endpoints_present(key, version, body)? {
                 return Ok(frame); // the usual case: NodeEndpoints come only with NOT_LEADER_OR_FOLLOWER
             }
-        } else if !matches!(
-            key,
-            3 | 10 | 60 | API_VERSIONS | SASL_HANDSHAKE | SASL_AUTHENTICATE | SHARE_FETCH | SHARE_ACKNOWLEDGE
-        ) {
+        } else if !(AddressRewrite::applies(key, version)
+            || matches!(key, API_VERSIONS | SASL_HANDSHAKE | SASL_AUTHENTICATE))
+        {
             return Ok(frame);
         }
         match key {

@@ -1,7 +1,8 @@
 //! The responses the gateway changes, decoded and re-encoded with the `kafka-protocol` crate:
 //! broker addresses (Metadata, FindCoordinator, DescribeCluster, and the KIP-951 NodeEndpoints of
-//! Produce v10+ / Fetch v16+ and of every ShareFetch / ShareAcknowledge) and the version ranges of
-//! ApiVersions.
+//! Produce v10+ / Fetch v16+ and of every ShareFetch / ShareAcknowledge), the controllers'
+//! listeners of DescribeQuorum v2+ (removed: no gateway listener leads to a controller) and the
+//! version ranges of ApiVersions.
 //!
 //! Two phases, so the listener registry can bind ports in between: `AddressRewrite::decode` lists
 //! the upstream addresses, `apply` re-encodes with the gateway's. An unmapped address fails closed
@@ -12,14 +13,15 @@ use std::collections::HashSet;
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, DescribeClusterResponse, FetchResponse, FindCoordinatorResponse, MetadataResponse,
-    ProduceResponse, ResponseHeader, ShareAcknowledgeResponse, ShareFetchResponse,
+    ApiKey, ApiVersionsResponse, DescribeClusterResponse, DescribeQuorumResponse, FetchResponse,
+    FindCoordinatorResponse, MetadataResponse, ProduceResponse, ResponseHeader, ShareAcknowledgeResponse,
+    ShareFetchResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 use super::wire::{
-    self, Malformed, API_VERSIONS, DESCRIBE_CLUSTER, FETCH, FIND_COORDINATOR, METADATA, PRODUCE, SHARE_ACKNOWLEDGE,
-    SHARE_FETCH,
+    self, Malformed, API_VERSIONS, DESCRIBE_CLUSTER, DESCRIBE_QUORUM, FETCH, FIND_COORDINATOR, METADATA, PRODUCE,
+    SHARE_ACKNOWLEDGE, SHARE_FETCH,
 };
 
 pub type Address = (String, i32);
@@ -55,6 +57,12 @@ const API_VERSIONS_LAID_OUT_AS_V4_UP_TO: i16 = 5;
 /// ShareAcknowledgeResponse adds AcquisitionLockTimeoutMs after ErrorMessage and is otherwise
 /// v1, so that field is set aside, the rest read and written as v1, and the field put back.
 const SHARE_V2: i16 = 2;
+
+/// DescribeQuorum v2 (KIP-853) added Nodes: each voter's controller listeners (name, host, port).
+/// A client reaches the quorum through a broker, and no gateway listener leads to a controller,
+/// so the gateway sends each node with no listeners: the status it answers stays the broker's,
+/// and an address it does not front is never forwarded.
+const DESCRIBE_QUORUM_FIRST_NODES: i16 = 2;
 
 /// The version a response of `api_key` v`version` is decoded and encoded as (the rules above).
 pub(super) fn layout_version(api_key: i16, version: i16) -> i16 {
@@ -101,6 +109,7 @@ pub fn ceiling(api_key: i16, own: Option<i16>) -> Option<i16> {
             | API_VERSIONS
             | wire::SASL_AUTHENTICATE
             | DESCRIBE_CLUSTER
+            | DESCRIBE_QUORUM
             | SHARE_FETCH
             | SHARE_ACKNOWLEDGE
     );
@@ -115,6 +124,7 @@ enum Message {
     Metadata(MetadataResponse),
     FindCoordinator(FindCoordinatorResponse),
     DescribeCluster(DescribeClusterResponse),
+    DescribeQuorum(DescribeQuorumResponse),
     Produce(ProduceResponse),
     Fetch(FetchResponse),
     ShareFetch(ShareFetchResponse),
@@ -150,12 +160,13 @@ pub(super) fn decode<T: Decodable>(buf: &mut Bytes, api_key: i16, version: i16) 
 }
 
 impl AddressRewrite {
-    /// Whether responses of this API and version may name brokers.
+    /// Whether responses of this API and version may name brokers (or controllers).
     pub fn applies(api_key: i16, version: i16) -> bool {
         matches!(
             api_key,
             METADATA | FIND_COORDINATOR | DESCRIBE_CLUSTER | SHARE_FETCH | SHARE_ACKNOWLEDGE
-        ) || wire::has_node_endpoints(api_key, version)
+        ) || (api_key == DESCRIBE_QUORUM && version >= DESCRIBE_QUORUM_FIRST_NODES)
+            || wire::has_node_endpoints(api_key, version)
     }
 
     /// Decode `frame` (header + body). None for APIs that carry no addresses.
@@ -201,6 +212,8 @@ impl AddressRewrite {
                 addresses.extend(m.brokers.iter().map(|b| (b.host.to_string(), b.port)));
                 Message::DescribeCluster(m)
             }
+            // controllers' listeners: nothing to map, they are removed by `apply`
+            DESCRIBE_QUORUM => Message::DescribeQuorum(decode(&mut buf, api_key, layout)?),
             PRODUCE => {
                 let m: ProduceResponse = decode(&mut buf, api_key, layout)?;
                 addresses.extend(m.node_endpoints.iter().map(|b| (b.host.to_string(), b.port)));
@@ -245,6 +258,7 @@ impl AddressRewrite {
                 .brokers
                 .iter_mut()
                 .try_for_each(|b| swap(&mut b.host, &mut b.port, map))?,
+            Message::DescribeQuorum(m) => m.nodes.iter_mut().for_each(|node| node.listeners.clear()),
             Message::Produce(m) => m
                 .node_endpoints
                 .iter_mut()
@@ -284,6 +298,7 @@ impl AddressRewrite {
             Message::Metadata(m) => m.encode(&mut out, layout),
             Message::FindCoordinator(m) => m.encode(&mut out, layout),
             Message::DescribeCluster(m) => m.encode(&mut out, layout),
+            Message::DescribeQuorum(m) => m.encode(&mut out, layout),
             Message::Produce(m) => m.encode(&mut out, layout),
             Message::Fetch(m) => m.encode(&mut out, layout),
             Message::ShareFetch(m) => m.encode(&mut out, layout),
@@ -516,6 +531,55 @@ mod tests {
 
     fn gateway(host: &str, port: i32) -> Option<Address> {
         (host == "broker-1").then(|| ("127.0.0.1".to_string(), port + 10_000))
+    }
+
+    #[test]
+    fn describe_quorum_v2_keeps_the_status_and_loses_the_controllers_listeners() {
+        use kafka_protocol::messages::describe_quorum_response::{
+            Listener, Node, PartitionData, ReplicaState, TopicData,
+        };
+        use kafka_protocol::protocol::StrBytes as S;
+        let voter = ReplicaState::default()
+            .with_replica_id(BrokerId(1))
+            .with_log_end_offset(42);
+        let partition = PartitionData::default()
+            .with_leader_id(BrokerId(1))
+            .with_leader_epoch(3)
+            .with_high_watermark(42)
+            .with_current_voters(vec![voter]);
+        let listener = Listener::default()
+            .with_name(S::from_static_str("CONTROLLER"))
+            .with_host(S::from_static_str("controller-1"))
+            .with_port(9093);
+        let message = DescribeQuorumResponse::default()
+            .with_topics(vec![TopicData::default()
+                .with_topic_name(S::from_static_str("__cluster_metadata").into())
+                .with_partitions(vec![partition])])
+            .with_nodes(vec![Node::default()
+                .with_node_id(BrokerId(1))
+                .with_listeners(vec![listener])]);
+        for version in 0..=1 {
+            assert!(
+                !AddressRewrite::applies(DESCRIBE_QUORUM, version),
+                "v{version} has no nodes"
+            );
+        }
+        let frame = encode(DESCRIBE_QUORUM, 2, 9, &message);
+        let rewrite = AddressRewrite::decode(DESCRIBE_QUORUM, 2, &frame).unwrap().unwrap();
+        assert!(rewrite.addresses.is_empty(), "no listener is bound for a controller");
+        let out = rewrite.apply(&|_, _| panic!("nothing is mapped")).unwrap();
+        let mut buf = Bytes::from(out);
+        let header = ResponseHeader::decode(&mut buf, response_header_version(DESCRIBE_QUORUM, 2).unwrap()).unwrap();
+        let again = DescribeQuorumResponse::decode(&mut buf, 2).unwrap();
+        assert_eq!(header.correlation_id, 9);
+        assert_eq!(
+            again.topics, message.topics,
+            "leader, epoch, voters and directory ids unchanged"
+        );
+        assert_eq!(again.nodes.len(), 1);
+        assert_eq!(again.nodes[0].node_id, BrokerId(1));
+        assert!(again.nodes[0].listeners.is_empty());
+        assert_eq!(ceiling(DESCRIBE_QUORUM, None), Some(2));
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub const FIND_COORDINATOR: i16 = 10;
 pub const SASL_HANDSHAKE: i16 = 17;
 pub const API_VERSIONS: i16 = 18;
 pub const SASL_AUTHENTICATE: i16 = 36;
+pub const DESCRIBE_QUORUM: i16 = 55;
 pub const DESCRIBE_CLUSTER: i16 = 60;
 pub const SHARE_FETCH: i16 = 78;
 pub const SHARE_ACKNOWLEDGE: i16 = 79;
