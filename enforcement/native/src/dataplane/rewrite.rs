@@ -493,12 +493,16 @@ pub fn sasl_response_error(api_key: i16, version: i16, frame: &[u8]) -> Result<i
 
 /// Raises a response's `throttle_time_ms` to at least `throttle_ms` where Kafka puts it: the first
 /// body field for the (api key, version) pairs in `throttle_first`, after `responses` in Produce
-/// v1+. `body` is the response without its length prefix; a response too short is left alone.
+/// v1+, last in the delegation-token responses. `body` is the response without its length
+/// prefix; a response too short (or that does not decode) is left alone: the connection's mute
+/// holds the client all the same, it is only not told.
 pub fn patch_throttle(key: i16, version: i16, body: &mut [u8], throttle_ms: i64, throttle_first: &HashSet<(i16, i16)>) {
     let offset = if throttle_first.contains(&(key, version)) {
         response_header_version(key, version).and_then(|hv| wire::response_body_offset(body, hv == 1).ok())
     } else if key == PRODUCE && version >= 1 {
         wire::produce_positions(body, version).ok().and_then(|p| p.0)
+    } else if DELEGATION_TOKEN_APIS.contains(&key) {
+        delegation_token_throttle_offset(key, version, body).ok()
     } else {
         None
     };
@@ -506,6 +510,60 @@ pub fn patch_throttle(key: i16, version: i16, body: &mut [u8], throttle_ms: i64,
         if offset + 4 <= body.len() {
             wire::raise_i32_at(body, offset, throttle_ms);
         }
+    }
+}
+
+/// Create / Renew / Expire / DescribeDelegationToken: `throttle_time_ms` follows the token's
+/// variable-length fields (principals, token id, hmac, the described tokens).
+const DELEGATION_TOKEN_APIS: [i16; 4] = [38, 39, 40, 41];
+
+/// Where a delegation-token response's `throttle_time_ms` is: the response decoded with the crate
+/// and re-encoded with a marker value in that field, whose bytes are the only ones that differ
+/// (the field is an int32 whatever its value, so nothing else moves). v0 is laid out as v1
+/// (v1 only changed when the broker throttles, KIP-219), the crate's first.
+fn delegation_token_throttle_offset(key: i16, version: i16, body: &[u8]) -> Result<usize, Malformed> {
+    use kafka_protocol::messages::{
+        CreateDelegationTokenResponse, DescribeDelegationTokenResponse, ExpireDelegationTokenResponse,
+        RenewDelegationTokenResponse,
+    };
+    fn marked<T: Decodable + Encodable>(
+        body: &[u8],
+        key: i16,
+        version: i16,
+        throttle: impl Fn(&mut T) -> &mut i32,
+    ) -> Result<(Vec<u8>, Vec<u8>), Malformed> {
+        let mut message: T = decode(&mut Bytes::copy_from_slice(body), key, version)?;
+        let encode = |value: i32, message: &mut T| {
+            *throttle(message) = value;
+            let mut out = BytesMut::new();
+            message
+                .encode(&mut out, version)
+                .map(|_| out.to_vec())
+                .map_err(|e| malformed(key, version, e))
+        };
+        Ok((encode(0, &mut message)?, encode(-1, &mut message)?))
+    }
+    let hv = response_header_version(key, version).ok_or_else(|| malformed(key, version, "unknown api"))?;
+    let at = wire::response_body_offset(body, hv == 1)?;
+    let layout = version.max(1);
+    let (zero, ones) = match key {
+        38 => marked(&body[at..], key, layout, |m: &mut CreateDelegationTokenResponse| {
+            &mut m.throttle_time_ms
+        })?,
+        39 => marked(&body[at..], key, layout, |m: &mut RenewDelegationTokenResponse| {
+            &mut m.throttle_time_ms
+        })?,
+        40 => marked(&body[at..], key, layout, |m: &mut ExpireDelegationTokenResponse| {
+            &mut m.throttle_time_ms
+        })?,
+        _ => marked(&body[at..], key, layout, |m: &mut DescribeDelegationTokenResponse| {
+            &mut m.throttle_time_ms
+        })?,
+    };
+    let first = zero.iter().zip(&ones).position(|(a, b)| a != b);
+    match first {
+        Some(offset) if zero.len() == body.len() - at => Ok(at + offset),
+        _ => Err(malformed(key, version, "no throttle_time_ms where the layout puts it")),
     }
 }
 
@@ -531,6 +589,93 @@ mod tests {
 
     fn gateway(host: &str, port: i32) -> Option<Address> {
         (host == "broker-1").then(|| ("127.0.0.1".to_string(), port + 10_000))
+    }
+
+    #[test]
+    fn delegation_token_responses_get_the_throttle_after_their_variable_fields() {
+        use kafka_protocol::messages::describe_delegation_token_response::{
+            DescribedDelegationToken, DescribedDelegationTokenRenewer,
+        };
+        use kafka_protocol::messages::{
+            CreateDelegationTokenResponse, DescribeDelegationTokenResponse, ExpireDelegationTokenResponse,
+            RenewDelegationTokenResponse,
+        };
+        let text = StrBytes::from_static_str;
+        let create = CreateDelegationTokenResponse::default()
+            .with_principal_type(text("User"))
+            .with_principal_name(text("alice"))
+            .with_token_id(text("token-1"))
+            .with_hmac(Bytes::from_static(b"0123456789"))
+            .with_expiry_timestamp_ms(7)
+            .with_throttle_time_ms(3);
+        let token = DescribedDelegationToken::default()
+            .with_principal_name(text("alice"))
+            .with_token_id(text("token-1"))
+            .with_hmac(Bytes::from_static(b"abc"))
+            .with_renewers(vec![
+                DescribedDelegationTokenRenewer::default().with_principal_name(text("bob"))
+            ]);
+        let describe = DescribeDelegationTokenResponse::default()
+            .with_tokens(vec![token.clone(), token])
+            .with_throttle_time_ms(3);
+        let renew = RenewDelegationTokenResponse::default()
+            .with_expiry_timestamp_ms(9)
+            .with_throttle_time_ms(3);
+        let expire = ExpireDelegationTokenResponse::default()
+            .with_expiry_timestamp_ms(9)
+            .with_throttle_time_ms(3);
+        let none = HashSet::new();
+        for (key, versions) in [(38, 0..=3), (39, 0..=2), (40, 0..=2), (41, 0..=3)] {
+            for version in versions {
+                let layout = version.max(1);
+                let mut frame = match key {
+                    38 => encode(key, layout, 5, &create),
+                    39 => encode(key, layout, 5, &renew),
+                    40 => encode(key, layout, 5, &expire),
+                    _ => encode(key, layout, 5, &describe),
+                };
+                let before = frame.clone();
+                patch_throttle(key, version, &mut frame, 1500, &none);
+                let changed: Vec<usize> = (0..frame.len()).filter(|&i| frame[i] != before[i]).collect();
+                assert!(
+                    !changed.is_empty() && changed.len() <= 4,
+                    "api {key} v{version}: {changed:?}"
+                );
+                let mut buf = Bytes::from(frame.clone());
+                ResponseHeader::decode(&mut buf, response_header_version(key, version).unwrap()).unwrap();
+                let throttle = match key {
+                    38 => {
+                        CreateDelegationTokenResponse::decode(&mut buf, layout)
+                            .unwrap()
+                            .throttle_time_ms
+                    }
+                    39 => {
+                        RenewDelegationTokenResponse::decode(&mut buf, layout)
+                            .unwrap()
+                            .throttle_time_ms
+                    }
+                    40 => {
+                        ExpireDelegationTokenResponse::decode(&mut buf, layout)
+                            .unwrap()
+                            .throttle_time_ms
+                    }
+                    _ => {
+                        DescribeDelegationTokenResponse::decode(&mut buf, layout)
+                            .unwrap()
+                            .throttle_time_ms
+                    }
+                };
+                assert_eq!(throttle, 1500, "api {key} v{version}");
+                let mut lower = frame.clone();
+                patch_throttle(key, version, &mut lower, 10, &none); // raised only, never lowered
+                assert_eq!(lower, frame);
+            }
+        }
+        let mut truncated = encode(41, 3, 5, &describe);
+        truncated.truncate(truncated.len() - 6);
+        let before = truncated.clone();
+        patch_throttle(41, 3, &mut truncated, 1500, &none);
+        assert_eq!(truncated, before, "a response that does not decode is left alone");
     }
 
     #[test]
