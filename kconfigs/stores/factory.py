@@ -19,7 +19,7 @@ class Access(Enum):
 
     READ = "read"  # describe, export, resolve...: creates nothing; a named store must exist
     PREVIEW = "preview"  # a dry run: creates nothing; a store not there yet reads as empty
-    UPDATE = "update"  # writes to a store that exists, creates none (delete; serve from a named store)
+    UPDATE = "update"  # writes to a store that exists, creates none (delete)
     WRITE = "write"  # may create the embedded store file or the ZooKeeper path
     SERVE = "serve"  # the gateway: watches a store that exists, writes only what its admin API is sent
 
