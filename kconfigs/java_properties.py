@@ -92,7 +92,7 @@ def _logical_lines(text: str) -> list[str]:
             index += 1
             following = following.lstrip(_BLANKS)
             if not stripped and following[:1] in ("#", "!"):
-                break  # the logical line is still empty: Java (9 and later) reads a comment here
+                break  # the logical line is still empty: JDK 17's reader takes this for a comment
             stripped += following
         if stripped or keep_empty:
             logical.append(stripped)

@@ -64,10 +64,8 @@ def confirm_replacing_quota_file(path: str, assume_yes: bool) -> None:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             first = handle.readline()
-    except FileNotFoundError:
-        return
     except OSError:
-        return  # unreadable: writing it fails with its own one line
+        return  # missing: a new file; unreadable: writing it fails with its own one line
     if not first or first.startswith(f"# {RECOMMEND_HEADER}"):
         return
     ask_before_destroying(
