@@ -91,6 +91,16 @@ def _consume(broker: KraftBroker, client_id: str, stop: threading.Event) -> None
         consumer.close()
 
 
+def _create_topic(broker: KraftBroker, topic: str) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+    finally:
+        admin.close()
+
+
 def _scrape(port: int) -> bytes:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         return response.read()
@@ -173,13 +183,14 @@ def _capture(capture: Capture, agent_port: int, http_port: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def capture(tmp_path_factory) -> Capture:
+def capture(tmp_path_factory, request) -> Capture:
     work = tmp_path_factory.mktemp("capture")
     jmx_port, agent_port, http_port = free_ports(3)
     (work / "rules.yaml").write_text(KAFKA_RULES)
     flags = (javaagent_flag(agent_port, work / "rules.yaml"), *remote_jmx_flags(jmx_port))
     broker = KraftBroker(KAFKA_3_VERSION, work / "broker", extra_jvm_flags=flags)
     broker.start()
+    request.addfinalizer(broker.stop)  # also when the capture fails
     result = Capture(work, broker)
     stop, threads, dumpers, started = threading.Event(), [], [], time.monotonic()
     try:
@@ -203,6 +214,9 @@ def capture(tmp_path_factory) -> Capture:
             "--add-config",
             f"producer_byte_rate={THROTTLED_QUOTA}",
         )
+        # the topic before its clients: a consumer that joins before auto-creation is assigned no
+        # partition (kafka-python's range assignor finds none) and may never fetch
+        _create_topic(broker, "analyze-capture")
         threads = [
             threading.Thread(target=_produce, args=(broker, THROTTLED, 10_000, 0.01, stop, result.sent_bytes)),
             threading.Thread(target=_produce, args=(broker, STEADY, 1_000, 0.05, stop, result.sent_bytes)),
@@ -223,8 +237,7 @@ def capture(tmp_path_factory) -> Capture:
         for process in dumpers:
             process.terminate()
             process.wait(timeout=30)
-    yield result
-    broker.stop()
+    return result
 
 
 @pytest.fixture(scope="module")
