@@ -20,13 +20,14 @@ from kconfigs.stores.sqlite import SqliteStore
 from tests.integration.gateway_support import free_port, wait_for_port
 
 
-def _serve(*args: str, tmp_path) -> subprocess.Popen:
+def _serve(*args: str, tmp_path, env: dict[str, str] | None = None) -> subprocess.Popen:
     SqliteStore(tmp_path / "q.db").close()  # an empty store: serve refuses one that does not exist
     return subprocess.Popen(
         [sys.executable, "-m", "kconfigs", "serve", "--store", str(tmp_path / "q.db"), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
 
 
@@ -186,11 +187,13 @@ def test_the_worker_thread_count_comes_from_the_setting_then_the_variable(tmp_pa
     env = {k: v for k, v in os.environ.items() if k != "KCONFIGS_GATEWAY_WORKERS"}
     if variable is not None:
         env["KCONFIGS_GATEWAY_WORKERS"] = variable
-    SqliteStore(tmp_path / "q.db").close()
     port = free_port()
-    argv = [sys.executable, "-m", "kconfigs", "serve", "--upstream", "127.0.0.1:1", "--store", str(tmp_path / "q.db")]
-    argv += ["--listen", f"127.0.0.1:{port}", "--metrics-listen", "", "--config", str(config)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = _serve(
+        *("--upstream", "127.0.0.1:1", "--listen", f"127.0.0.1:{port}", "--metrics-listen", ""),
+        *("--config", str(config)),
+        tmp_path=tmp_path,
+        env=env,
+    )
     try:
         wait_for_port(port)
         names = [(task / "comm").read_text().strip() for task in Path(f"/proc/{proc.pid}/task").iterdir()]
