@@ -1,5 +1,6 @@
-"""The peers benchmark's p99 verdict: a difference of two p99s is a result only when the direct
-path's own p99 held still between rounds; otherwise the report says it could not tell."""
+"""The peers benchmark's p99 verdict: the median difference decides while the direct path's own p99
+holds still between rounds; when it moves, only round pairs agreeing beyond chance (a sign test)
+give a verdict, and otherwise the report says it could not tell."""
 
 from __future__ import annotations
 
@@ -23,3 +24,25 @@ def test_a_direct_p99_that_moves_more_than_the_target_is_not_resolved_even_when_
     assert "**not resolved**" in line
     assert "8.00–240.00 ms" in line
     assert "met)" not in line
+
+
+def test_a_moving_direct_p99_gives_a_verdict_when_the_round_pairs_agree_beyond_chance():
+    direct = [_round(p) for p in (4.6, 9.8, 5.0, 7.5, 6.0, 8.8)]
+    under = peers._p99_added_target("x", direct, [_round(p) for p in (5.5, 9.0, 4.0, 8.0, 6.9, 7.0)])
+    assert ": met: at or under it in 6 of 6 round pairs, sign test p = 0.016" in under
+    over = peers._p99_added_target("x", direct, [_round(p + 3.0) for p in (4.6, 9.8, 5.0, 7.5, 6.0, 8.8)])
+    assert "**not met**: over it in 6 of 6 round pairs" in over
+
+
+def test_round_pairs_that_split_or_are_too_few_are_not_resolved():
+    direct = [_round(p) for p in (4.6, 9.8, 5.0, 7.5, 6.0, 8.8)]
+    split = peers._p99_added_target("x", direct, [_round(p) for p in (5.5, 12.0, 4.0, 11.0, 6.9, 7.0)])
+    assert "**not resolved**" in split and "4 of 6 round pairs" in split
+    four = peers._p99_added_target("x", direct[:4], [_round(p) for p in (5.5, 9.0, 4.0, 8.0)])
+    assert "**not resolved**" in four  # 4 of 4 happens by chance one time in 16
+
+
+def test_the_sign_test_is_the_binomial_tail():
+    assert peers.sign_test_p(6, 6) == 1 / 64
+    assert peers.sign_test_p(7, 8) == 9 / 256
+    assert peers.sign_test_p(0, 5) == 1.0
