@@ -227,6 +227,10 @@ def consume_throughput(bootstrap: str, topic: str, megabytes: int) -> float:
             "group.id": uuid.uuid4().hex,
             "enable.auto.commit": False,
             "fetch.max.bytes": 52428800,
+            # librdkafka stops fetching for this long once its local queue is full (default 1 s):
+            # a consumer faster than this loop hit it in some runs and not others, and one such
+            # pause made a 0.25 s read of 200 MB last 1.2 s, on any path
+            "fetch.queue.backoff.ms": 10,
         }
     )
     partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
