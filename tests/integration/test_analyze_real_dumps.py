@@ -34,6 +34,7 @@ THROTTLED = "etl:nightly"  # JMX quotes it: "etl:nightly"
 THROTTLED_QUOTA = 100_000  # producer_byte_rate of THROTTLED; it offers about 1 MB/s
 DEFAULT_QUOTA = 20_000_000  # <default> client produce and fetch quotas: far above any client here
 STEADY, READER = "app-1", "reader-1"  # inherit the defaults, never throttled
+TOPIC = "analyze-capture"  # the one topic the clients write and read (also the reader's group)
 
 KAFKA_RULES = EXAMPLE_KAFKA_QUOTA_RULES
 
@@ -66,7 +67,7 @@ def _produce(broker: KraftBroker, client_id: str, size: int, pause_s: float, sto
         while not stop.is_set():
             # one record at a time: a throttled client waits out its throttle, as a real one does,
             # instead of queueing megabytes the end of the test would have to flush
-            producer.send("analyze-capture", b"x" * size).get(timeout=60)
+            producer.send(TOPIC, b"x" * size).get(timeout=60)
             total += size
             stop.wait(pause_s)
     finally:
@@ -78,10 +79,10 @@ def _consume(broker: KraftBroker, client_id: str, stop: threading.Event) -> None
     from kafka import KafkaConsumer
 
     consumer = KafkaConsumer(
-        "analyze-capture",
+        TOPIC,
         bootstrap_servers=broker.bootstrap,
         client_id=client_id,
-        group_id="analyze-capture",
+        group_id=TOPIC,
         auto_offset_reset="earliest",
     )
     try:
@@ -216,7 +217,7 @@ def capture(tmp_path_factory, request) -> Capture:
         )
         # the topic before its clients: a consumer that joins before auto-creation is assigned no
         # partition (kafka-python's range assignor finds none) and may never fetch
-        _create_topic(broker, "analyze-capture")
+        _create_topic(broker, TOPIC)
         threads = [
             threading.Thread(target=_produce, args=(broker, THROTTLED, 10_000, 0.01, stop, result.sent_bytes)),
             threading.Thread(target=_produce, args=(broker, STEADY, 1_000, 0.05, stop, result.sent_bytes)),

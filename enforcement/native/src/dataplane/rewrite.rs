@@ -515,7 +515,12 @@ pub fn patch_throttle(key: i16, version: i16, body: &mut [u8], throttle_ms: i64,
 
 /// Create / Renew / Expire / DescribeDelegationToken: `throttle_time_ms` follows the token's
 /// variable-length fields (principals, token id, hmac, the described tokens).
-const DELEGATION_TOKEN_APIS: [i16; 4] = [38, 39, 40, 41];
+const DELEGATION_TOKEN_APIS: [i16; 4] = [
+    wire::CREATE_DELEGATION_TOKEN,
+    wire::RENEW_DELEGATION_TOKEN,
+    wire::EXPIRE_DELEGATION_TOKEN,
+    wire::DESCRIBE_DELEGATION_TOKEN,
+];
 
 /// Where a delegation-token response's `throttle_time_ms` is: the response decoded with the crate
 /// and re-encoded with a marker value in that field, whose bytes are the only ones that differ
@@ -547,13 +552,13 @@ fn delegation_token_throttle_offset(key: i16, version: i16, body: &[u8]) -> Resu
     let at = wire::response_body_offset(body, hv == 1)?;
     let layout = version.max(1);
     let (zero, ones) = match key {
-        38 => marked(&body[at..], key, layout, |m: &mut CreateDelegationTokenResponse| {
+        wire::CREATE_DELEGATION_TOKEN => marked(&body[at..], key, layout, |m: &mut CreateDelegationTokenResponse| {
             &mut m.throttle_time_ms
         })?,
-        39 => marked(&body[at..], key, layout, |m: &mut RenewDelegationTokenResponse| {
+        wire::RENEW_DELEGATION_TOKEN => marked(&body[at..], key, layout, |m: &mut RenewDelegationTokenResponse| {
             &mut m.throttle_time_ms
         })?,
-        40 => marked(&body[at..], key, layout, |m: &mut ExpireDelegationTokenResponse| {
+        wire::EXPIRE_DELEGATION_TOKEN => marked(&body[at..], key, layout, |m: &mut ExpireDelegationTokenResponse| {
             &mut m.throttle_time_ms
         })?,
         _ => marked(&body[at..], key, layout, |m: &mut DescribeDelegationTokenResponse| {
@@ -625,13 +630,18 @@ mod tests {
             .with_expiry_timestamp_ms(9)
             .with_throttle_time_ms(3);
         let none = HashSet::new();
-        for (key, versions) in [(38, 0..=3), (39, 0..=2), (40, 0..=2), (41, 0..=3)] {
+        for (key, versions) in [
+            (wire::CREATE_DELEGATION_TOKEN, 0..=3),
+            (wire::RENEW_DELEGATION_TOKEN, 0..=2),
+            (wire::EXPIRE_DELEGATION_TOKEN, 0..=2),
+            (wire::DESCRIBE_DELEGATION_TOKEN, 0..=3),
+        ] {
             for version in versions {
                 let layout = version.max(1);
                 let mut frame = match key {
-                    38 => encode(key, layout, 5, &create),
-                    39 => encode(key, layout, 5, &renew),
-                    40 => encode(key, layout, 5, &expire),
+                    wire::CREATE_DELEGATION_TOKEN => encode(key, layout, 5, &create),
+                    wire::RENEW_DELEGATION_TOKEN => encode(key, layout, 5, &renew),
+                    wire::EXPIRE_DELEGATION_TOKEN => encode(key, layout, 5, &expire),
                     _ => encode(key, layout, 5, &describe),
                 };
                 let before = frame.clone();
@@ -644,17 +654,17 @@ mod tests {
                 let mut buf = Bytes::from(frame.clone());
                 ResponseHeader::decode(&mut buf, response_header_version(key, version).unwrap()).unwrap();
                 let throttle = match key {
-                    38 => {
+                    wire::CREATE_DELEGATION_TOKEN => {
                         CreateDelegationTokenResponse::decode(&mut buf, layout)
                             .unwrap()
                             .throttle_time_ms
                     }
-                    39 => {
+                    wire::RENEW_DELEGATION_TOKEN => {
                         RenewDelegationTokenResponse::decode(&mut buf, layout)
                             .unwrap()
                             .throttle_time_ms
                     }
-                    40 => {
+                    wire::EXPIRE_DELEGATION_TOKEN => {
                         ExpireDelegationTokenResponse::decode(&mut buf, layout)
                             .unwrap()
                             .throttle_time_ms
@@ -671,10 +681,10 @@ mod tests {
                 assert_eq!(lower, frame);
             }
         }
-        let mut truncated = encode(41, 3, 5, &describe);
+        let mut truncated = encode(wire::DESCRIBE_DELEGATION_TOKEN, 3, 5, &describe);
         truncated.truncate(truncated.len() - 6);
         let before = truncated.clone();
-        patch_throttle(41, 3, &mut truncated, 1500, &none);
+        patch_throttle(wire::DESCRIBE_DELEGATION_TOKEN, 3, &mut truncated, 1500, &none);
         assert_eq!(truncated, before, "a response that does not decode is left alone");
     }
 
