@@ -105,7 +105,7 @@ def enter_private_netns() -> None:
     try:
         os.execvpe("unshare", ["unshare", "-n", "--", sys.executable, *sys.argv], env)
     except OSError as error:
-        raise SystemExit(f"bench_gateway_peers: cannot run unshare -n ({error}); it needs root") from None
+        raise SystemExit(f"{Path(sys.argv[0]).stem}: cannot run unshare -n ({error}); it needs root") from None
 
 
 CONGESTION_CONTROL = Path("/proc/sys/net/ipv4/tcp_congestion_control")
@@ -128,7 +128,7 @@ def use_congestion_control(name: str | None) -> str:
     except OSError as error:
         allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read_text().strip()
         raise SystemExit(
-            f"bench_gateway_peers: cannot use TCP congestion control {name} ({error.strerror}; allowed here: "
+            f"{Path(sys.argv[0]).stem}: cannot use TCP congestion control {name} ({error.strerror}; allowed here: "
             f"{allowed}; as root: sysctl -w net.ipv4.tcp_allowed_congestion_control='{allowed} {name}')"
         ) from None
     return f"{name} (set for the run; the machine's default: {machines})"

@@ -8,7 +8,9 @@ bench_gateway_peers.py, in front of the same Apache Kafka 4.3.1 broker. Writes t
 Counts come from the kernel's tracepoints (`perf stat -e syscalls:sys_enter_*`, which costs the
 traced process next to nothing, unlike strace) over a window of steady load, divided by the
 requests the broker took in that window; proxy CPU from /proc as in bench_gateway_peers.py.
-Each round measures every path back to back in rotated order. Needs `perf` and `socat`.
+Each round measures every path back to back in rotated order, in a private loopback-only network
+namespace as bench_gateway_peers.py (`--congestion-control` as there). Needs `perf`, `socat`
+and root.
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ def render(args, paths: list[str], results: dict[str, list[dict[str, float]]]) -
         "## Where a small request's CPU goes: system calls per request (native gateway, socat relay)",
         "",
         f"Command: `python benchmarks/gateway_syscalls.py {' '.join(sys.argv[1:])}` on {machine()}, "
-        f"Python {sys.version.split()[0]}.",
+        f"Python {sys.version.split()[0]}; in a private loopback-only network namespace, TCP congestion control "
+        f"{args.congestion_in_use}.",
         f"Upstream: Apache Kafka 4.3.1, one KRaft broker. {args.producers} {args.client} producer processes, one "
         f"100 B record per Produce request (bench_gateway_peers.py's small-request workload), {args.seconds:g} s "
         f"windows of steady load, {args.rounds} rounds in rotated order. Counts from `perf stat` tracepoints on "
@@ -108,11 +111,17 @@ def main() -> None:
     parser.add_argument("--producers", type=int, default=4)
     parser.add_argument("--client", choices=["librdkafka", "java"], default="librdkafka")
     parser.add_argument("--workers", type=lambda text: sorted({int(n) for n in text.split(",")}), default=[1, 2])
+    parser.add_argument(
+        "--congestion-control",
+        help="TCP congestion control in the benchmark's namespace, e.g. cubic (default: the machine's)",
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     args = parser.parse_args()
-    for tool in ("perf", "socat"):
+    for tool in ("perf", "socat", "unshare", "ip"):
         if not shutil.which(tool):
             raise SystemExit(f"gateway_syscalls: {tool} is not installed")
+    peers.enter_private_netns()
+    args.congestion_in_use = peers.use_congestion_control(args.congestion_control)
     workdir = Path(tempfile.mkdtemp(prefix="gateway-syscalls-"))
     broker = peers.start_broker(workdir)
     started = []
