@@ -166,7 +166,31 @@ def tree_cpu_seconds(pid: int) -> float:
 # --- the cluster and the paths ------------------------------------------------------------------
 
 
-def start_broker(workdir: Path):
+#: The broker's JVM: the full JIT, and a heap whose young generation (3 GB, touched at start)
+#: fills every few seconds at the batched loads here. With the harness' 128 MB starting heap the
+#: serial collector stayed at a 34 MB young generation and paused 2-26 ms ten times a second at
+#: 300 MB/s, and those pauses, not the path, set every path's p99 (direct 5.5-41.7 ms over six
+#: rounds); here it pauses for 15-20 ms once every 6-7 s.
+BROKER_JVM_FLAGS = ("-XX:TieredStopAtLevel=4", "-Xms4g", "-Xmx4g", "-Xmn3g", "-XX:+AlwaysPreTouch")
+#: Where the broker keeps its log by default: tmpfs. On this machine's disk, appends at 300 MB/s
+#: stalled 10-40 ms every 0.8 s or so (page cache writeback; direct p99 4.4-20.4 ms over six
+#: rounds, the collector tamed as above), on tmpfs 3.5-4.8 ms. Every path writes to the same
+#: broker, so this takes the upstream's noise out of the comparison, not a path's own cost.
+BROKER_LOG_PARENT = "/dev/shm"
+
+
+def filesystem_type(path: str) -> str:
+    """The type of the filesystem holding ``path`` (its longest mount point in /proc/mounts)."""
+    resolved, best, kind = os.path.realpath(path), "", "unknown filesystem"
+    for line in Path("/proc/mounts").read_text().splitlines():
+        _device, mount_point, fs_type = line.split()[:3]
+        inside = resolved == mount_point or resolved.startswith(mount_point.rstrip("/") + "/")
+        if inside and len(mount_point) >= len(best):
+            best, kind = mount_point, fs_type
+    return kind
+
+
+def start_broker(workdir: Path, log_dir: Path):
     from harness.brokers import KraftBroker
     from harness.processes import free_ports
     from harness.versions import KAFKA_4_VERSION
@@ -184,9 +208,9 @@ def start_broker(workdir: Path):
             props["listener.security.protocol.map"] += ",RELAY:PLAINTEXT"
             return props
 
-    broker = RelayedKraftBroker(
-        KAFKA_4_VERSION, workdir / "kafka", extra_jvm_flags=("-XX:TieredStopAtLevel=4", "-Xmx1g")
-    )
+    # a deleted topic's files go after a second, not Kafka's default minute: on tmpfs they are memory
+    props = {"log.dirs": str(log_dir), "log.segment.delete.delay.ms": "1000"}
+    broker = RelayedKraftBroker(KAFKA_4_VERSION, workdir / "kafka", extra_props=props, extra_jvm_flags=BROKER_JVM_FLAGS)
     broker.start()
     return broker
 
@@ -476,7 +500,15 @@ def batched_rounds(args, bootstraps: dict[str, str], pids: dict[str, list[int]],
 def run(args) -> str:
     workdir = Path(tempfile.mkdtemp(prefix="bench-gateway-peers-", dir=args.workdir))
     load_start = os.getloadavg()[0]
-    broker = start_broker(workdir)
+    log_dir = Path(tempfile.mkdtemp(prefix="bench-gateway-peers-log-", dir=args.broker_log_parent))
+    try:
+        return _run(args, workdir, log_dir, load_start)
+    finally:
+        shutil.rmtree(log_dir, ignore_errors=True)
+
+
+def _run(args, workdir: Path, log_dir: Path, load_start: float) -> str:
+    broker = start_broker(workdir, log_dir)
     servers, gateways, failures = [], [], {}
     bootstraps: dict[str, str] = {DIRECT: broker.bootstrap}
     pids: dict[str, list[int]] = {}
@@ -606,8 +638,9 @@ def render(
         f"(1-min load average {load_start:.1f} at the start, {spread(loads)} over the rounds), "
         f"Python {platform.python_version()}; everything in a private loopback-only network namespace, "
         f"TCP congestion control {args.congestion_in_use}.",
-        "Upstream: Apache Kafka 4.3.1, one KRaft broker+controller (test harness settings, full JIT), the same "
-        "broker for every path. Relay: socat (`-b 262144`, fork per connection; a C read/write loop, as in "
+        "Upstream: Apache Kafka 4.3.1, one KRaft broker+controller (test harness settings, full JIT, "
+        f"{' '.join(BROKER_JVM_FLAGS[1:])}, its log in {args.broker_log_parent} "
+        f"({filesystem_type(args.broker_log_parent)})), the same broker for every path. Relay: socat (`-b 262144`, fork per connection; a C read/write loop, as in "
         "bench_gateway.py: a relay written in Python would cost more than the proxies it is the floor for), no "
         "parsing, in front of a second broker listener that advertises the relay's port. Kroxylicious: runtime jar + launcher, port-per-node pass-through, no filters. "
         f"{args.rounds} rounds, each running every path back to back in rotated order; median (min–max) over "
@@ -861,6 +894,11 @@ def main() -> None:
         help="TCP congestion control in the benchmark's namespace, e.g. cubic (default: the machine's)",
     )
     parser.add_argument("--workdir", help="directory for logs and data (default: a new temp dir)")
+    parser.add_argument(
+        "--broker-log-parent",
+        default=BROKER_LOG_PARENT,
+        help=f"directory in which the broker's log directory is made (default {BROKER_LOG_PARENT}, tmpfs)",
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md alone")
     args = parser.parse_args()
     for tool, why in (("unshare", "util-linux"), ("ip", "iproute2"), ("socat", "the relay: apt-get install -y socat")):
@@ -870,6 +908,8 @@ def main() -> None:
         parser.error("--clients: librdkafka and/or java")
     if min(args.native_workers) < 1:
         parser.error("--native-workers: counts must be >= 1")
+    if not os.path.isdir(args.broker_log_parent):
+        parser.error(f"--broker-log-parent: {args.broker_log_parent} is not a directory")
     if os.environ.get(NETNS_ENV) != "1":
         # the namespace has no route out: Kroxylicious' jars come from Maven Central before it
         fetched = subprocess.run([str(KROXYLICIOUS_FETCH)], capture_output=True, text=True)
