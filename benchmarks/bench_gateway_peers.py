@@ -166,12 +166,13 @@ def tree_cpu_seconds(pid: int) -> float:
 # --- the cluster and the paths ------------------------------------------------------------------
 
 
-#: The broker's JVM: the full JIT, and a heap whose young generation (3 GB, touched at start)
-#: fills every few seconds at the batched loads here. With the harness' 128 MB starting heap the
-#: serial collector stayed at a 34 MB young generation and paused 2-26 ms ten times a second at
-#: 300 MB/s, and those pauses, not the path, set every path's p99 (direct 5.5-41.7 ms over six
-#: rounds); here it pauses for 15-20 ms once every 6-7 s.
-BROKER_JVM_FLAGS = ("-XX:TieredStopAtLevel=4", "-Xms4g", "-Xmx4g", "-Xmn3g", "-XX:+AlwaysPreTouch")
+#: The broker's JVM: the full JIT, and a heap whose young generation (5 GB, touched at start)
+#: outlasts a paced-batch round once it is emptied before the round (collect_broker_garbage).
+#: With the harness' 128 MB starting heap the serial collector stayed at a 34 MB young
+#: generation and paused 2-26 ms ten times a second at 300 MB/s, and those pauses, not the path,
+#: set every path's p99 (direct 5.5-41.7 ms over six rounds); a 3 GB one still paused 15-60 ms
+#: once in most 5 s rounds at 450 MB/s.
+BROKER_JVM_FLAGS = ("-XX:TieredStopAtLevel=4", "-Xms6g", "-Xmx6g", "-Xmn5g", "-XX:+AlwaysPreTouch")
 #: Where the broker keeps its log by default: tmpfs. On this machine's disk, appends at 300 MB/s
 #: stalled 10-40 ms every 0.8 s or so (page cache writeback; direct p99 4.4-20.4 ms over six
 #: rounds, the collector tamed as above), on tmpfs 3.5-4.8 ms. Every path writes to the same
@@ -208,8 +209,10 @@ def start_broker(workdir: Path, log_dir: Path):
             props["listener.security.protocol.map"] += ",RELAY:PLAINTEXT"
             return props
 
-    # a deleted topic's files go after a second, not Kafka's default minute: on tmpfs they are memory
-    props = {"log.dirs": str(log_dir), "log.segment.delete.delay.ms": "1000"}
+    # a deleted topic's files go after a second, not Kafka's default minute, and the task that
+    # deletes them starts at once, not after 30 s: on tmpfs they are memory (six 5 s rounds at
+    # 450 MB/s held 8 GB, and appends slowed to 270 MB/s while the machine found the pages)
+    props = {"log.dirs": str(log_dir), "log.segment.delete.delay.ms": "1000", "log.initial.task.delay.ms": "0"}
     broker = RelayedKraftBroker(KAFKA_4_VERSION, workdir / "kafka", extra_props=props, extra_jvm_flags=BROKER_JVM_FLAGS)
     broker.start()
     return broker
@@ -534,7 +537,7 @@ def _run(args, workdir: Path, log_dir: Path, load_start: float) -> str:
         half_load = statistics.median(batched[native]["produce"]) / 2
         latency = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], half_load, 5)
         with BusyCores() as batch_busy:
-            batch = batch_latency_rounds(args, broker.bootstrap, bootstraps[native], half_load)
+            batch = batch_latency_rounds(args, broker.bootstrap, bootstraps[native], half_load, broker.pid)
         light_load = half_load * 2 * args.light_load
         with BusyCores() as busy:
             light = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], light_load, 5)
@@ -569,18 +572,29 @@ def _run(args, workdir: Path, log_dir: Path, load_start: float) -> str:
     )
 
 
-def batch_latency_rounds(args, direct: str, gateway: str, rate: float):
+def batch_latency_rounds(args, direct: str, gateway: str, rate: float, broker_pid: int):
     """Latencies of paced batches (batch_latency.py) and the MB/s acknowledged, per round and
-    path (bench_gateway.alternating_rounds)."""
+    path (bench_gateway.alternating_rounds), each round from an empty young generation."""
 
     def measure(bootstrap: str) -> tuple[list[float], float]:
         topic = f"batch-lat-{uuid.uuid4().hex[:8]}"
         create_topic(direct, topic)
+        collect_broker_garbage(broker_pid)
         measured = batch_latencies_ms(bootstrap, topic, rate, args.latency_seconds)
         bg.delete_topic(direct, topic)
         return measured
 
     return bg.alternating_rounds(args.latency_rounds, direct, gateway, measure)
+
+
+def collect_broker_garbage(pid: int) -> None:
+    """A full collection in the broker now (``jcmd GC.run``, 50 ms or so), between rounds: a
+    round then starts with an empty young generation, which BROKER_JVM_FLAGS size to outlast it,
+    so no collector pause falls inside a round on either path."""
+    from harness.java import java_binary
+
+    jcmd = Path(java_binary()).resolve().parent / "jcmd"
+    subprocess.run([str(jcmd), str(pid), "GC.run"], capture_output=True, check=True, timeout=60)
 
 
 class BusyCores:

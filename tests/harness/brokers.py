@@ -98,6 +98,11 @@ class KafkaBroker(RestartableServer):
     def bootstrap(self) -> str:
         return f"{LOCALHOST}:{self.port}"
 
+    @property
+    def pid(self) -> int | None:
+        """The broker JVM's process id while it runs."""
+        return self._process.pid if self._process else None
+
     def mode_props(self) -> dict[str, str]:
         raise NotImplementedError
 
