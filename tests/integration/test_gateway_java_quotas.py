@@ -270,35 +270,43 @@ def test_producer_performance_is_held_like_the_broker_holds_it(broker):
 
 
 GROUP_PROTOCOLS = ("classic", "consumer")
+#: consumers per group protocol and path, each under its own client-id's quota (see the test)
+CONSUMERS_EACH = 3
 
 
 def test_consumer_performance_is_held_like_the_broker_holds_it(broker):
-    """For each group protocol (classic and KIP-848), a direct consumer and one through the
-    gateway run at the same time, each under its own quota (the broker's for one client-id, the
-    gateway's for another): a consumer held by the discard-and-wait cycle below settles into a
-    steady rate, but one second off that cycle (a fetch that just escaped the throttle, a stalled
-    machine) moved a 24 s run's rate by up to 7 %. Run one after the other, two such seconds in
-    opposite directions broke a 10 % comparison; side by side, a stall hits both, and a run twice
-    as long weighs a lucky second half as much. The two protocols' pairs run at the same time
-    too, on one topic (each consumer in its own group), as the four held consumers together use
-    little of the machine."""
+    """For each group protocol (classic and KIP-848), CONSUMERS_EACH direct consumers and as many
+    through the gateway run at the same time, each under its own quota (the broker's for the
+    direct client-ids, the gateway's for the others), and their mean rates are compared: a
+    consumer held by the discard-and-wait cycle below settles into a steady rate, but one second
+    off that cycle (a fetch that just escaped the throttle, a stalled machine) moved a 24 s run's
+    rate by up to 7 %. Run one after the other, two such seconds in opposite directions broke a
+    10 % comparison; side by side, a stall hits both, and a run twice as long weighs a lucky
+    second half as much. A KIP-848 consumer still settled anywhere from 0.68 to 0.76 Q from run to
+    run, directly as through the gateway (classic ones within 0.735-0.737), so one consumer each
+    way broke the 10 % comparison in both directions (0.90x, 1.11x) in two full suites; three
+    each way narrow the mean's spread by about 1.7x. All run at once on one topic (each consumer
+    in its own group), as the held consumers together use little of the machine."""
     records = FETCH_QUOTA * (CONSUME_RUN_S + 10) // RECORD_BYTES  # more than a run reads, even at Q
     topic = f"cp-{uuid.uuid4().hex[:6]}"
     _fill(broker.bootstrap, topic, records)
     ids = {
-        (protocol, path): f"cp-{path}-{protocol}-{uuid.uuid4().hex[:6]}"
+        (protocol, path, n): f"cp-{path}-{protocol}-{n}-{uuid.uuid4().hex[:6]}"
         for protocol in GROUP_PROTOCOLS
         for path in ("direct", "gw")
+        for n in range(CONSUMERS_EACH)
     }
-    for protocol in GROUP_PROTOCOLS:
-        _alter_broker_quota(broker.bootstrap, ids[protocol, "direct"], "consumer_byte_rate", FETCH_QUOTA)
+    for (_protocol, path, _n), client_id in ids.items():
+        if path == "direct":
+            _alter_broker_quota(broker.bootstrap, client_id, "consumer_byte_rate", FETCH_QUOTA)
     gateway = _gateway(broker)
     try:
         gateway.call_soon(
             gateway.gateway.quotas.load,
             [
-                ({"client-id": ids[protocol, "gw"]}, {"consumer_byte_rate": float(FETCH_QUOTA)})
-                for protocol in GROUP_PROTOCOLS
+                ({"client-id": client_id}, {"consumer_byte_rate": float(FETCH_QUOTA)})
+                for (_protocol, path, _n), client_id in ids.items()
+                if path == "gw"
             ],
         )
         bootstraps = {"direct": broker.bootstrap, "gw": gateway.bootstrap}
@@ -311,25 +319,31 @@ def test_consumer_performance_is_held_like_the_broker_holds_it(broker):
     finally:
         gateway.stop()
     for protocol in GROUP_PROTOCOLS:
-        _check_consumer_pair(protocol, intervals[protocol, "direct"], intervals[protocol, "gw"])
+        each = {path: [intervals[protocol, path, n] for n in range(CONSUMERS_EACH)] for path in ("direct", "gw")}
+        _check_consumers(protocol, each["direct"], each["gw"])
 
 
-def _check_consumer_pair(group_protocol: str, direct_intervals, through_intervals) -> None:
-    direct, through = _steady(direct_intervals), _steady(through_intervals)
-    direct_rates, through_rates = _rates(direct_intervals), _rates(through_intervals)
+def _check_consumers(group_protocol: str, direct_runs, through_runs) -> None:
+    """``direct_runs`` and ``through_runs``: each consumer's intervals."""
+    direct_each = [_steady(run) for run in direct_runs]
+    through_each = [_steady(run) for run in through_runs]
+    direct, through = statistics.mean(direct_each), statistics.mean(through_each)
+    direct_peak = max(max(_rates(run)[SKIP_S:]) for run in direct_runs)
+    through_peak = max(max(_rates(run)[SKIP_S:]) for run in through_runs)
     print(
         f"ConsumerPerformance ({group_protocol}): "
-        f"direct {direct / FETCH_QUOTA:.3f} Q peak {max(direct_rates) / FETCH_QUOTA:.2f} Q, "
-        f"through the gateway {through / FETCH_QUOTA:.3f} Q peak {max(through_rates) / FETCH_QUOTA:.2f} Q"
+        f"direct {[round(r / FETCH_QUOTA, 3) for r in direct_each]} Q peak {direct_peak / FETCH_QUOTA:.2f} Q, "
+        f"through the gateway {[round(r / FETCH_QUOTA, 3) for r in through_each]} Q "
+        f"peak {through_peak / FETCH_QUOTA:.2f} Q ({through / direct:.3f}x)"
     )
     what = (group_protocol, direct / FETCH_QUOTA, through / FETCH_QUOTA)
     # A broker discards the whole (here up to 1 MiB) response of a throttled Fetch and the consumer
     # waits before asking again, so it holds ConsumerPerformance at about 0.73 Q (measured), not Q;
     # the gateway must do the same, neither more nor less
-    assert direct <= 1.05 * FETCH_QUOTA and through <= 1.05 * FETCH_QUOTA, what
+    assert max(direct_each) <= 1.05 * FETCH_QUOTA and max(through_each) <= 1.05 * FETCH_QUOTA, what
     assert 0.9 <= through / direct <= 1.1, what
     # no burst far above what the broker itself lets through in one second
-    assert max(through_rates[SKIP_S:]) <= 1.5 * max(max(direct_rates[SKIP_S:]), FETCH_QUOTA), what
+    assert through_peak <= 1.5 * max(direct_peak, FETCH_QUOTA), what
 
 
 #: small records one per request (batching off): request time, not bytes, is what is limited
