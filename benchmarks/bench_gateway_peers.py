@@ -19,7 +19,9 @@ broker has a second listener (RELAY) whose advertised port is the relay's; every
 the PLAINTEXT listener and rewrites addresses itself (gateway, Kroxylicious port-per-node mapping
 of node id 1). Kroxylicious runs from its Maven Central runtime jar through
 benchmarks/kroxylicious/KroxyliciousLauncher.java (fetched and compiled by benchmarks/kroxylicious/fetch),
-no filters. The broker JVM runs with the full JIT (the test harness limits it to C1 for start-up time).
+no filters. The broker JVM runs with the full JIT (the test harness limits it to C1 for start-up time),
+a 6 GB heap and its log on tmpfs (--broker-log-parent), and is collected before each paced-batch
+round, so that the upstream's own pauses do not set every path's p99 (BROKER_JVM_FLAGS).
 
 Workloads:
 (a) small requests: one 100 B record per Produce request (one partition, linger.ms=0, acks=1,
