@@ -193,7 +193,8 @@ def filesystem_type(path: str) -> str:
     return kind
 
 
-def start_broker(workdir: Path, log_dir: Path):
+def start_broker(workdir: Path, log_dir: Path | None = None):
+    """The broker every path is put in front of; its log in ``log_dir`` (default: under ``workdir``)."""
     from harness.brokers import KraftBroker
     from harness.processes import free_ports
     from harness.versions import KAFKA_4_VERSION
@@ -214,7 +215,9 @@ def start_broker(workdir: Path, log_dir: Path):
     # a deleted topic's files go after a second, not Kafka's default minute, and the task that
     # deletes them starts at once, not after 30 s: on tmpfs they are memory (six 5 s rounds at
     # 450 MB/s held 8 GB, and appends slowed to 270 MB/s while the machine found the pages)
-    props = {"log.dirs": str(log_dir), "log.segment.delete.delay.ms": "1000", "log.initial.task.delay.ms": "0"}
+    props = {"log.segment.delete.delay.ms": "1000", "log.initial.task.delay.ms": "0"}
+    if log_dir is not None:
+        props["log.dirs"] = str(log_dir)
     broker = RelayedKraftBroker(KAFKA_4_VERSION, workdir / "kafka", extra_props=props, extra_jvm_flags=BROKER_JVM_FLAGS)
     broker.start()
     return broker
@@ -654,8 +657,8 @@ def render(
         f"(1-min load average {load_start:.1f} at the start, {spread(loads)} over the rounds), "
         f"Python {platform.python_version()}; everything in a private loopback-only network namespace, "
         f"TCP congestion control {args.congestion_in_use}.",
-        "Upstream: Apache Kafka 4.3.1, one KRaft broker+controller (test harness settings, full JIT, "
-        f"{' '.join(BROKER_JVM_FLAGS[1:])}, its log in {args.broker_log_parent} "
+        "Upstream: Apache Kafka 4.3.1, one KRaft broker+controller (test harness settings, "
+        f"{' '.join(BROKER_JVM_FLAGS)}, its log in {args.broker_log_parent} "
         f"({filesystem_type(args.broker_log_parent)})), the same broker for every path. Relay: socat (`-b 262144`, fork per connection; a C read/write loop, as in "
         "bench_gateway.py: a relay written in Python would cost more than the proxies it is the floor for), no "
         "parsing, in front of a second broker listener that advertises the relay's port. Kroxylicious: runtime jar + launcher, port-per-node pass-through, no filters. "
