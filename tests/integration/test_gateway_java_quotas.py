@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime
+import functools
 import statistics
 import subprocess
 import threading
@@ -234,12 +235,12 @@ def _gateway(broker) -> GatewayThread:
     return GatewayThread(broker.bootstrap, quota_window_num=WINDOW_NUM, quota_window_size_seconds=1)
 
 
-def _side_by_side(direct_run, through_run):
-    """Both runs at the same time, (direct result, result through the gateway): a stall of the
-    machine hits both, and the pair takes the time of one run."""
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        direct, through = pool.submit(direct_run), pool.submit(through_run)
-        return direct.result(), through.result()
+def _side_by_side(*runs) -> list:
+    """Every run at the same time, their results in order (direct and through the gateway
+    alike): a stall of the machine hits all of them, and they take the time of one run."""
+    with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
+        started = [pool.submit(run) for run in runs]
+        return [run.result() for run in started]
 
 
 def test_producer_performance_is_held_like_the_broker_holds_it(broker):
@@ -310,12 +311,13 @@ def test_consumer_performance_is_held_like_the_broker_holds_it(broker):
             ],
         )
         bootstraps = {"direct": broker.bootstrap, "gw": gateway.bootstrap}
-        with concurrent.futures.ThreadPoolExecutor(len(ids)) as pool:
-            runs = {
-                key: pool.submit(_consumer_intervals, bootstraps[key[1]], topic, client_id, records, key[0])
-                for key, client_id in ids.items()
-            }
-            intervals = {key: run.result() for key, run in runs.items()}
+        consumed = _side_by_side(
+            *(
+                functools.partial(_consumer_intervals, bootstraps[path], topic, client_id, records, protocol)
+                for (protocol, path, _n), client_id in ids.items()
+            )
+        )
+        intervals = dict(zip(ids, consumed))
     finally:
         gateway.stop()
     for protocol in GROUP_PROTOCOLS:
@@ -411,14 +413,15 @@ def test_request_percentage_migrated_from_the_broker_holds_the_client_within_1_5
         )
         for _ in range(HELD_RUNS):
             topic = f"rq-{uuid.uuid4().hex[:6]}"
-            runs = [(broker.bootstrap, client_id) for client_id in direct_ids]
-            runs += [(gateway.bootstrap, client_id) for client_id in gateway_ids]
-            with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
-                held = [
-                    pool.submit(_requests, bootstrap, topic, client_id, HELD_REQUESTS, HELD_INTERVALS)
-                    for bootstrap, client_id in runs
-                ]
-                rates = [_steady(run.result()) for run in held]
+            clients = [(broker.bootstrap, client_id) for client_id in direct_ids]
+            clients += [(gateway.bootstrap, client_id) for client_id in gateway_ids]
+            held = _side_by_side(
+                *(
+                    functools.partial(_requests, bootstrap, topic, client_id, HELD_REQUESTS, HELD_INTERVALS)
+                    for bootstrap, client_id in clients
+                )
+            )
+            rates = [_steady(run) for run in held]
             direct += rates[:HELD_CLIENTS]
             through += rates[HELD_CLIENTS:]
     finally:
