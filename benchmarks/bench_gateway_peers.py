@@ -216,9 +216,9 @@ def start_broker(workdir: Path, log_dir: Path | None = None):
     # deletes them starts at once, not after 30 s: on tmpfs they are memory (six 5 s rounds at
     # 450 MB/s held 8 GB, and appends slowed to 270 MB/s while the machine found the pages)
     props = {"log.segment.delete.delay.ms": "1000", "log.initial.task.delay.ms": "0"}
-    if log_dir is not None:
-        props["log.dirs"] = str(log_dir)
     broker = RelayedKraftBroker(KAFKA_4_VERSION, workdir / "kafka", extra_props=props, extra_jvm_flags=BROKER_JVM_FLAGS)
+    if log_dir is not None:
+        broker.log_dir = log_dir
     broker.start()
     return broker
 
@@ -542,7 +542,7 @@ def _run(args, workdir: Path, log_dir: Path, load_start: float) -> str:
         half_load = statistics.median(batched[native]["produce"]) / 2
         latency = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], half_load, 5)
         with BusyCores() as batch_busy:
-            batch = batch_latency_rounds(args, broker.bootstrap, bootstraps[native], half_load, broker.pid)
+            batch = batch_latency_rounds(args, broker.bootstrap, bootstraps[native], half_load, broker)
         light_load = half_load * 2 * args.light_load
         with BusyCores() as busy:
             light = bg.latency_rounds(args, broker.bootstrap, bootstraps[native], light_load, 5)
@@ -577,19 +577,36 @@ def _run(args, workdir: Path, log_dir: Path, load_start: float) -> str:
     )
 
 
-def batch_latency_rounds(args, direct: str, gateway: str, rate: float, broker_pid: int):
+def batch_latency_rounds(args, direct: str, gateway: str, rate: float, broker):
     """Latencies of paced batches (batch_latency.py) and the MB/s acknowledged, per round and
-    path (bench_gateway.alternating_rounds), each round from an empty young generation."""
+    path (bench_gateway.alternating_rounds), each round from an empty young generation and with
+    the previous round's partition gone from the broker's log directory."""
 
     def measure(bootstrap: str) -> tuple[list[float], float]:
         topic = f"batch-lat-{uuid.uuid4().hex[:8]}"
         create_topic(direct, topic)
-        collect_broker_garbage(broker_pid)
+        collect_broker_garbage(broker.pid)
         measured = batch_latencies_ms(bootstrap, topic, rate, args.latency_seconds)
         bg.delete_topic(direct, topic)
+        wait_until_partition_files_gone(broker.log_dir, topic)
         return measured
 
     return bg.alternating_rounds(args.latency_rounds, direct, gateway, measure)
+
+
+def wait_until_partition_files_gone(log_dir: Path, topic: str, timeout_s: float = 60) -> None:
+    """Until the broker has removed a deleted topic's partition directories from ``log_dir``.
+
+    Why: the broker deletes the files log.segment.delete.delay.ms after the topic, in its own
+    scheduler thread; a round's gigabyte on tmpfs then takes ~0.2 s of kernel time to free, which
+    landed inside the next round (the other path's) and stalled its appends 10-40 ms (seen in the
+    broker's request log: local and response-queue times jumped together in those 0.2 s)."""
+    deadline = time.monotonic() + timeout_s
+    while any(entry.name.startswith(f"{topic}-") for entry in log_dir.iterdir()):
+        if time.monotonic() > deadline:
+            print(f"topic {topic}'s files still in {log_dir} after {timeout_s:.0f} s; going on", file=sys.stderr)
+            return
+        time.sleep(0.05)
 
 
 def collect_broker_garbage(pid: int) -> None:
