@@ -27,6 +27,8 @@ import time
 #: (1,048,588) as librdkafka's default batch.size (1,000,000) is
 BATCH_RECORDS = 900
 RECORD_BYTES = 1024
+#: the generator's client-id (the broker's request log names it)
+BATCH_CLIENT_ID = "batch-latency"
 #: sends waiting for their acknowledgement at most (librdkafka's default is 1,000,000 requests:
 #: a path that falls behind shows as latency, not as a stalled generator)
 MAX_IN_FLIGHT = 64
@@ -50,7 +52,7 @@ def produce_frame(topic: str, acks: int = 1) -> bytearray:
         timeout_ms=30_000,
         topic_data=[request_class.TopicProduceData(name=topic, partition_data=[partition])],
     )
-    request.with_header(correlation_id=0, client_id="batch-latency")
+    request.with_header(correlation_id=0, client_id=BATCH_CLIENT_ID)
     body = bytes(request.encode(header=True))
     return bytearray(struct.pack(">i", len(body)) + body)
 
@@ -59,9 +61,13 @@ def produce_frame(topic: str, acks: int = 1) -> bytearray:
 CORRELATION_AT = 4 + 2 + 2
 
 
-def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, seconds: float) -> tuple[list[float], float]:
+def batch_latencies_ms(
+    bootstrap: str, topic: str, megabytes_per_s: float, seconds: float, timeline: list | None = None
+) -> tuple[list[float], float]:
     """(latency of every batch in ms, MB/s acknowledged) over ``seconds`` of batches sent at
-    ``megabytes_per_s`` (MB = 2**20 bytes of record values).
+    ``megabytes_per_s`` (MB = 2**20 bytes of record values). ``timeline``, when given, gets
+    (correlation id, scheduled send, acknowledged) per batch in wall-clock seconds, in send order,
+    to be set against the broker's request log (broker_request_log.py).
 
     :raises RuntimeError: a batch was refused (its error code), or the connection closed.
     """
@@ -75,6 +81,7 @@ def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, secon
     stream = sock.makefile("rb")
     _until_the_partition_takes_batches(sock, stream, frame, bootstrap)
     scheduled: dict[int, float] = {}
+    acknowledged_at: dict[int, float] = {}
     latencies: list[float] = []
     room = threading.Semaphore(MAX_IN_FLIGHT)
     failure: list[str] = []
@@ -89,7 +96,8 @@ def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, secon
                 error = produce_error_code(response)
                 if error:
                     raise RuntimeError(f"batch {correlation_id} refused with error code {error}")
-                latencies.append((acknowledged - scheduled.pop(correlation_id)) * 1000)
+                latencies.append((acknowledged - scheduled[correlation_id]) * 1000)
+                acknowledged_at[correlation_id] = acknowledged
                 room.release()
         except Exception as error:  # reported by the sending thread
             failure.append(str(error))
@@ -116,6 +124,9 @@ def batch_latencies_ms(bootstrap: str, topic: str, megabytes_per_s: float, secon
         why = failure[0] if failure else f"{total - len(latencies)} of {total} batches never acknowledged"
         raise RuntimeError(f"batch latency through {bootstrap}: {why}")
     elapsed = time.perf_counter() - start
+    if timeline is not None:
+        to_wall = time.time() - time.perf_counter()
+        timeline.extend((i, scheduled[i] + to_wall, acknowledged_at[i] + to_wall) for i in range(total))
     return latencies, len(latencies) * BATCH_RECORDS * RECORD_BYTES / (1024 * 1024) / elapsed
 
 

@@ -71,8 +71,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from benchmarks import bench_gateway as bg  # noqa: E402
+from benchmarks import broker_request_log as request_log  # noqa: E402
 from benchmarks._results import machine, write_section  # noqa: E402
-from benchmarks.batch_latency import BATCH_RECORDS, MAX_IN_FLIGHT, batch_latencies_ms  # noqa: E402
+from benchmarks.batch_latency import BATCH_CLIENT_ID, BATCH_RECORDS, MAX_IN_FLIGHT, batch_latencies_ms  # noqa: E402
 
 NETNS_ENV = "KCONFIGS_BENCH_PRIVATE_NETNS"
 KROXYLICIOUS_FETCH = ROOT / "benchmarks" / "kroxylicious" / "fetch"
@@ -168,6 +169,8 @@ def tree_cpu_seconds(pid: int) -> float:
 # --- the cluster and the paths ------------------------------------------------------------------
 
 
+#: node.id of the harness' KRaft broker (its broker-loggers resource)
+BROKER_ID = 1
 #: The broker's JVM: the full JIT, and a heap whose young generation (5 GB, touched at start)
 #: outlasts a paced-batch round once it is emptied before the round (collect_broker_garbage).
 #: With the harness' 128 MB starting heap the serial collector stayed at a 34 MB young
@@ -216,7 +219,12 @@ def start_broker(workdir: Path, log_dir: Path | None = None):
     # deletes them starts at once, not after 30 s: on tmpfs they are memory (six 5 s rounds at
     # 450 MB/s held 8 GB, and appends slowed to 270 MB/s while the machine found the pages)
     props = {"log.segment.delete.delay.ms": "1000", "log.initial.task.delay.ms": "0"}
-    broker = RelayedKraftBroker(KAFKA_4_VERSION, workdir / "kafka", extra_props=props, extra_jvm_flags=BROKER_JVM_FLAGS)
+    (workdir / "kafka").mkdir(parents=True, exist_ok=True)
+    logging_flag, request_log_path = request_log.logging_config(workdir / "kafka")
+    broker = RelayedKraftBroker(
+        KAFKA_4_VERSION, workdir / "kafka", extra_props=props, extra_jvm_flags=(*BROKER_JVM_FLAGS, logging_flag)
+    )
+    broker.request_log = request_log_path
     if log_dir is not None:
         broker.log_dir = log_dir
     broker.start()
@@ -580,18 +588,35 @@ def _run(args, workdir: Path, log_dir: Path, load_start: float) -> str:
 def batch_latency_rounds(args, direct: str, gateway: str, rate: float, broker):
     """Latencies of paced batches (batch_latency.py) and the MB/s acknowledged, per round and
     path (bench_gateway.alternating_rounds), each round from an empty young generation and with
-    the previous round's partition gone from the broker's log directory."""
+    the previous round's partition gone from the broker's log directory; then the same batches'
+    time outside the broker per round and path (broker_request_log.py), or None if the request
+    log could not be read."""
+    timelines: dict[str, list[list]] = {direct: [], gateway: []}
 
     def measure(bootstrap: str) -> tuple[list[float], float]:
         topic = f"batch-lat-{uuid.uuid4().hex[:8]}"
         create_topic(direct, topic)
         collect_broker_garbage(broker.pid)
-        measured = batch_latencies_ms(bootstrap, topic, rate, args.latency_seconds)
+        timelines[bootstrap].append([])
+        measured = batch_latencies_ms(bootstrap, topic, rate, args.latency_seconds, timelines[bootstrap][-1])
         bg.delete_topic(direct, topic)
         wait_until_partition_files_gone(broker.log_dir, topic)
         return measured
 
-    return bg.alternating_rounds(args.latency_rounds, direct, gateway, measure)
+    request_log.set_request_logging(direct, BROKER_ID, True)
+    try:
+        rounds = bg.alternating_rounds(args.latency_rounds, direct, gateway, measure)
+    finally:
+        request_log.set_request_logging(direct, BROKER_ID, False)
+    try:
+        timings = request_log.produce_timings(broker.request_log, BATCH_CLIENT_ID)
+        outside = tuple(
+            [request_log.outside_the_broker_ms(t, timings) for t in timelines[b]] for b in (direct, gateway)
+        )
+    except (OSError, ValueError, KeyError) as error:
+        print(f"the broker's request log gave no split of the batch latencies: {error}", file=sys.stderr)
+        outside = None
+    return (*rounds, outside)
 
 
 def wait_until_partition_files_gone(log_dir: Path, topic: str, timeout_s: float = 60) -> None:
@@ -793,7 +818,7 @@ def render_latency_memory(args, headline, latency, light_latency, batch_latency,
         f"averaged {busy:.2f} of {os.cpu_count()} over these rounds, the latency generator included, same batching"
     )
     light = bg.render_latency(args, light_load, 5, light_direct, light_via, light_paced, why)
-    batch_load, batch_direct, batch_via, batch_achieved, batch_busy = batch_latency
+    batch_load, batch_direct, batch_via, batch_achieved, batch_outside, batch_busy = batch_latency
     why = (
         f"half of max load, as above, from a generator that costs next to no CPU: the machine's busy cores "
         f"averaged {batch_busy:.2f} of {os.cpu_count()} over these rounds"
@@ -810,12 +835,38 @@ def render_latency_memory(args, headline, latency, light_latency, batch_latency,
         unit="batches",
         settings=f"{BATCH_RECORDS} records of 1 KiB per batch, acks=1, up to {MAX_IN_FLIGHT} batches in flight",
     )
+    batches += render_outside_the_broker(batch_outside)
     lines = ["", f"### Added latency and memory, {headline}", *lines, *light, *batches]
     lines += ["", f"Memory per idle proxied connection (RSS delta over {args.idle} connections after ApiVersions):", ""]
     lines += [f"- {path}: {value / 1024:.1f} KiB" for path, value in idle.items()]
     if KROXY in idle:
         lines.append("  (a JVM's RSS grows with heap use and shrinks only at GC: indicative)")
     return lines
+
+
+def render_outside_the_broker(outside) -> list[str]:
+    """Rows for the paced-batch table: the same batches' time outside the broker, and a note."""
+    if outside is None:
+        return ["", "(The broker's request log gave no split of these latencies; see the run's output.)"]
+    direct_rounds, via_rounds = outside
+    pooled = {
+        name: [v for r in rounds for v in r] for name, rounds in (("direct", direct_rounds), ("gateway", via_rounds))
+    }
+    q = {(name, p): bg.percentile(values, p) for name, values in pooled.items() for p in (50, 99)}
+    added = {
+        p: [bg.percentile(v, p) - bg.percentile(d, p) for d, v in zip(direct_rounds, via_rounds)] for p in (50, 99)
+    }
+    return [
+        f"| outside the broker, direct (pooled) | {q['direct', 50]:.2f} | {q['direct', 99]:.2f} |",
+        f"| outside the broker, gateway (pooled) | {q['gateway', 50]:.2f} | {q['gateway', 99]:.2f} |",
+        f"| outside the broker, added, median (min–max) of the {len(added[99])} round pairs "
+        f"| {bg.spread(added[50], '.2f')} | {bg.spread(added[99], '.2f')} |",
+        "",
+        "\"Outside the broker\" is each batch's latency less the time the broker spent on this connection's "
+        "requests (its own and those queued ahead of it) between the batch's scheduled send and its response, "
+        "from the broker's own request log (benchmarks/broker_request_log.py): the client's sockets, and on the "
+        "gateway path the gateway. The broker's stalls, which hit either path at random, drop out of it.",
+    ]
 
 
 def render_targets(small, batched, latency, light_latency, batch_latency, headline) -> list[str]:
@@ -842,9 +893,17 @@ def render_targets(small, batched, latency, light_latency, batch_latency, headli
         )
     _half, direct_rounds, via_rounds, _paced = latency
     lines.append(_p99_added_target("half of max load (delivery reports, librdkafka)", direct_rounds, via_rounds))
-    _half, direct_rounds, via_rounds, _achieved, busy = batch_latency
+    _half, direct_rounds, via_rounds, _achieved, outside, busy = batch_latency
     where = f"half of max load (paced batches, {busy:.2f} of {os.cpu_count()} cores busy)"
     lines.append(_p99_added_target(where, direct_rounds, via_rounds))
+    if outside is not None:
+        direct_outside, via_outside = outside
+        pairs = [bg.percentile(v, 99) - bg.percentile(d, 99) for d, v in zip(direct_outside, via_outside)]
+        lines[-1] += (
+            f"; outside the broker the gateway added {statistics.median(pairs):.2f} ms at p99 "
+            f"(median of round pairs; over {TARGETS['p99_added_ms']:g} ms in "
+            f"{sum(pair > TARGETS['p99_added_ms'] for pair in pairs)} of {len(pairs)})"
+        )
     light_mbs, direct_rounds, via_rounds, _paced, busy = light_latency
     where = f"{light_mbs:.1f} MB/s ({busy:.2f} of {os.cpu_count()} cores busy)"
     lines.append(_p99_added_target(where, direct_rounds, via_rounds))
