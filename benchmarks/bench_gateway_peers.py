@@ -42,8 +42,9 @@ Workloads:
     percentiles measure the wait for a core; the machine's busy cores over the light rounds are
     shown), then at half of max load again from a generator that costs next to no CPU
     (batch_latency.py: pre-built 1 MB Produce requests on a schedule, latency from the scheduled
-    send to the acknowledgement), memory per idle
-    connection (RSS delta over --idle connections; also shown for Kroxylicious).
+    send to the acknowledgement; each batch's latency also split, with the broker's own request
+    log, into the broker's time on the connection and the rest: broker_request_log.py), memory
+    per idle connection (RSS delta over --idle connections; also shown for Kroxylicious).
 
 Every round runs every path back to back in rotated order; figures are median (min–max) over
 rounds, and ratios are medians of per-round ratios, so load from other jobs hits all paths alike.
@@ -623,9 +624,9 @@ def wait_until_partition_files_gone(log_dir: Path, topic: str, timeout_s: float 
     """Until the broker has removed a deleted topic's partition directories from ``log_dir``.
 
     Why: the broker deletes the files log.segment.delete.delay.ms after the topic, in its own
-    scheduler thread; a round's gigabyte on tmpfs then takes ~0.2 s of kernel time to free, which
-    landed inside the next round (the other path's) and stalled its appends 10-40 ms (seen in the
-    broker's request log: local and response-queue times jumped together in those 0.2 s)."""
+    scheduler thread; a round's gigabyte on tmpfs then takes ~0.2 s to free, which landed inside
+    the next round (the other path's) and stalled it (in the one such stall lined up against the
+    broker's request log: a response held 13 ms in its response queue, the path's 22-26 ms)."""
     deadline = time.monotonic() + timeout_s
     while any(entry.name.startswith(f"{topic}-") for entry in log_dir.iterdir()):
         if time.monotonic() > deadline:
@@ -853,9 +854,7 @@ def render_outside_the_broker(outside) -> list[str]:
         name: [v for r in rounds for v in r] for name, rounds in (("direct", direct_rounds), ("gateway", via_rounds))
     }
     q = {(name, p): bg.percentile(values, p) for name, values in pooled.items() for p in (50, 99)}
-    added = {
-        p: [bg.percentile(v, p) - bg.percentile(d, p) for d, v in zip(direct_rounds, via_rounds)] for p in (50, 99)
-    }
+    added = {p: _added_per_pair(direct_rounds, via_rounds, p) for p in (50, 99)}
     return [
         f"| outside the broker, direct (pooled) | {q['direct', 50]:.2f} | {q['direct', 99]:.2f} |",
         f"| outside the broker, gateway (pooled) | {q['gateway', 50]:.2f} | {q['gateway', 99]:.2f} |",
@@ -897,8 +896,7 @@ def render_targets(small, batched, latency, light_latency, batch_latency, headli
     where = f"half of max load (paced batches, {busy:.2f} of {os.cpu_count()} cores busy)"
     lines.append(_p99_added_target(where, direct_rounds, via_rounds))
     if outside is not None:
-        direct_outside, via_outside = outside
-        pairs = [bg.percentile(v, 99) - bg.percentile(d, 99) for d, v in zip(direct_outside, via_outside)]
+        pairs = _added_per_pair(*outside)
         lines[-1] += (
             f"; outside the broker the gateway added {statistics.median(pairs):.2f} ms at p99 "
             f"(median of round pairs; over {TARGETS['p99_added_ms']:g} ms in "
@@ -910,6 +908,11 @@ def render_targets(small, batched, latency, light_latency, batch_latency, headli
     return lines
 
 
+def _added_per_pair(direct_rounds, via_rounds, q: float = 99) -> list[float]:
+    """The gateway's q-th percentile less the direct path's, per alternating round pair."""
+    return [bg.percentile(v, q) - bg.percentile(d, q) for d, v in zip(direct_rounds, via_rounds)]
+
+
 def _p99_added_target(where: str, direct_rounds, via_rounds) -> str:
     """The added p99 against its target. While the direct path's own p99 holds still between
     rounds, the median of the round pairs' differences decides. When it moves by more than the
@@ -919,7 +922,7 @@ def _p99_added_target(where: str, direct_rounds, via_rounds) -> str:
     (p <= SIGN_TEST_P), otherwise "not resolved"."""
     target = TARGETS["p99_added_ms"]
     direct_p99 = [bg.percentile(d, 99) for d in direct_rounds]
-    pairs = [bg.percentile(v, 99) - p99 for p99, v in zip(direct_p99, via_rounds)]
+    pairs = _added_per_pair(direct_rounds, via_rounds)
     added = statistics.median(pairs)
     line = f"- p99 added latency at {where}: {added:.2f} ms, median of round pairs (target <= {target:g}: "
     low, high = min(direct_p99), max(direct_p99)
