@@ -21,7 +21,8 @@ of node id 1). Kroxylicious runs from its Maven Central runtime jar through
 benchmarks/kroxylicious/KroxyliciousLauncher.java (fetched and compiled by benchmarks/kroxylicious/fetch),
 no filters. The broker JVM runs with the full JIT (the test harness limits it to C1 for start-up time),
 a 6 GB heap and its log on tmpfs (--broker-log-parent), and is collected before each paced-batch
-round, so that the upstream's own pauses do not set every path's p99 (BROKER_JVM_FLAGS).
+round, so that the upstream's own pauses do not set every path's p99 (BROKER_JVM_FLAGS); such a
+round also starts only once the broker has freed the previous round's partition files.
 
 Workloads:
 (a) small requests: one 100 B record per Produce request (one partition, linger.ms=0, acks=1,
