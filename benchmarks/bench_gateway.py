@@ -535,6 +535,23 @@ def render_latency(
     settings: str = "",
 ) -> list[str]:
     """The latency table; ``why`` the rate was chosen, ``measure`` what one latency is."""
+    messages = {name: sum(len(r) for r in rounds) for name, rounds in (("direct", direct_rounds), ("via", via_rounds))}
+    return [
+        "",
+        f"{measure} at {rate:.1f} MB/s "
+        f"({why}; the paced generator achieved {spread(paced)} MB/s), {settings or f'linger.ms={linger_ms:g}, acks=1'}, "
+        f"{args.latency_rounds} alternating rounds of "
+        f"{args.latency_seconds:.0f} s per path ({messages['direct']} / {messages['via']} {unit}):",
+        "",
+        "| path | p50 ms | p99 ms |",
+        "|---|---|---|",
+        *latency_rows(direct_rounds, via_rounds),
+    ]
+
+
+def latency_rows(direct_rounds, via_rounds, label: str = "") -> list[str]:
+    """The latency table's rows (``label`` before each): both paths' rounds pooled, and the
+    added latency pooled and per round pair."""
     direct_lat, via_lat = [v for r in direct_rounds for v in r], [v for r in via_rounds for v in r]
     d50, d99, v50, v99 = (
         percentile(direct_lat, 50),
@@ -543,21 +560,18 @@ def render_latency(
         percentile(via_lat, 99),
     )
     # per round pair: one noisy 5 s stretch moves a pooled p99 a lot, the median of pairs little
-    added = {q: [percentile(v, q) - percentile(d, q) for d, v in zip(direct_rounds, via_rounds)] for q in (50, 99)}
+    added = {q: added_per_pair(direct_rounds, via_rounds, q) for q in (50, 99)}
     return [
-        "",
-        f"{measure} at {rate:.1f} MB/s "
-        f"({why}; the paced generator achieved {spread(paced)} MB/s), {settings or f'linger.ms={linger_ms:g}, acks=1'}, "
-        f"{args.latency_rounds} alternating rounds of "
-        f"{args.latency_seconds:.0f} s per path ({len(direct_lat)} / {len(via_lat)} {unit}):",
-        "",
-        "| path | p50 ms | p99 ms |",
-        "|---|---|---|",
-        f"| direct (all rounds pooled) | {d50:.2f} | {d99:.2f} |",
-        f"| gateway (all rounds pooled) | {v50:.2f} | {v99:.2f} |",
-        f"| added (pooled) | {v50 - d50:.2f} | {v99 - d99:.2f} |",
-        f"| added, median (min–max) of the {len(added[99])} round pairs | {spread(added[50], '.2f')} | {spread(added[99], '.2f')} |",
+        f"| {label}direct (all rounds pooled) | {d50:.2f} | {d99:.2f} |",
+        f"| {label}gateway (all rounds pooled) | {v50:.2f} | {v99:.2f} |",
+        f"| {label}added (pooled) | {v50 - d50:.2f} | {v99 - d99:.2f} |",
+        f"| {label}added, median (min–max) of the {len(added[99])} round pairs | {spread(added[50], '.2f')} | {spread(added[99], '.2f')} |",
     ]
+
+
+def added_per_pair(direct_rounds, via_rounds, q: float = 99) -> list[float]:
+    """The other path's q-th percentile less the direct path's, per alternating round pair."""
+    return [percentile(v, q) - percentile(d, q) for d, v in zip(direct_rounds, via_rounds)]
 
 
 def main() -> None:

@@ -171,8 +171,6 @@ def tree_cpu_seconds(pid: int) -> float:
 # --- the cluster and the paths ------------------------------------------------------------------
 
 
-#: node.id of the harness' KRaft broker (its broker-loggers resource)
-BROKER_ID = 1
 #: The broker's JVM: the full JIT, and a heap whose young generation (5 GB, touched at start)
 #: outlasts a paced-batch round once it is emptied before the round (collect_broker_garbage).
 #: With the harness' 128 MB starting heap the serial collector stayed at a 34 MB young
@@ -605,11 +603,13 @@ def batch_latency_rounds(args, direct: str, gateway: str, rate: float, broker):
         wait_until_partition_files_gone(broker.log_dir, topic)
         return measured
 
-    request_log.set_request_logging(direct, BROKER_ID, True)
+    from harness.brokers import KRAFT_NODE_ID
+
+    request_log.set_request_logging(direct, KRAFT_NODE_ID, True)
     try:
         rounds = bg.alternating_rounds(args.latency_rounds, direct, gateway, measure)
     finally:
-        request_log.set_request_logging(direct, BROKER_ID, False)
+        request_log.set_request_logging(direct, KRAFT_NODE_ID, False)
     try:
         timings = request_log.produce_timings(broker.request_log, BATCH_CLIENT_ID)
         outside = tuple(
@@ -850,17 +850,8 @@ def render_outside_the_broker(outside) -> list[str]:
     """Rows for the paced-batch table: the same batches' time outside the broker, and a note."""
     if outside is None:
         return ["", "(The broker's request log gave no split of these latencies; see the run's output.)"]
-    direct_rounds, via_rounds = outside
-    pooled = {
-        name: [v for r in rounds for v in r] for name, rounds in (("direct", direct_rounds), ("gateway", via_rounds))
-    }
-    q = {(name, p): bg.percentile(values, p) for name, values in pooled.items() for p in (50, 99)}
-    added = {p: _added_per_pair(direct_rounds, via_rounds, p) for p in (50, 99)}
     return [
-        f"| outside the broker, direct (pooled) | {q['direct', 50]:.2f} | {q['direct', 99]:.2f} |",
-        f"| outside the broker, gateway (pooled) | {q['gateway', 50]:.2f} | {q['gateway', 99]:.2f} |",
-        f"| outside the broker, added, median (min–max) of the {len(added[99])} round pairs "
-        f"| {bg.spread(added[50], '.2f')} | {bg.spread(added[99], '.2f')} |",
+        *bg.latency_rows(*outside, label="outside the broker, "),
         "",
         "\"Outside the broker\" is each batch's latency less the time the broker spent on this connection's "
         "requests (its own and those queued ahead of it) between the batch's scheduled send and its response, "
@@ -897,7 +888,7 @@ def render_targets(small, batched, latency, light_latency, batch_latency, headli
     where = f"half of max load (paced batches, {busy:.2f} of {os.cpu_count()} cores busy)"
     lines.append(_p99_added_target(where, direct_rounds, via_rounds))
     if outside is not None:
-        pairs = _added_per_pair(*outside)
+        pairs = bg.added_per_pair(*outside)
         lines[-1] += (
             f"; outside the broker the gateway added {statistics.median(pairs):.2f} ms at p99 "
             f"(median of round pairs; over {TARGETS['p99_added_ms']:g} ms in "
@@ -909,11 +900,6 @@ def render_targets(small, batched, latency, light_latency, batch_latency, headli
     return lines
 
 
-def _added_per_pair(direct_rounds, via_rounds, q: float = 99) -> list[float]:
-    """The gateway's q-th percentile less the direct path's, per alternating round pair."""
-    return [bg.percentile(v, q) - bg.percentile(d, q) for d, v in zip(direct_rounds, via_rounds)]
-
-
 def _p99_added_target(where: str, direct_rounds, via_rounds) -> str:
     """The added p99 against its target. While the direct path's own p99 holds still between
     rounds, the median of the round pairs' differences decides. When it moves by more than the
@@ -923,7 +909,7 @@ def _p99_added_target(where: str, direct_rounds, via_rounds) -> str:
     (p <= SIGN_TEST_P), otherwise "not resolved"."""
     target = TARGETS["p99_added_ms"]
     direct_p99 = [bg.percentile(d, 99) for d in direct_rounds]
-    pairs = _added_per_pair(direct_rounds, via_rounds)
+    pairs = bg.added_per_pair(direct_rounds, via_rounds)
     added = statistics.median(pairs)
     line = f"- p99 added latency at {where}: {added:.2f} ms, median of round pairs (target <= {target:g}: "
     low, high = min(direct_p99), max(direct_p99)

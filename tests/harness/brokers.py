@@ -15,6 +15,8 @@ SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 ADMIN_USER = "admin"
 ADMIN_PASSWORD = "admin-secret"
 SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+#: node.id of the single-node KRaft broker+controller (also its broker-loggers resource name)
+KRAFT_NODE_ID = 1
 
 #: Single-broker settings: internal topics with replication factor 1 and one partition (a
 #: 50-partition __consumer_offsets costs seconds on 2 cores), two network/io threads, no
@@ -257,8 +259,8 @@ class KraftBroker(KafkaBroker):
     def mode_props(self) -> dict[str, str]:
         return {
             "process.roles": "broker,controller",
-            "node.id": "1",
-            "controller.quorum.voters": f"1@{self.controller_bootstrap}",
+            "node.id": str(KRAFT_NODE_ID),
+            "controller.quorum.voters": f"{KRAFT_NODE_ID}@{self.controller_bootstrap}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
             **self._listener_props(),

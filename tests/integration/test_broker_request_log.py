@@ -8,12 +8,10 @@ import pytest
 
 from benchmarks import batch_latency
 from benchmarks import broker_request_log as request_log
-from harness.brokers import KraftBroker
+from harness.brokers import KRAFT_NODE_ID, KraftBroker
 from harness.versions import KAFKA_4_VERSION
 
 pytestmark = pytest.mark.integration
-
-BROKER_ID = 1  # the harness' KRaft node.id, as the peers benchmark names it
 
 
 def _create_topic(bootstrap: str, topic: str) -> None:
@@ -43,10 +41,10 @@ def test_a_real_brokers_request_log_splits_every_batch_and_only_while_switched_o
         batch_latency.batch_latencies_ms(broker.bootstrap, "batches", 20.0, 0.5)
         assert _logged_batches(log_path) == 0  # the logger is at WARN until switched on
 
-        request_log.set_request_logging(broker.bootstrap, BROKER_ID, True)
+        request_log.set_request_logging(broker.bootstrap, KRAFT_NODE_ID, True)
         timeline: list = []
         latencies, _ = batch_latency.batch_latencies_ms(broker.bootstrap, "batches", 20.0, 1.5, timeline)
-        request_log.set_request_logging(broker.bootstrap, BROKER_ID, False)
+        request_log.set_request_logging(broker.bootstrap, KRAFT_NODE_ID, False)
         logged = _logged_batches(log_path)
         assert logged >= len(timeline)
         batch_latency.batch_latencies_ms(broker.bootstrap, "batches", 20.0, 0.5)
