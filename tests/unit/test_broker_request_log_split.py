@@ -35,3 +35,11 @@ def test_correlation_ids_repeating_from_round_to_round_match_the_entry_inside_th
 def test_a_batch_missing_from_the_log_is_an_error_not_a_zero():
     with pytest.raises(ValueError, match="batch 1"):
         outside_the_broker_ms([(0, 100.0, 100.004), (1, 100.002, 100.007)], {0: [(100.003, 2.0)]})
+
+
+def test_a_log_line_written_after_the_acknowledgement_still_matches_and_ends_the_broker_s_part_there():
+    # read whole at 1 ms, acknowledged at 4 ms; the broker's network thread wrote the line (and
+    # took totalTimeMs) only at 25 ms, so the log says 24 ms in the broker ending at 25 ms
+    timeline = [(0, 100.000, 100.004)]
+    timings = {0: [(100.025, 24.0)]}
+    assert outside_the_broker_ms(timeline, timings) == pytest.approx([1.0])
