@@ -139,6 +139,11 @@ class Enforcer:
         removed = sum(m.expire(now_ms) for m in self._client_managers())
         return removed + self.connections.expire(now_ms) + self.producer_ids.expire(now_ms)
 
+    def limits(self) -> Iterator[MetricSample]:
+        """The produce, fetch and request quota each live client sensor is held to."""
+        for manager in self._client_managers():
+            yield from manager.limits()
+
     def metrics(self, now_ms: int) -> Iterator[MetricSample]:
         """Every live metric, measured at ``now_ms`` (a measure purges, as a JMX read does)."""
         for manager in self._client_managers():

@@ -154,6 +154,13 @@ class ClientQuotaManager:
         self._bindings = {}
         return self.sensors.expire(now_ms) + self.throttle_sensors.expire(now_ms)
 
+    def limits(self) -> Iterator[MetricSample]:
+        """The quota each live sensor is held to (its bound, in the unit of its usage metric),
+        tagged as that metric is; a sensor with no quota (Long.MAX_VALUE) is left out."""
+        for sensor in list(self.sensors.values()):
+            if sensor.bound != UNLIMITED:
+                yield MetricSample(self.metric_name, self.quota_type, dict(sensor.tags), sensor.bound)
+
     def metrics(self, now_ms: int) -> Iterator[MetricSample]:
         for sensor in list(self.sensors.values()):
             yield MetricSample(self.metric_name, self.quota_type, dict(sensor.tags), sensor.measure(now_ms))

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import click
 
-from kconfigs.commands.options import refuse_empty
+from kconfigs.commands.options import refuse_empty, store_options
 
 
 @click.command("serve")
-@click.option("--upstream", "upstreams", help="Broker bootstrap address(es), host:port[,host:port...].")
+@click.option(
+    "--upstream",
+    "upstreams",
+    help="Broker bootstrap address(es), host:port[,host:port...] (default: the --bootstrap-server cluster).",
+)
 @click.option("--listen", callback=refuse_empty, help="Bootstrap listener host:port (default 127.0.0.1:9092).")
 @click.option(
     "--advertised-host",
     callback=refuse_empty,
     help="Host name clients use to reach this gateway (default: the --listen host; required with 0.0.0.0).",
 )
-@click.option("--zookeeper", callback=refuse_empty, help="Read quotas from ZooKeeper (host:port[/chroot]).")
-@click.option("--store", "store_path", callback=refuse_empty, help="Read quotas from the embedded store at PATH.")
+@store_options
 @click.option(
     "--config",
     "config_file",
@@ -37,9 +40,16 @@ from kconfigs.commands.options import refuse_empty
     help="Who answers DescribeClientQuotas/AlterClientQuotas (default auto).",
 )
 def serve(config_file: str | None, **options) -> None:
-    """Run a Kafka-protocol gateway in front of brokers that enforces client quotas."""
-    from kconfigs_enforcement.gateway.config import config_from_mapping, load_toml
-    from kconfigs_enforcement.gateway.runner import run
+    """Run a Kafka-protocol gateway in front of brokers that enforces client quotas.
 
+    The quotas come from the store every other command would use (--zookeeper, --bootstrap-server,
+    --store, a profile ...), a Kafka cluster's own included."""
+    from kconfigs.commands.options import pop_store_flags
+    from kconfigs_enforcement.gateway.config import config_from_mapping, load_toml
+    from kconfigs_enforcement.gateway.runner import resolve_gateway_store, run
+
+    flags, profile = pop_store_flags(options)
     base = config_from_mapping(load_toml(config_file)) if config_file else None
-    run(config_from_mapping(options, base).validate())
+    config = config_from_mapping(options, base)
+    config, store = resolve_gateway_store(config, flags, profile)
+    run(config, store)

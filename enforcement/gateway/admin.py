@@ -28,8 +28,10 @@ _MATCH_FROM_WIRE = {0: Match.EXACT, 1: Match.DEFAULT, 2: Match.ANY}
 
 
 class QuotaAdmin:
-    def __init__(self, store: Any, mode: str = "auto", admin_principals: Iterable[str] = ()):
+    def __init__(self, store: Any, mode: str = "auto", admin_principals: Iterable[str] = (), where: str = "its store"):
+        """``where``: the store, as a refused alter names it (kind and address, no secrets)."""
         self._store = store
+        self._where = where
         self._mode = mode
         #: principal names; Kafka's "User:" prefix (as in super.users) is accepted and dropped,
         #: since the gateway's principals are bare names (SASL user, TLS distinguished name)
@@ -87,11 +89,7 @@ class QuotaAdmin:
         allowed = "*" in self._admin_principals or principal in self._admin_principals
         entries = []
         for entry in request.entries or ():  # a null array from a hostile client
-            code, message = (
-                (CLUSTER_AUTHORIZATION_FAILED, f"{principal} may not alter quotas through the gateway")
-                if not allowed
-                else (0, None)
-            )
+            code, message = (CLUSTER_AUTHORIZATION_FAILED, self._refusal(principal)) if not allowed else (0, None)
             if allowed:
                 code, message = self._alter_entry(entry, request.validate_only)
             entries.append(
@@ -105,6 +103,12 @@ class QuotaAdmin:
                 )
             )
         return {"entries": entries}
+
+    def _refusal(self, principal: str) -> str:
+        return (
+            f"{principal} may not alter quotas through the gateway: the quotas it enforces are in {self._where}; "
+            "change them there, or list the principal in quota_admin_principals"
+        )
 
     def _alter_entry(self, entry: Any, validate_only: bool) -> tuple[int, str | None]:
         try:

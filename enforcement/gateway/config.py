@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from kconfigs.errors import UsageError, ValidationError
+
+if TYPE_CHECKING:
+    from kconfigs.profiles import StoreOptions
 
 Address = tuple[str, int]
 
@@ -51,8 +54,16 @@ class GatewayConfig:
     quota_admin: str = "auto"
     #: principals allowed to AlterClientQuotas through the gateway ("*" = anyone); describe is open
     quota_admin_principals: tuple[str, ...] = ()
+    #: the quota store, named as for every other command (kconfigs.profiles.resolve_store_options:
+    #: these, then the KCONFIGS_* variables, then a profile)
     zookeeper: str | None = None
+    bootstrap_server: str | None = None
+    bootstrap_controller: str | None = None
+    command_config: str | None = None
     store_path: str | None = None
+    zk_auth: str | None = None
+    zk_tls_config_file: str | None = None
+    profile: str | None = None
     tls_cert_file: str | None = None
     tls_key_file: str | None = None
     tls_client_ca_file: str | None = None  # set => mTLS required, principal = certificate DN
@@ -70,7 +81,9 @@ class GatewayConfig:
     def validate(self) -> "GatewayConfig":
         """:raises ValidationError: with one actionable line."""
         if not self.upstreams:
-            raise ValidationError("At least one --upstream host:port is required")
+            raise ValidationError(
+                "At least one --upstream host:port is required (or name the cluster with --bootstrap-server)"
+            )
         positive = (
             "max_frame_bytes",
             "max_preauth_frame_bytes",
@@ -95,8 +108,6 @@ class GatewayConfig:
             raise ValidationError("max_preauth_frame_bytes cannot exceed max_frame_bytes")
         if self.quota_admin not in ("auto", "gateway", "passthrough"):
             raise ValidationError(f"quota_admin must be auto, gateway or passthrough, got '{self.quota_admin}'")
-        if self.zookeeper and self.store_path:
-            raise ValidationError("Use either --zookeeper or --store, not both")
         if bool(self.tls_cert_file) != bool(self.tls_key_file):
             raise ValidationError("TLS needs both tls_cert_file and tls_key_file")
         if self.tls_client_ca_file and not self.tls_cert_file:
@@ -112,6 +123,32 @@ class GatewayConfig:
                     "open another one to itself; give the brokers' address"
                 )
         return replace(self, advertised_host=self._advertised_host())
+
+    def store_flags(self) -> dict[str, str | None]:
+        """The store settings as the flags :func:`kconfigs.profiles.resolve_store_options` takes."""
+        return {name: getattr(self, name) for name in STORE_SETTINGS}
+
+    def with_upstreams_of(self, store: "StoreOptions", security_protocol: str) -> "GatewayConfig":
+        """With no upstream given and the cluster named as the quota source (``--bootstrap-server``),
+        the upstream is that cluster: the gateway then enforces the quotas of the brokers it fronts.
+        ``security_protocol`` is the admin connection's (``--command-config``). :raises ValidationError:
+        controllers, or a TLS listener, as the implied upstream (the gateway reaches brokers in
+        plaintext, with or without SASL, which its clients do themselves)."""
+        if self.upstreams:
+            return self
+        if store.bootstrap_controller:
+            raise ValidationError(
+                "--bootstrap-controller names KRaft controllers, which serve no clients: "
+                "give --upstream, the brokers' address"
+            )
+        if not store.bootstrap_server:
+            return self
+        if security_protocol.upper() in ("SSL", "SASL_SSL"):
+            raise ValidationError(
+                f"--bootstrap-server {store.bootstrap_server} is reached with {security_protocol.upper()}, and the "
+                "gateway reaches brokers without TLS: give --upstream, a PLAINTEXT or SASL_PLAINTEXT listener"
+            )
+        return replace(self, upstreams=_upstreams("upstreams", store.bootstrap_server))
 
     def with_worker_threads_from(self, environ: Mapping[str, str]) -> "GatewayConfig":
         """``worker_threads`` 0 (unset) takes ``KCONFIGS_GATEWAY_WORKERS`` when that is set; 0 left
@@ -180,6 +217,17 @@ def _is_wildcard(host: str) -> bool:
     except ValueError:
         return False
 
+
+#: the settings that name the quota store, as StoreOptions fields (plus the profile)
+STORE_SETTINGS = (
+    "zookeeper",
+    "bootstrap_server",
+    "bootstrap_controller",
+    "command_config",
+    "store_path",
+    "zk_auth",
+    "zk_tls_config_file",
+)
 
 _ADDRESS_FIELDS = {"listen": "listen address", "metrics_listen": "metrics address"}
 _ASYNCIO_ONLY = "belonged to the removed asyncio data path"
@@ -278,7 +326,13 @@ _TEXT_SETTINGS = frozenset(
     {
         "advertised_host",
         "zookeeper",
+        "bootstrap_server",
+        "bootstrap_controller",
+        "command_config",
         "store_path",
+        "zk_auth",
+        "zk_tls_config_file",
+        "profile",
         "tls_cert_file",
         "tls_key_file",
         "tls_client_ca_file",

@@ -37,7 +37,10 @@ class GatewayStats:
         self,
         samples: Callable[[], Iterable[Any]] = lambda: (),
         streamed: Callable[[], dict[str, int]] = dict,
+        limits: Callable[[], Iterable[Any]] = lambda: (),
     ):
+        """``samples``: the enforcer's metrics; ``limits``: each live client sensor's quota
+        (``QuotaGate.limit_samples``)."""
         self.registry = CollectorRegistry()
         self._open = Gauge(
             "kconfigs_gateway_open_connections", "Open client connections", ["listener"], registry=self.registry
@@ -73,6 +76,7 @@ class GatewayStats:
         )
         self.registry.register(_QuotaCollector(samples))
         self.registry.register(_StreamedCollector(streamed))
+        self.registry.register(_LimitCollector(limits))
 
     def connection_opened(self, listener: str) -> None:
         self._accepted.labels(listener).inc()
@@ -123,6 +127,36 @@ class _QuotaCollector:
         return families
 
 
+QUOTA_LIMIT_METRIC = "kconfigs_gateway_quota_limit"
+
+
+class _LimitCollector:
+    """``kconfigs_gateway_quota_limit{quota_type, user, client_id}``: the quota an active entity is
+    held to, labelled as its usage metric (``kafka_server_<quota_type>_...{user, client_id}``) so
+    that one Grafana query divides usage by limit; in that metric's unit (bytes/s for Produce and
+    Fetch, the request-time percentage for Request)."""
+
+    def __init__(self, limits: Callable[[], Iterable[Any]]):
+        self._limits = limits
+
+    def describe(self) -> list:
+        return []
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        samples = list(self._limits())
+        if not samples:
+            return []
+        family = GaugeMetricFamily(
+            QUOTA_LIMIT_METRIC,
+            "Quota an active entity is held to, in the unit of its usage metric",
+            labels=["quota_type", "user", "client_id"],
+        )
+        for sample in samples:
+            tags = dict(sample.tags)
+            family.add_metric([sample.group, tags.get("user", ""), tags.get("client-id", "")], float(sample.value))
+        return [family]
+
+
 class _StreamedCollector:
     """Large frames forwarded as they arrived, and the bytes of theirs spliced socket to socket:
     read from the data plane on each scrape (its counters are the only bookkeeping)."""
@@ -152,10 +186,14 @@ class _StreamedCollector:
         return [frames, spliced]
 
 
-def start_http_endpoint(stats: GatewayStats, host: str, port: int) -> Any:
-    """Serve the metrics on ``http://host:port/metrics`` only (any other path is a 404, so a
-    mistyped scrape path fails visibly instead of scraping the same page). Returns the server
-    (``.shutdown()``). :raises OSError: the address cannot be bound (e.g. in use)."""
+def start_http_endpoint(
+    stats: GatewayStats, host: str, port: int, not_ready: Callable[[], str | None] = lambda: None
+) -> Any:
+    """Serve the metrics on ``http://host:port/metrics``, liveness on ``/healthz`` (200 while the
+    process serves) and readiness on ``/readyz`` (200, or 503 with ``not_ready()``'s one-line
+    reason). Any other path is a 404, so a mistyped scrape path fails visibly instead of
+    scraping the same page. Returns the server (``.shutdown()``). :raises OSError: the address
+    cannot be bound (e.g. in use)."""
     import socket
     import threading
     from socketserver import ThreadingMixIn
@@ -165,14 +203,27 @@ def start_http_endpoint(stats: GatewayStats, host: str, port: int) -> Any:
 
     metrics_app = make_wsgi_app(stats.registry)
 
+    def text(start_response, status: str, body: str) -> list[bytes]:
+        start_response(status, [("Content-Type", "text/plain; charset=utf-8")])
+        return [body.encode() + b"\n"]
+
     def app(environ, start_response):
-        if environ.get("PATH_INFO") != "/metrics":
-            start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
-            return [b"Not found: the metrics are at /metrics\n"]
-        return metrics_app(environ, start_response)
+        path = environ.get("PATH_INFO")
+        if path == "/metrics":
+            return metrics_app(environ, start_response)
+        if path == "/healthz":
+            return text(start_response, "200 OK", "ok")
+        if path == "/readyz":
+            reason = not_ready()
+            return (
+                text(start_response, "200 OK", "ready")
+                if reason is None
+                else text(start_response, "503 Service Unavailable", reason)
+            )
+        return text(start_response, "404 Not Found", "Not found: the metrics are at /metrics")
 
     class QuietHandler(WSGIRequestHandler):
-        def log_message(self, *args) -> None:  # scrapes are not worth a log line each
+        def log_message(self, *args) -> None:  # scrapes and probes are not worth a log line each
             pass
 
     class Server(ThreadingMixIn, WSGIServer):

@@ -216,7 +216,7 @@ class NativeGateway:
         self.quotas = quotas or QuotaGate(
             config.quota_window_num, config.quota_window_size_seconds, enforce_producer_ids=config.enforce_producer_ids
         )
-        self.stats = GatewayStats(self._metric_samples, self.streamed_frames)
+        self.stats = GatewayStats(self._metric_samples, self.streamed_frames, self.quotas.limit_samples)
         self.admin = admin
         self._bridge = Bridge(self.quotas, self.stats, admin, AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
         try:

@@ -243,5 +243,10 @@ class QuotaGate:
             self._enforcer.expire_sensors(self._clock_ms())
 
     @_locked
+    def limit_samples(self) -> list[Any]:
+        """Each live client sensor's quota (``MetricSample``: usage metric name, quota type, tags, limit)."""
+        return [] if self._enforcer is None else list(self._enforcer.limits())
+
+    @_locked
     def metric_samples(self) -> list[Any]:
         return [] if self._enforcer is None else list(self._enforcer.metrics(self._clock_ms()))

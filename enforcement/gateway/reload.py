@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from kconfigs.keys import quota_configs
@@ -55,6 +56,33 @@ def parsed_quotas(
     return parsed
 
 
+@dataclass(frozen=True)
+class QuotaChangeCounts:
+    """How many entities a reload added, changed (a quota key set, altered or removed) and removed."""
+
+    added: int
+    changed: int
+    removed: int
+
+    @classmethod
+    def between(
+        cls, before: dict[QuotaEntity, dict[str, float]], after: dict[QuotaEntity, dict[str, float]]
+    ) -> "QuotaChangeCounts":
+        return cls(
+            added=sum(1 for entity in after if entity not in before),
+            changed=sum(1 for entity, quotas in after.items() if entity in before and before[entity] != quotas),
+            removed=sum(1 for entity in before if entity not in after),
+        )
+
+    @property
+    def total(self) -> int:
+        return self.added + self.changed + self.removed
+
+    def __str__(self) -> str:
+        noun = "entity" if self.total == 1 else "entities"
+        return f"{self.total} {noun} ({self.added} added, {self.changed} changed, {self.removed} removed)"
+
+
 class QuotaReloader:
     """Subscribes to ``store.watch`` and installs every change through ``install(records)``."""
 
@@ -91,17 +119,22 @@ class QuotaReloader:
                     self._view[record.entity] = dict(record.configs)
                 else:
                     self._view.pop(record.entity, None)
-            self._installed = parsed_quotas(self._view, self._installed)
+            before, self._installed = self._installed, parsed_quotas(self._view, self._installed)
+            counts = QuotaChangeCounts.between(before, self._installed)
             records = [(entity.to_json(), quotas) for entity, quotas in self._installed.items()]
-        self._loop.call_soon_threadsafe(self._apply, records, change.full_snapshot)
+        if change.full_snapshot or counts.total:  # a notification that changed no quota changes nothing
+            self._loop.call_soon_threadsafe(self._apply, records, change.full_snapshot, counts)
 
-    def _apply(self, records: Records, full: bool) -> None:
+    def _apply(self, records: Records, full: bool, counts: "QuotaChangeCounts") -> None:
         try:
             self._install(records)
         except ValueError as err:  # an invalid entity/value: keep the previous snapshot
             log.error("quota change rejected, keeping the previous quotas: %s", err)
             return
-        log.info("quotas %s: %d entities", "loaded" if full else "changed", len(records))
+        if full:
+            log.info("quotas loaded: %d entities", len(records))
+        else:
+            log.info("quotas changed: %s; %d entities in force", counts, len(records))
         if full and not records:
             log.warning("the quota store holds no quotas: no client is throttled until one is added")
         self.first_snapshot.set()

@@ -11,10 +11,14 @@ import os
 import signal
 import sys
 import time
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from kconfigs.errors import UsageError
-from kconfigs_enforcement.gateway.config import GatewayConfig
+from kconfigs_enforcement.gateway.config import GatewayConfig, parse_address
+from kconfigs_enforcement.gateway.health import admin_security_protocol, os_error_reason
+
+if TYPE_CHECKING:
+    from kconfigs.profiles import StoreOptions
 
 log = logging.getLogger("kconfigs.gateway")
 
@@ -46,19 +50,51 @@ def configure_logging(log_format: str) -> None:
     root.setLevel(logging.INFO)
 
 
-def open_gateway_store(config: GatewayConfig):
-    """The store every other command would use for these options (same resolution: settings,
-    then KCONFIGS_* variables, then a profile). An embedded store must exist, named or the
-    default one: a mistyped path, or a forgotten --zookeeper, would otherwise start a gateway
-    that enforces no quotas (the quota admin API may still write to it). :raises
-    StoreUnavailable, UsageError:"""
-    from kconfigs.stores.factory import Access, open_store, resolve_store_options
+def resolve_gateway_store(
+    config: GatewayConfig, flags: dict[str, str | None], profile: str | None
+) -> tuple[GatewayConfig, "StoreOptions"]:
+    """The store every other command would use for these options (the same resolution: flags,
+    here over the settings of the --config file, then KCONFIGS_* variables, then a profile), and
+    the validated settings, whose upstream defaults to the cluster named as the quota source.
 
-    options = resolve_store_options({"zookeeper": config.zookeeper, "store_path": config.store_path}, None)
-    embedded = not (options.zookeeper or options.bootstrap_server or options.bootstrap_controller)
-    if embedded and not options.store_path:
+    :raises UsageError, ValidationError:"""
+    from kconfigs.profiles import resolve_store_options
+
+    merged = {field: value if value is not None else getattr(config, field) for field, value in flags.items()}
+    store = resolve_store_options(merged, profile if profile is not None else config.profile)
+    protocol = admin_security_protocol(store.command_config) if store.bootstrap_server else "PLAINTEXT"
+    return config.with_upstreams_of(store, protocol).validate(), store
+
+
+def open_gateway_store(options: "StoreOptions"):
+    """Open the resolved store for serving. An embedded store must exist, named or the default
+    one: a mistyped path, or a forgotten --zookeeper, would otherwise start a gateway that
+    enforces no quotas (the quota admin API may still write to it). :raises StoreUnavailable,
+    UsageError:"""
+    from kconfigs.stores.factory import Access, open_store
+
+    if options.is_embedded_default:
         _require_default_store()
     return open_store(options, access=Access.SERVE)
+
+
+def source_is_upstream(config: GatewayConfig, store: "StoreOptions") -> bool:
+    """Whether the quota source is the cluster the gateway forwards to (the same bootstrap
+    addresses): then a quota alter passed through to the upstream changes what is enforced."""
+    if not store.bootstrap_server:
+        return False
+    named = {parse_address(address, "bootstrap server") for address in store.bootstrap_server.split(",") if address}
+    return named == set(config.upstreams)
+
+
+def quota_admin_mode(config: GatewayConfig, store: "StoreOptions") -> str:
+    """``auto`` passes DescribeClientQuotas/AlterClientQuotas to an upstream that is the quota
+    source; in front of any other upstream the gateway answers them from its store, so that a
+    kafka-configs alter through the gateway changes what it enforces (or is refused saying where
+    the quotas are), never a broker's quotas the gateway does not read."""
+    if config.quota_admin == "auto" and not source_is_upstream(config, store):
+        return "gateway"
+    return config.quota_admin
 
 
 def _require_default_store() -> None:
@@ -72,28 +108,65 @@ def _require_default_store() -> None:
         )
 
 
-async def serve(config: GatewayConfig, store, usage_out=None) -> None:
+async def serve(config: GatewayConfig, store, store_options: "StoreOptions", usage_out=None) -> None:
     """Run until SIGTERM/SIGINT, then drain in-flight requests and stop."""
     from kconfigs_enforcement.gateway.admin import QuotaAdmin
+    from kconfigs_enforcement.gateway.health import Readiness, store_description
     from kconfigs_enforcement.gateway.native_plane import NativeGateway
     from kconfigs_enforcement.gateway.reload import QuotaReloader
 
-    admin = (
-        None
-        if config.quota_admin == "passthrough"
-        else QuotaAdmin(store, config.quota_admin, config.quota_admin_principals)
-    )
+    described = store_description(store_options, admin_security_protocol(store_options.command_config))
+    mode = quota_admin_mode(config, store_options)
+    admin = None if mode == "passthrough" else QuotaAdmin(store, mode, config.quota_admin_principals, described)
+    _log_store(config, store_options, described, mode)
     gateway = NativeGateway(config, admin=admin, usage_out=usage_out)
     loop = asyncio.get_running_loop()
     reloader = QuotaReloader(store, loop, gateway.quotas.load)
     await loop.run_in_executor(None, reloader.start)
+    readiness = Readiness(config.upstreams, reloader.first_snapshot.is_set, described)
+    first_load = loop.create_task(_say_if_no_quotas_yet(reloader.first_snapshot, described, FIRST_LOAD_WAIT_S))
     try:
-        await _serve_until_signal(config, gateway, loop)
+        await _serve_until_signal(config, gateway, loop, readiness)
     finally:
+        first_load.cancel()
         reloader.close()
 
 
-async def _serve_until_signal(config: GatewayConfig, gateway, loop) -> None:
+#: how long the first quota snapshot may take before the log says none is enforced yet
+FIRST_LOAD_WAIT_S = 10.0
+
+#: what each quota-admin mode does with DescribeClientQuotas/AlterClientQuotas, for the start-up log
+_ADMIN_MODES = {
+    "auto": "passed to the upstream, the quota source (answered here if it lacks them)",
+    "gateway": "answered from the quota store",
+    "passthrough": "passed to the upstream",
+}
+
+
+def _log_store(config: GatewayConfig, store_options: "StoreOptions", described: str, mode: str) -> None:
+    """Which store is served, from where it was named, and where a quota alter through the gateway goes."""
+    origin = "" if store_options.origin == "default" else f" (from {store_options.origin})"
+    log.info("quota store: %s%s; quota admin API: %s", described, origin, _ADMIN_MODES[mode])
+    if mode == "passthrough" and not source_is_upstream(config, store_options):
+        log.warning(
+            "quota_admin = passthrough: quota alters through the gateway change the upstream's quotas, "
+            "not the %s the gateway enforces",
+            described,
+        )
+
+
+async def _say_if_no_quotas_yet(loaded: asyncio.Event, described: str, wait_s: float) -> None:
+    try:
+        await asyncio.wait_for(loaded.wait(), wait_s)
+    except asyncio.TimeoutError:
+        log.warning(
+            "no quotas loaded from %s after %g s: clients pass unthrottled and /readyz answers 503 until they are",
+            described,
+            wait_s,
+        )
+
+
+async def _serve_until_signal(config: GatewayConfig, gateway, loop, readiness) -> None:
     from kconfigs_enforcement.gateway.metrics import start_http_endpoint
 
     stop = asyncio.Event()
@@ -104,11 +177,16 @@ async def _serve_until_signal(config: GatewayConfig, gateway, loop) -> None:
     try:
         with _bind_errors(config.metrics_listen):
             metrics_server = (
-                start_http_endpoint(gateway.stats, *config.metrics_listen) if config.metrics_listen else None
+                start_http_endpoint(gateway.stats, *config.metrics_listen, not_ready=readiness.not_ready)
+                if config.metrics_listen
+                else None
             )
     except UsageError:
         await gateway.stop()
         raise
+    if config.metrics_listen:
+        host, port = config.metrics_listen
+        log.info("metrics on http://%s:%d/metrics, liveness /healthz, readiness /readyz", host, port)
     upstream_check = loop.create_task(check_upstreams(config.upstreams, config.upstream_connect_timeout_ms / 1000))
     await stop.wait()
     log.info("signal received: draining in-flight requests (up to %d ms)", config.drain_timeout_ms)
@@ -128,7 +206,7 @@ def _bind_errors(address) -> Iterator[None]:
         yield
     except OSError as err:
         host, port = address
-        raise UsageError(f"Cannot listen on {host}:{port}: {_reason(err)}") from None
+        raise UsageError(f"Cannot listen on {host}:{port}: {os_error_reason(err)}") from None
 
 
 def _check_bindable(address) -> None:
@@ -142,14 +220,6 @@ def _check_bindable(address) -> None:
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind((host, port))
-
-
-def _reason(err: BaseException) -> str:
-    """``Address already in use`` rather than asyncio's long wording around it."""
-    errno = getattr(err, "errno", None)
-    if errno and errno > 0:
-        return os.strerror(errno)
-    return getattr(err, "strerror", None) or str(err) or type(err).__name__  # e.g. a name that does not resolve
 
 
 async def check_upstreams(upstreams, timeout_s: float, recheck_s: float = UPSTREAM_RECHECK_S) -> None:
@@ -182,7 +252,7 @@ async def _first_reachable(upstreams, timeout_s: float) -> str | None:
         try:
             _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
         except (OSError, asyncio.TimeoutError) as err:
-            reason = _reason(err)
+            reason = os_error_reason(err)
             continue
         writer.close()
         return None
@@ -205,7 +275,7 @@ def check_data_plane() -> None:
         )
 
 
-def run(config: GatewayConfig) -> None:
+def run(config: GatewayConfig, store_options: "StoreOptions") -> None:
     """Blocking entry point. :raises KconfigsError: for store/config problems (before serving)."""
     check_data_plane()
     configure_logging(config.log_format)
@@ -219,9 +289,9 @@ def run(config: GatewayConfig) -> None:
 
         usage_out = open_usage_log(config.usage_log_path)
     try:
-        store = open_gateway_store(config)
+        store = open_gateway_store(store_options)
         try:
-            asyncio.run(serve(config, store, usage_out))
+            asyncio.run(serve(config, store, store_options, usage_out))
         finally:
             store.close()
     finally:

@@ -58,7 +58,6 @@ def test_a_wildcard_listen_needs_an_advertised_host(listen):
         ({"upstreams": "a:1", "max_frame_bytes": 0}, "max_frame_bytes must be positive"),
         ({"upstreams": "a:1", "quota_admin": "maybe"}, "quota_admin must be"),
         ({"upstreams": "a:1", "tls_cert_file": "c.pem"}, "TLS needs both"),
-        ({"upstreams": "a:1", "zookeeper": "z:2181", "store_path": "q.db"}, "either --zookeeper or --store"),
     ],
 )
 def test_invalid_settings_give_one_line(values, message):

@@ -14,7 +14,11 @@ def test_serve_help_lists_the_options():
         "--listen",
         "--advertised-host",
         "--zookeeper",
+        "--bootstrap-server",
+        "--bootstrap-controller",
+        "--command-config",
         "--store",
+        "--profile",
         "--config",
         "--quota-admin",
     ):
@@ -24,11 +28,14 @@ def test_serve_help_lists_the_options():
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (("serve",), "At least one --upstream host:port is required\n"),
+        (
+            ("serve",),
+            "At least one --upstream host:port is required (or name the cluster with --bootstrap-server)\n",
+        ),
         (("serve", "--upstream", "broker"), "Invalid upstream 'broker': expected host:port\n"),
         (
             ("serve", "--upstream", "b:1", "--zookeeper", "z:2181", "--store", "q.db"),
-            "Use either --zookeeper or --store, not both\n",
+            "Name only one store: --zookeeper and --store both name one\n",
         ),
         (
             ("serve", "--upstream", "b:1", "--config", "/nonexistent/gateway.toml"),
