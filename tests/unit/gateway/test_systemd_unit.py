@@ -41,3 +41,13 @@ def test_every_read_write_path_is_created_by_systemd_or_exists_by_convention():
     """ReadWritePaths= on a missing directory makes the unit fail to start; State/LogsDirectory
     are created (owned by User=) by systemd itself."""
     assert "ReadWritePaths" not in _settings(UNIT.read_text(encoding="utf-8"))
+
+
+def test_every_option_of_the_units_serve_command_is_one_serve_takes():
+    from harness.cli import run_main
+
+    exec_start = _settings(UNIT.read_text(encoding="utf-8"))["ExecStart"][0].split()
+    assert exec_start[1] == "serve"
+    _code, out, _ = run_main("serve", "--help")
+    for option in (word for word in exec_start[2:] if word.startswith("--")):
+        assert option in out, option
