@@ -318,3 +318,34 @@ def test_with_an_embedded_source_a_kafka_configs_alter_through_the_gateway_write
         ["--bootstrap-server", cluster.bootstrap, "--describe", "--entity-type", "clients", "--entity-name", client_id]
     )
     assert "producer_byte_rate=111000" in "\n".join(on_broker.stdout), on_broker
+
+
+def test_a_cluster_whose_quotas_answer_in_more_than_a_megabyte_is_read_whole(cluster):
+    """The admin connection's response limit: 1,200 client ids of 1,000 characters answer a
+    describe of everything in about 1.3 MB (100,000 short names answer in 5.5 MB), over the 1 MB
+    the Python connection manager accepts by default."""
+    from kconfigs.kafka_admin.client import AdminClient
+    from kconfigs.kafka_admin.messages import QuotaOp, build_alter_request, read_alter_response
+    from kconfigs.kafka_admin.security import ClientSecurity
+    from kconfigs.model import MATCH_ALL
+    from kconfigs.stores.admin_api import open_admin_store
+
+    prefix = f"big-{uuid.uuid4().hex[:6]}-".ljust(990, "x")
+    entities = [QuotaEntity(client_id=f"{prefix}{i:04d}") for i in range(1200)]
+    store = open_admin_store(cluster.bootstrap, None, timeout_ms=60_000)
+    writer = AdminClient(cluster.bootstrap, ClientSecurity(), controller=False, request_timeout_ms=60_000)
+
+    def alter_all(value: float | None) -> None:
+        for start in range(0, len(entities), 400):
+            batch = [(e, [QuotaOp("producer_byte_rate", value)]) for e in entities[start : start + 400]]
+            response = writer.send(49, lambda version, batch=batch: build_alter_request(batch, False, version))
+            assert [err for _e, err in read_alter_response(response) if err] == []
+
+    try:
+        alter_all(1_000_000.0)
+        described = {r.entity for r in store.describe(MATCH_ALL)}
+        assert set(entities) <= described
+    finally:
+        alter_all(None)  # the shared broker keeps no trace
+        writer.close()
+        store.close()
