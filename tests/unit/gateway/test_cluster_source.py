@@ -4,6 +4,7 @@ quota-limit gauge beside each entity's usage."""
 
 from __future__ import annotations
 
+import os
 import socket
 
 import pytest
@@ -123,3 +124,26 @@ def test_readiness_needs_the_quotas_loaded_and_an_upstream_accepting_connections
         assert Readiness([down], lambda: True, "s").not_ready() == (
             f"upstream 127.0.0.1:{down[1]} not reachable (Connection refused)"
         )
+
+
+@pytest.mark.parametrize("named_by", ["--profile", "KCONFIGS_PROFILE", "KCONFIGS_BOOTSTRAP_SERVER"])
+def test_serve_resolves_its_store_as_every_command_does(tmp_path, monkeypatch, named_by):
+    from kconfigs.profiles import store_option_fields as fields
+    from kconfigs_enforcement.gateway.runner import resolve_gateway_store
+
+    config_file = tmp_path / "config.toml"
+    config_file.write_text('[profiles.prod]\nbootstrap_server = "k1:9092,k2:9092"\n')
+    for name in [n for n in os.environ if n.startswith("KCONFIGS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("KCONFIGS_CONFIG", str(config_file))
+    profile = None
+    if named_by == "--profile":
+        profile = "prod"
+    elif named_by == "KCONFIGS_PROFILE":
+        monkeypatch.setenv("KCONFIGS_PROFILE", "prod")
+    else:
+        monkeypatch.setenv("KCONFIGS_BOOTSTRAP_SERVER", "k1:9092,k2:9092")
+    flags = dict.fromkeys(fields())
+    config, store = resolve_gateway_store(config_from_mapping({}), flags, profile)
+    assert store.bootstrap_server == "k1:9092,k2:9092"
+    assert config.upstreams == (("k1", 9092), ("k2", 9092)) and quota_admin_mode(config, store) == "auto"
