@@ -148,6 +148,16 @@ class QuotaReloader:
         else:
             self._loop.call_soon_threadsafe(log.info, "quota store %s", state)
 
-    def close(self) -> None:
-        if self._watch is not None:
+    def close(self, wait_s: float | None = None) -> bool:
+        """Stop watching. ``wait_s``: wait at most this long (a poll of a cluster that does not
+        answer runs until its request timeout, 30 s by default, and a stopping gateway must not
+        wait for it); returns whether the watch has stopped."""
+        if self._watch is None:
+            return True
+        if wait_s is None:
             self._watch.close()
+            return True
+        closer = threading.Thread(target=self._watch.close, name="kconfigs-watch-close", daemon=True)
+        closer.start()
+        closer.join(wait_s)
+        return not closer.is_alive()

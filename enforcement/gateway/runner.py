@@ -108,8 +108,9 @@ def _require_default_store() -> None:
         )
 
 
-async def serve(config: GatewayConfig, store, store_options: "StoreOptions", usage_out=None) -> None:
-    """Run until SIGTERM/SIGINT, then drain in-flight requests and stop."""
+async def serve(config: GatewayConfig, store, store_options: "StoreOptions", usage_out=None) -> bool:
+    """Run until SIGTERM/SIGINT, then drain in-flight requests and stop. Returns whether the
+    store's watch has stopped (else a read of it still runs, on a daemon thread)."""
     from kconfigs_enforcement.gateway.admin import QuotaAdmin
     from kconfigs_enforcement.gateway.health import Readiness, store_description
     from kconfigs_enforcement.gateway.native_plane import NativeGateway
@@ -129,8 +130,15 @@ async def serve(config: GatewayConfig, store, store_options: "StoreOptions", usa
         await _serve_until_signal(config, gateway, loop, readiness)
     finally:
         first_load.cancel()
-        reloader.close()
+        stopped = reloader.close(WATCH_CLOSE_WAIT_S)
+        if not stopped:
+            log.warning("a read of %s still runs at stop: not waiting for it", described)
+    return stopped
 
+
+#: how long a stopping gateway waits for its store's watch (a read of an unreachable cluster runs
+#: until its request timeout); the process exits without it
+WATCH_CLOSE_WAIT_S = 2.0
 
 #: how long the first quota snapshot may take before the log says none is enforced yet
 FIRST_LOAD_WAIT_S = 10.0
@@ -290,10 +298,12 @@ def run(config: GatewayConfig, store_options: "StoreOptions") -> None:
         usage_out = open_usage_log(config.usage_log_path)
     try:
         store = open_gateway_store(store_options)
+        watch_stopped = False
         try:
-            asyncio.run(serve(config, store, store_options, usage_out))
+            watch_stopped = asyncio.run(serve(config, store, store_options, usage_out))
         finally:
-            store.close()
+            if watch_stopped:  # else closing it under the running read would fail that read
+                store.close()
     finally:
         if usage_out is not None:
             usage_out.close()

@@ -349,3 +349,29 @@ def test_a_cluster_whose_quotas_answer_in_more_than_a_megabyte_is_read_whole(clu
         alter_all(None)  # the shared broker keeps no trace
         writer.close()
         store.close()
+
+
+def test_a_cluster_that_cannot_be_read_at_start_is_said_keeps_the_gateway_unready_and_a_stop_quick(tmp_path):
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound, not listening: refused
+        address = "127.0.0.1:%d" % closed.getsockname()[1]
+        gateway = ClusterGateway(tmp_path, "--bootstrap-server", address)
+        try:
+            status, body = gateway.get("/readyz")
+            assert (status, body) == (
+                503,
+                f"quotas not loaded yet from Kafka cluster {address} (admin API, PLAINTEXT)\n",
+            )
+            said = f"no quotas loaded from Kafka cluster {address} (admin API, PLAINTEXT) after 10 s"
+            assert wait_until(lambda: any(m.startswith(said) for m in gateway.messages()), 30), gateway.messages()
+            assert gateway.get("/healthz") == (200, "ok\n")
+        finally:
+            stopping = time.monotonic()
+            assert gateway.stop() == 0
+        # a stop does not wait out the read still retrying against the cluster (30 s)
+        assert time.monotonic() - stopping < 10
+        assert f"a read of Kafka cluster {address} (admin API, PLAINTEXT) still runs at stop" in " ".join(
+            gateway.messages()
+        )
