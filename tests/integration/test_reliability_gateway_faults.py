@@ -78,7 +78,7 @@ def run_zookeeper_outage(zk_server, zk_connect: str, upstream: str, workdir, out
         back_at = time.time()  # ZooKeeper answers again (start() waits for it)
         set_quota(zk_connect, RECOVERY_ENTITY, {"producer_byte_rate": "12345"})
         applied_at = _wait_for_log(
-            serve, lambda l: l["msg"].startswith("quotas ") and l["msg"].endswith(": 2 entities"), 60
+            serve, lambda l: l["msg"] == "quotas loaded: 2 entities" or l["msg"].endswith("; 2 entities in force"), 60
         )
         time.sleep(3)
         stop.set()
