@@ -321,3 +321,29 @@ def test_snapshot_from_a_gateway_matches_its_clients_and_its_store(gateway):
     assert row["throttled"]
     assert row["rate"] == pytest.approx(traffic.rate(GATEWAY_CLIENT, 11), rel=0.10)
     assert row["percent_of_quota"] > 90  # held at its quota (Kafka's enforcement lets a window overshoot a little)
+
+
+def test_a_prometheus_server_gives_the_same_rows_as_the_exporter_it_scrapes(cluster, tmp_path):
+    """Instant queries: the latest sample of each quota series, one source per scraped instance."""
+    from harness.prometheus import PrometheusServer
+
+    broker, agent, _, _ = cluster
+    prometheus = PrometheusServer(tmp_path / "prometheus", {"kafka": agent}).start()
+    try:
+        prometheus.wait_for_targets_up(1)
+        deadline = time.monotonic() + 30
+        while not prometheus.api("/api/v1/query", {"query": "kafka_server_quota_byte_rate"})["data"]["result"]:
+            assert time.monotonic() < deadline, "Prometheus never stored the exporter's quota series"
+            time.sleep(0.5)
+        common = ("--bootstrap-server", broker.bootstrap, "--once", "-o", "json")
+        via_prometheus = json.loads(_top("--prometheus-url", prometheus.url, *common).stdout)
+        direct = json.loads(_top("--jmx-exporter", agent, *common).stdout)
+    finally:
+        prometheus.stop()
+    assert [s["name"] for s in via_prometheus["sources"]] == [f"prometheus {prometheus.url}"]
+    got, want = _rows_by_client(via_prometheus), _rows_by_client(direct)
+    assert got.keys() == want.keys()
+    for key, row in want.items():
+        assert (got[key]["quota"], got[key]["level"]) == (row["quota"], row["level"])
+        assert got[key]["rate"] == pytest.approx(row["rate"], rel=0.10)
+        assert list(got[key]["per_source"]) == [f"prometheus {prometheus.url} {agent}"]
