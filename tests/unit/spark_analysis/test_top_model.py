@@ -45,6 +45,19 @@ def test_every_jmx_exporter_naming_becomes_the_same_series():
     assert len(readings) == 4
 
 
+def test_series_known_from_an_earlier_page_take_this_pages_values_and_timestamps_are_not_values():
+    known: dict = {}
+    line = 'kafka_server_quota_byte_rate{resource="Produce",user="alice",clientId="etl",} %s'
+    key = SeriesKey("produce", "alice", "etl")
+    assert parse_exposition(line % "10.0", known)[key].rate == 10.0
+    assert parse_exposition(line % "25.0", known)[key].rate == 25.0  # looked up, not parsed again
+    assert len(known) == 1
+    stamped = 'kafka_server_produce_byte_rate{user="bob",client_id="x"} 7.5 1733000000000'
+    for _ in range(2):
+        assert parse_exposition(stamped, known)[SeriesKey("produce", "bob", "x")].rate == 7.5
+    assert len(known) == 1
+
+
 def test_a_page_that_is_not_prometheus_text_is_one_line():
     from kconfigs_analysis.top_sources import SourceUnreachable
 
