@@ -13,31 +13,34 @@ Above them: ``gateway/`` (the Kafka-protocol proxy's control plane around the na
 ``resolve``). This package uses ``kconfigs``' model and stores; ``kconfigs`` never imports it.
 """
 
-from kconfigs.clock import Clock, ManualClock, MonotonicClock
-from kconfigs_enforcement import replay
-from kconfigs_enforcement.connection_quota import ConnectionDecision
-from kconfigs_enforcement.enforcer import EnforcementConfig, Enforcer
-from kconfigs_enforcement.quota_manager import MetricSample, MutationDecision
-from kconfigs_enforcement.rates import Rate, SampledRate
-from kconfigs_enforcement.resolution import QuotaSnapshot, Resolved
-from kconfigs_enforcement.stats import Sample, java_round
-from kconfigs_enforcement.throttle import throttle_time_ms
+import importlib
 
-__all__ = [
-    "Clock",
-    "ConnectionDecision",
-    "EnforcementConfig",
-    "Enforcer",
-    "ManualClock",
-    "MetricSample",
-    "MonotonicClock",
-    "MutationDecision",
-    "QuotaSnapshot",
-    "Rate",
-    "Resolved",
-    "Sample",
-    "SampledRate",
-    "java_round",
-    "replay",
-    "throttle_time_ms",
-]
+#: exported name -> the module that defines it; each loads on first use (PEP 562), so that a
+#: subcommand's help or a Tab press that touches this package loads no decision module
+_EXPORTS = {
+    "Clock": "kconfigs.clock",
+    "ManualClock": "kconfigs.clock",
+    "MonotonicClock": "kconfigs.clock",
+    "ConnectionDecision": "kconfigs_enforcement.connection_quota",
+    "EnforcementConfig": "kconfigs_enforcement.enforcer",
+    "Enforcer": "kconfigs_enforcement.enforcer",
+    "MetricSample": "kconfigs_enforcement.quota_manager",
+    "MutationDecision": "kconfigs_enforcement.quota_manager",
+    "Rate": "kconfigs_enforcement.rates",
+    "SampledRate": "kconfigs_enforcement.rates",
+    "QuotaSnapshot": "kconfigs_enforcement.resolution",
+    "Resolved": "kconfigs_enforcement.resolution",
+    "Sample": "kconfigs_enforcement.stats",
+    "java_round": "kconfigs_enforcement.stats",
+    "throttle_time_ms": "kconfigs_enforcement.throttle",
+}
+
+__all__ = sorted([*_EXPORTS, "replay"])
+
+
+def __getattr__(name: str):
+    if name == "replay":
+        return importlib.import_module("kconfigs_enforcement.replay")
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

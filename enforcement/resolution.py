@@ -200,7 +200,7 @@ class QuotaSnapshot:
             user_tag, client_tag = self.metric_tags(user, client_id, key)
             value, level = self.limit_for_tags(key, user, client_id, user_tag, client_tag)
             resolved = Resolved(
-                value, level, self._path(level, user, client_id), {"user": user_tag, "client-id": client_tag}
+                value, level, self.znode_path(level, user, client_id), {"user": user_tag, "client-id": client_tag}
             )
         else:
             raise KeyError(f"Unknown client quota key: {key}")
@@ -214,11 +214,11 @@ class QuotaSnapshot:
         tags = {"user": self.sanitized(user)}
         for level, probe in ((3, user), (6, None)):
             if probe in user_quotas:
-                return Resolved(user_quotas[probe], level, self._path(level, user, ""), tags)
+                return Resolved(user_quotas[probe], level, self.znode_path(level, user, ""), tags)
         return Resolved(None, 0, None, tags)
 
     @staticmethod
-    def _path(level: int, user: str, client_id: str) -> str | None:
+    def znode_path(level: int, user: str, client_id: str) -> str | None:
         u, c, d = _san(user), _san(client_id), DEFAULT_NAME
         paths = {
             1: f"users/{u}/clients/{c}",

@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, str] = {
     "apply": "kconfigs.commands.declarative:apply",
     "migrate": "kconfigs.commands.declarative:migrate",
     "completion": "kconfigs.commands.completion:completion",
+    "top": "kconfigs_analysis.commands.top:top",
 }
 
 

@@ -28,7 +28,6 @@ store; an empty or blank value anywhere is an error, never "not given".
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -109,6 +108,8 @@ def load_config(path: Path) -> dict:
         return {}
     except OSError as err:
         raise UsageError(f"Cannot read {path}: {err.strerror}") from None
+    import tomllib  # only when a config file exists: the describe/alter fast path reads none
+
     try:
         config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

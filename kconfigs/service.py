@@ -25,13 +25,13 @@ def prepare_add(entity: QuotaEntity, add: Mapping[str, str], salt: Callable[[], 
     kafka-configs' ZK mode does before anything else is checked: a bad password value is the
     error even for a (user, client) entity or the default user, whose keys are checked next and
     refuse SCRAM keys as unknown."""
-    from kconfigs.scram import credential
-
     if entity.user is None:
         return dict(add)
     prepared = dict(add)
     for mechanism in SCRAM_KEYS:  # in the enum's order, whatever the command line's
         if mechanism in add:
+            from kconfigs.scram import credential  # a quota-only alter loads no SCRAM code
+
             prepared[mechanism] = credential(mechanism, add[mechanism], salt())
     return prepared
 

@@ -114,9 +114,14 @@ def _http_error(query: PrometheusQuery, err: urllib.error.HTTPError) -> Kconfigs
     )
 
 
-def _post(query: PrometheusQuery, form: dict, context: ssl.SSLContext | None) -> dict:
-    """One ``query_range`` request -> its ``data``. :raises PrometheusUnavailable:"""
-    endpoint = query.url.rstrip("/") + "/api/v1/query_range"
+def _post(
+    query: PrometheusQuery, form: dict, context: ssl.SSLContext | None, api: str = "query_range", kind: str = "matrix"
+) -> dict:
+    """One ``api`` request (``query_range`` answering a matrix, ``query`` a vector) -> its ``data``.
+
+    :raises PrometheusUnavailable:
+    """
+    endpoint = query.url.rstrip("/") + "/api/v1/" + api
     request = urllib.request.Request(endpoint, urllib.parse.urlencode(form).encode(), _headers(query), method="POST")
     try:
         with urllib.request.urlopen(request, timeout=query.timeout_s, context=context) as response:
@@ -145,12 +150,21 @@ def _post(query: PrometheusQuery, form: dict, context: ssl.SSLContext | None) ->
         raise PrometheusUnavailable(f"Cannot reach Prometheus at {query.url}: {err}") from None
     try:
         body = json.loads(raw)
-        assert body["status"] == "success" and body["data"]["resultType"] == "matrix"
+        assert body["status"] == "success" and body["data"]["resultType"] == kind
     except Exception:
         raise PrometheusUnavailable(
             f"{query.url} did not answer like a Prometheus server (first bytes: {raw[:60]!r})"
         ) from None
     return body["data"]
+
+
+def instant_query(query: PrometheusQuery) -> list[dict]:
+    """The quota series' latest values (``/api/v1/query``, a vector: ``{metric, value: [ts, v]}``).
+
+    :raises PrometheusUnavailable:
+    """
+    form = {"query": query.selector, "timeout": f"{query.timeout_s:g}"}
+    return _post(query, form, _ssl_context(query), api="query", kind="vector")["result"]
 
 
 def _label_value(value: str) -> str:

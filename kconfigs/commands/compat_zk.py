@@ -22,11 +22,15 @@ def run_zk(
     entity = entity_of(zk_pairs(types, names, alter=True))
     if entity.ip is not None and entity.ip is not DEFAULT and not is_valid_ip(entity.ip):
         raise ValidationError(f"{entity.ip} is not a valid IP or resolvable host.")
-    from kconfigs.scram import random_salt
-
-    change = ConfigChange(add=prepare_add(entity, add, random_salt), delete=delete)
+    change = ConfigChange(add=prepare_add(entity, add, _random_salt), delete=delete)
     alter(store, entity, change, dry_run=opts.has("dry-run"))
     return [alter_done(zk_alter_line(entity), opts.has("dry-run"))]
+
+
+def _random_salt() -> bytes:
+    from kconfigs.scram import random_salt  # only a SCRAM credential needs a salt
+
+    return random_salt()
 
 
 def describe_lines(store, types: list[str], names: list[str]) -> list[str]:

@@ -111,9 +111,12 @@ def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str],
 
 def _zk_sasl() -> tuple[str, str] | None:
     """SASL DIGEST-MD5 credentials from the JAAS file in KAFKA_OPTS, as kafka-configs finds them."""
+    kafka_opts = os.environ.get("KAFKA_OPTS", "")
+    if not kafka_opts:  # the common case loads no SASL code
+        return None
     from kconfigs.stores.zk_sasl import digest_credentials, jaas_file_from_kafka_opts
 
-    named = jaas_file_from_kafka_opts(os.environ.get("KAFKA_OPTS", ""))
+    named = jaas_file_from_kafka_opts(kafka_opts)
     if named is None:
         return None
     path, section = named

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from kconfigs.errors import ValidationError
-from kconfigs.kafka_admin.jaas import parse_jaas_config
 
 DIGEST_MODULE = "org.apache.zookeeper.server.auth.DigestLoginModule"
 
@@ -39,6 +38,8 @@ def digest_credentials(jaas_text: str, section: str, origin: str) -> tuple[str, 
     match = re.search(r"(?:^|[\s};])" + re.escape(section) + r"\s*\{(.*?)\}\s*;", text, re.S)
     if match is None:
         raise ValidationError(f"{origin}: no '{section}' section for the ZooKeeper client")
+    from kconfigs.kafka_admin.jaas import parse_jaas_config  # only when KAFKA_OPTS names a JAAS file
+
     entry = parse_jaas_config(match.group(1).strip())
     if entry.login_module != DIGEST_MODULE:
         raise ValidationError(

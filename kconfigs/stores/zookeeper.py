@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from kazoo import exceptions as kz
-from kazoo.client import KazooClient
 
 from kconfigs.errors import StoreUnavailable, UsageError, VersionConflict
 from kconfigs.model import DEFAULT, EntityFilter, EntityType, Match, QuotaEntity, QuotaRecord
 from kconfigs.retry import Backoff, RetryNeeded, retry_until
 from kconfigs.sanitize import DEFAULT_NAME, desanitize, sanitize
 from kconfigs.stores.base import ConfigUpdate, StoreChange
-from kconfigs.stores.zk_bulk import alter_many_pipelined
+from kconfigs.stores.kazoo_client import KazooClient
 from kconfigs.stores.zk_ops import (
     acl_for,
     add_to,
@@ -169,6 +168,8 @@ class ZooKeeperStore:
 
     def alter_many(self, changes: Iterable[tuple[QuotaEntity, ConfigUpdate]]) -> list[QuotaRecord]:
         """Pipelined (see zk_bulk): each entity still one CAS multi-op with its notification."""
+        from kconfigs.stores.zk_bulk import alter_many_pipelined  # bulk apply/import only
+
         return alter_many_pipelined(self, changes)
 
     def _alter_once(self, entity: QuotaEntity, update: ConfigUpdate, validate_only: bool) -> QuotaRecord:

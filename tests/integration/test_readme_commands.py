@@ -30,6 +30,7 @@ NOT_RUN = (  # (prefix, why)
     ("pipx install", "sets up the machine"),
     ("bash .ci/test", "the test suite itself"),
     ("kconfigs serve", "runs until stopped (test_gateway_serve.py runs it)"),
+    ("kconfigs top", "reads brokers' exporters, gateways and Prometheus (test_top.py runs it against each)"),
     ("PYSPARK_PYTHON=", "needs a Spark cluster (test_analyze_spark_cluster.py runs the job on one)"),
     # the same command line, in a fresh kconfigs home: run twice it would cost the suite a minute
     ("kconfigs analyze prepare", "test_analyze_small_runs.py runs it as written for its prepared home"),

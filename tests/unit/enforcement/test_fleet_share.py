@@ -1,0 +1,85 @@
+"""The fleet's share of one quota: demand estimates, proportional shares with a floor,
+membership by report age on the receiver's own clock, and the isolated fallback."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kconfigs_enforcement.fleet_share import FleetView, ReportBoard, demand_from_throttle, proportional_shares
+from kconfigs_enforcement.throttle import throttle_ms_for
+
+MB = 1_000_000.0
+
+
+def test_demand_inverts_kafkas_throttle_formula():
+    # a client offering 1.5 MB/s against a 1 MB/s share over an 11 s window is told 5.5 s
+    throttle = throttle_ms_for(1.5 * MB, 1 * MB, 11_000)
+    assert throttle == 5500
+    assert demand_from_throttle(1 * MB, 1 * MB, throttle, 11_000) == pytest.approx(1.5 * MB)
+    assert demand_from_throttle(0.4 * MB, 1 * MB, 0, 11_000) == 0.4 * MB  # unthrottled: as observed
+
+
+def test_the_docstrings_worked_example():
+    shares = proportional_shares(10 * MB, {"a": 6 * MB, "b": 3 * MB, "c": 0.0}, floor=0.05)
+    assert [round(shares[k] / MB, 2) for k in "abc"] == [6.55, 3.27, 0.18]
+
+
+@given(
+    quota=st.floats(1.0, 1e9),
+    demands=st.dictionaries(st.integers(0, 200), st.floats(0.0, 1e10), min_size=1, max_size=50),
+    floor=st.floats(0.0, 1.0),
+)
+def test_shares_add_up_to_the_quota_and_follow_demand(quota, demands, floor):
+    shares = proportional_shares(quota, demands, floor)
+    assert sum(shares.values()) == pytest.approx(quota, rel=1e-9)
+    ordered = sorted(demands, key=demands.get)
+    assert all(shares[a] <= shares[b] * (1 + 1e-9) for a, b in zip(ordered, ordered[1:]))
+
+
+def test_three_instances_split_by_demand_and_a_silent_one_drops_out_after_the_expiry():
+    view = FleetView("a", ReportBoard(expiry_ms=1000))
+    view.board.receive("b", {"alice": 3 * MB}, now_ms=0)
+    view.board.receive("c", {"alice": 1 * MB}, now_ms=0)
+    share = view.allocate({"alice": 10 * MB}, {"alice": 6 * MB}, now_ms=100)["alice"]
+    assert share.share == pytest.approx(6 / 10 * 10 * MB) and share.fleet_size == 3 and not share.isolated
+    view.board.receive("b", {"alice": 3 * MB}, now_ms=900)  # c says nothing more
+    later = view.allocate({"alice": 10 * MB}, {"alice": 6 * MB}, now_ms=1001)["alice"]
+    assert later.fleet_size == 2 and later.share == pytest.approx(6 / 9 * 10 * MB)
+
+
+def test_report_age_is_the_receivers_clock_not_the_senders():
+    view = FleetView("a", ReportBoard(expiry_ms=1000))
+    view.board.receive("b", {"alice": 1 * MB}, now_ms=5_000)  # whatever b's wall clock said
+    assert view.live_instances(5_999) == {"a", "b"}
+    assert view.live_instances(6_001) == {"a"}
+
+
+def test_an_isolated_instance_keeps_its_last_share_then_holds_quota_over_the_last_fleet_size():
+    view = FleetView("a", ReportBoard(expiry_ms=1000))
+    for other in "bcd":
+        view.board.receive(other, {"alice": 2 * MB}, now_ms=0)
+    first = view.allocate({"alice": 8 * MB}, {"alice": 2 * MB}, now_ms=10)["alice"]
+    assert first.share == pytest.approx(2 * MB) and view.last_fleet_size == 4
+    kept = view.allocate({"alice": 8 * MB}, {"alice": 5 * MB}, now_ms=1500)["alice"]  # others expired
+    assert kept.isolated and kept.share == pytest.approx(2 * MB)  # the last share, still fresh
+    fallback = view.allocate({"alice": 8 * MB}, {"alice": 5 * MB}, now_ms=2600)["alice"]
+    assert fallback.isolated and fallback.share == pytest.approx(8 * MB / 4)
+
+
+def test_an_entity_alone_on_one_instance_gets_the_whole_quota_and_a_new_one_starts_at_q_over_n():
+    view = FleetView("a")
+    view.board.receive("b", {"bob": 1 * MB}, now_ms=0)
+    assert view.allocate({"alice": 4 * MB}, {"alice": 1 * MB}, now_ms=10)["alice"].share == 4 * MB
+    assert view.new_entity_share(4 * MB, now_ms=10) == 2 * MB
+    assert view.allocate({"alice": 4 * MB}, {}, now_ms=20) == {}  # idle here: no allocation kept
+    assert "alice" not in view.last
+
+
+def test_a_new_report_replaces_the_instances_last_one():
+    view = FleetView("a")
+    view.board.receive("b", {"alice": 9 * MB, "bob": 1 * MB}, now_ms=0)
+    view.board.receive("b", {"bob": 1 * MB}, now_ms=250)  # b's alice traffic is gone
+    assert view.board.demands_for("alice") == {}
+    assert view.allocate({"alice": 4 * MB}, {"alice": 1 * MB}, now_ms=300)["alice"].share == 4 * MB
