@@ -105,21 +105,12 @@ def _quota_loader(quotas_path: str | None, store_kwargs: dict):
             raise UsageError("Give the quotas once: --quotas or a store option, not both")
         description = f"file {quotas_path}"
     else:
-        description = _store_description(options)
+        from kconfigs_enforcement.gateway.health import admin_security_protocol, store_description
+
+        description = (
+            f"{store_description(options, admin_security_protocol(options.command_config))} ({options.origin})"
+        )
     return (lambda: load_snapshot(quotas_path, dict(store_kwargs))), description
-
-
-def _store_description(options) -> str:
-    for attribute, kind in (
-        ("zookeeper", "ZooKeeper"),
-        ("bootstrap_server", "cluster"),
-        ("bootstrap_controller", "cluster controllers"),
-        ("store_path", "embedded store"),
-    ):
-        value = getattr(options, attribute)
-        if value:
-            return f"{kind} {value} ({options.origin})"
-    return "embedded store (default path)"
 
 
 def _print_once(screen, output: str, fail_above: float | None) -> int:

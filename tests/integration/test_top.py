@@ -142,7 +142,7 @@ def test_snapshot_json_matches_the_brokers_own_metrics_and_the_quotas_in_force(c
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["sources"] == [{"name": f"jmx {agent}", "reachable": True, "error": None}]
-    assert document["quota_source"].startswith(f"cluster {broker.bootstrap}")
+    assert document["quota_source"] == f"Kafka cluster {broker.bootstrap} (admin API, PLAINTEXT) (--bootstrap-server)"
     rows = _rows_by_client(document)
     throttled, steady = rows[("produce", THROTTLED)], rows[("produce", STEADY)]
     assert (throttled["quota"], throttled["level"]) == (THROTTLED_QUOTA, 7)
@@ -315,7 +315,7 @@ def test_snapshot_from_a_gateway_matches_its_clients_and_its_store(gateway):
     done = _top("--gateway", metrics, "--store", store, "--once", "-o", "json")
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
-    assert document["quota_source"].startswith(f"embedded store {store}")
+    assert document["quota_source"] == f"embedded store {store} (--store)"
     row = _rows_by_client(document)[("produce", GATEWAY_CLIENT)]
     assert (row["quota"], row["level"], row["quota_path"]) == (GATEWAY_QUOTA, 7, f"/config/clients/{GATEWAY_CLIENT}")
     assert row["throttled"]
