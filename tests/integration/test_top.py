@@ -347,3 +347,18 @@ def test_a_prometheus_server_gives_the_same_rows_as_the_exporter_it_scrapes(clus
         assert (got[key]["quota"], got[key]["level"]) == (row["quota"], row["level"])
         assert got[key]["rate"] == pytest.approx(row["rate"], rel=0.10)
         assert list(got[key]["per_source"]) == [f"prometheus {prometheus.url} {agent}"]
+
+
+def test_full_screen_on_a_gateway_shows_its_client_at_its_quota(gateway, tmux_session, tmp_path):
+    store, metrics, _ = gateway
+    command = (
+        f"env -u COLUMNS -u LINES {sys.executable} -m kconfigs top --interval 1 --gateway {metrics} "
+        f"--store {store}; echo EXITED $?; sleep 30"
+    )
+    _tmux("new-session", "-d", "-s", tmux_session, "-x", "200", "-y", "30", "-e", f"KCONFIGS_HOME={tmp_path}", command)
+    screen = _wait_for(tmux_session, lambda s: GATEWAY_CLIENT in s)
+    line = next(line for line in screen.splitlines() if GATEWAY_CLIENT in line)
+    assert "50.00 KB/s" in line and f"7 clients/{GATEWAY_CLIENT}" in line and " yes " in line
+    assert f"● gateway {metrics}" in screen and f"quotas: embedded store {store} (--store)" in screen
+    _tmux("send-keys", "-t", tmux_session, "q")
+    _wait_for(tmux_session, lambda s: "EXITED 0" in s)
