@@ -11,10 +11,10 @@ import os
 import select
 import sys
 import termios
-import time
 import tty
 from dataclasses import replace
 
+from kconfigs.clock import MONOTONIC, Clock
 from kconfigs_analysis.top_model import SORT_KEYS
 
 #: single keys that pick a sort column
@@ -76,7 +76,7 @@ def apply_key(options: dict, key: str) -> tuple[dict, bool]:
     return options, False
 
 
-def run_interactive(poller, interval_s: float, screen_options: dict) -> None:
+def run_interactive(poller, interval_s: float, screen_options: dict, clock: Clock = MONOTONIC) -> None:
     from rich.console import Console
     from rich.live import Live
 
@@ -85,17 +85,18 @@ def run_interactive(poller, interval_s: float, screen_options: dict) -> None:
     console = Console()
     fd = sys.stdin.fileno()
     options = {"paused": False, "filter_editing": False, **screen_options}
-    screen = poller.poll(time.monotonic())
-    next_poll = time.monotonic() + interval_s
+    interval_ms = round(interval_s * 1000)
+    screen = poller.poll(clock.now_ms())
+    next_poll_ms = clock.now_ms() + interval_ms
     with _cbreak(fd), Live(console=console, screen=True, auto_refresh=False) as live:
         while True:
             frame = replace(screen, refresh_s=interval_s, **options)
             live.update(render(frame, console.size.height), refresh=True)
-            for key in _read_keys(fd, next_poll - time.monotonic()):
+            for key in _read_keys(fd, (next_poll_ms - clock.now_ms()) / 1000):
                 options, done = apply_key(options, key)
                 if done:
                     return
-            if time.monotonic() >= next_poll:
+            if clock.now_ms() >= next_poll_ms:
                 if not options["paused"]:
-                    screen = poller.poll(time.monotonic())
-                next_poll = time.monotonic() + interval_s
+                    screen = poller.poll(clock.now_ms())
+                next_poll_ms = clock.now_ms() + interval_ms

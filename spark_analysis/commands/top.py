@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from dataclasses import dataclass, field, replace
 
 import click
 
+from kconfigs.clock import MONOTONIC
 from kconfigs.commands.options import store_options
 from kconfigs.errors import KconfigsError, UsageError
 
 #: exit code of ``--fail-above`` when some entity is above the threshold
 ABOVE_THRESHOLD_EXIT = 3
 #: the quotas are read again this often (a store read costs more than a scrape)
-QUOTA_REFRESH_S = 30.0
+QUOTA_REFRESH_MS = 30_000
 
 
 @dataclass
@@ -35,16 +35,16 @@ class Poller:
     quota_source: str
     snapshot: object = None
     quota_error: str | None = None
-    quotas_read_at: float = -1e9
+    quotas_read_at_ms: int | None = None
     last: dict = field(default_factory=dict)  # source name -> readings
     previous_rates: dict = field(default_factory=dict)
 
-    def poll(self, now_s: float):
+    def poll(self, now_ms: int):
         from kconfigs_analysis.top_model import build_rows
         from kconfigs_analysis.top_sources import SourceUnreachable
         from kconfigs_analysis.top_view import Screen, SourceState
 
-        self._refresh_quotas(now_s)
+        self._refresh_quotas(now_ms)
         states, stale = [], set()
         for source in self.sources:
             try:
@@ -63,8 +63,8 @@ class Poller:
         self.previous_rates = {row.key: row.rate for row in rows}
         return Screen(rows, states, self.quota_source, self.quota_error, stale=frozenset(stale))
 
-    def _refresh_quotas(self, now_s: float) -> None:
-        if self.snapshot is not None and now_s - self.quotas_read_at < QUOTA_REFRESH_S:
+    def _refresh_quotas(self, now_ms: int) -> None:
+        if self.snapshot is not None and now_ms - self.quotas_read_at_ms < QUOTA_REFRESH_MS:
             return
         try:
             self.snapshot = self.load_quotas()
@@ -73,7 +73,7 @@ class Poller:
             if self.snapshot is None:
                 raise
             self.quota_error = str(err)
-        self.quotas_read_at = now_s
+        self.quotas_read_at_ms = now_ms
 
 
 def _sources(gateways, jmx_exporters, prometheus_urls, prometheus_match):
@@ -176,7 +176,7 @@ def top(gateways, jmx_exporters, prometheus_urls, prometheus_match, quotas_path,
     if interactive and (fail_above is not None or output == "json"):
         raise UsageError(f"{'--fail-above' if fail_above is not None else '-o json'} goes with a snapshot: add --once")
     if not interactive:
-        screen = replace(poller.poll(time.monotonic()), refresh_s=interval, **screen_options)
+        screen = replace(poller.poll(MONOTONIC.now_ms()), refresh_s=interval, **screen_options)
         sys.exit(_print_once(screen, output, fail_above))
     from kconfigs_analysis.top_terminal import run_interactive
 
