@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, str] = {
     "describe": "kconfigs.commands.configs:describe",
     "alter": "kconfigs.commands.configs:alter",
     "delete": "kconfigs.commands.configs:delete",
+    "init": "kconfigs.commands.store_init:init",
     "resolve": "kconfigs_enforcement.commands.resolve:resolve",
     "simulate": "kconfigs_enforcement.commands.simulate:simulate",
     "serve": "kconfigs_enforcement.commands.serve:serve",
@@ -50,7 +51,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="kconfigs")
+@click.version_option(package_name="kconfigs", message="%(version)s (kconfigs)")
 def cli() -> None:
     """Manage and enforce Apache Kafka client quotas.
 

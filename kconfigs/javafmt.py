@@ -22,9 +22,11 @@ _PLAIN_MIN = 1e-3
 _PLAIN_MAX = 1e7
 _DOUBLE_MIN_VALUE = 5e-324
 
-# Double.parseDouble grammar (java.lang.Double.valueOf javadoc), after String.trim().
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?")
-_HEX = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?")
+# Double.parseDouble grammar (java.lang.Double.valueOf javadoc), after String.trim(). Its digits
+# are ASCII only ("٥", the Arabic-Indic 5, is a NumberFormatException), where Python's \d and
+# float() take every Unicode decimal digit: the classes are spelt out.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?")
+_HEX = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?")
 _SPECIAL = {
     "NaN": math.nan,
     "+NaN": math.nan,

@@ -180,12 +180,17 @@ def quota_configs(configs: Mapping[str, str]) -> dict[str, str]:
 
 
 def numeric_quotas(configs: Mapping[str, str]) -> dict[str, int | float]:
-    """Quota keys of ``configs`` as numbers (ints for LONG/INT keys); SCRAM keys are left out."""
+    """Quota keys of ``configs`` as numbers (ints for LONG/INT keys), read as Java's
+    ``Double.parseDouble`` reads them (so ``1048576.0`` for a LONG key too); SCRAM keys are left
+    out. A DOUBLE key may come back NaN or infinite, as a cluster can hold it.
+
+    :raises ValueError: a value Java cannot parse, or a non-finite one for a LONG/INT key.
+    """
     out: dict[str, int | float] = {}
     for key, raw in configs.items():
         spec = QUOTA_KEYS.get(key)
         if spec is None:
             continue
-        number = float(raw.strip().rstrip("fFdD"))
-        out[key] = float(number) if spec.value_type is ValueType.DOUBLE else int(number)
+        number = parse_java_double(raw)
+        out[key] = number if spec.value_type is ValueType.DOUBLE else int(number)
     return out

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from harness.cli import run_main
+from harness.cli import created_store, run_main
 from kconfigs.quotafile import parse_quota_text, render_quota_text
 
 
@@ -77,7 +77,8 @@ def test_export_apply_export_is_identity_on_kraft(kraft_broker, token, tmp_path)
 def test_migrate_embedded_to_kraft_and_back_verifies(kraft_broker, token, tmp_path):
     quotas = _quotas(token)
     (tmp_path / "q.toml").write_text(quotas)
-    run_main("apply", str(tmp_path / "q.toml"), "--store", str(tmp_path / "src.db"))
+    run_main("apply", str(tmp_path / "q.toml"), "--store", str(created_store(tmp_path / "src.db")))
+    created_store(tmp_path / "dst.db")
     kafka = f"kafka://{kraft_broker.bootstrap}"
     code, _, err = run_main("migrate", "--from", f"sqlite://{tmp_path / 'src.db'}", "--to", kafka)
     assert code == 0, err
