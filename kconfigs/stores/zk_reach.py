@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import socket
 
-from kconfigs.errors import StoreUnavailable
+from kconfigs.errors import StoreUnavailable, UsageError
 
 ZK_DEFAULT_PORT = 2181  # what ZooKeeper's ConnectStringParser (and kazoo) assume
 PROBE_TIMEOUT_S = 1.0
@@ -20,7 +20,13 @@ _SERVER = re.compile(r"\[(?P<v6>[^\]]*)\](?::(?P<v6port>[^:]*))?|(?P<host>[^:]*)
 
 
 def zk_servers(hosts: str) -> list[tuple[str, int | None]]:
-    """(host, port or None when none is given) per server of ``host:port[,host:port][/chroot]``."""
+    """(host, port or None when none is given) per server of ``host:port[,host:port][/chroot]``.
+    A port is read as ZooKeeper's ConnectStringParser reads it (``Integer.parseInt``, which,
+    like kazoo's ``int``, takes any Unicode decimal digits).
+
+    :raises UsageError: a port that is no number or out of range (Java: a NumberFormatException
+        or "port out of range" stack trace; kazoo: a ValueError).
+    """
     servers = []
     for entry in hosts.partition("/")[0].split(","):
         entry = entry.strip()
@@ -29,7 +35,9 @@ def zk_servers(hosts: str) -> list[tuple[str, int | None]]:
             continue
         host = match.group("v6") if match.group("v6") is not None else match.group("host")
         port = match.group("v6port") if match.group("v6") is not None else match.group("port")
-        servers.append((host, int(port) if port and port.isdigit() and port.isascii() else None))
+        if port is not None and not (port.isdecimal() and 0 <= int(port) <= 65535):
+            raise UsageError(f"ZooKeeper port {port!r} in {hosts} is not a port number (0-65535)")
+        servers.append((host, int(port) if port is not None else None))
     return servers
 
 
