@@ -836,3 +836,28 @@ def test_a_describe_shows_no_scram_salt_or_key_unless_asked(env):
     assert shown == (0, f"Configs for user-principal 'u1' are SCRAM-SHA-512={credential},producer_byte_rate=5\n", "")
     code, out, _ = run_main("describe", "-o", "json")
     assert code == 0 and json.loads(out) == [{"entity": {"user": "u1"}, "quotas": {"producer_byte_rate": 5}}]
+
+
+def test_migrate_resolves_profile_stores_the_same_explicit_way(env, monkeypatch):
+    """``migrate --from/--to`` name stores by spec or profile: the same refusals as every command."""
+    source = f"sqlite://{created(env / 'source.db')}"
+    path = env / "config" / "kconfigs" / "config.toml"
+    assert run_main("migrate", "--from", source, "--to", "prod") == (
+        1,
+        "",
+        f"No profile 'prod': the config file {path} does not exist\n",
+    )
+    write_profiles(env, '[profiles.creds]\nzk_auth = "u:p"\n')
+    assert run_main("migrate", "--from", "creds", "--to", source) == (
+        1,
+        "",
+        f"Profile 'creds' in {path} names no store: give it zookeeper, bootstrap_server, "
+        "bootstrap_controller or store\n",
+    )
+    monkeypatch.setenv("KCONFIGS_CONFIG", str(env / "nonexistent.toml"))
+    assert run_main("migrate", "--from", source, "--to", f"sqlite://{env / 'x.db'}") == (
+        1,
+        "",
+        f"KCONFIGS_CONFIG names {env / 'nonexistent.toml'}, which does not exist\n",
+    )
+    assert not (env / "x.db").exists() and not (env / "home").exists()
