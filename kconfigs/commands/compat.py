@@ -116,13 +116,14 @@ def _ip_validator(opts: A.ParsedOptions):
     return lambda name: is_valid_ip_entity(name, resolve)
 
 
+#: after Kafka's refusal of an ip name that Kafka itself would have resolved and taken
+HOST_NAME_HINT = " (a host name: kconfigs takes IP literals unless --resolve-hostnames is given)"
+
+
 def _host_name_hint(opts: A.ParsedOptions):
-    """After Kafka's refusal of an ip name that Kafka itself would have resolved and taken."""
-    if opts.has("resolve-hostnames"):
-        return lambda name: ""
-    return lambda name: (
-        " (a host name: kconfigs takes IP literals unless --resolve-hostnames is given)" if (_resolves(name)) else ""
-    )
+    """The hint for a refused ip name: only for one that resolves, and only without --resolve-hostnames."""
+    wanted = not opts.has("resolve-hostnames")
+    return lambda name: HOST_NAME_HINT if wanted and _resolves(name) else ""
 
 
 def _resolves(host: str) -> bool:
