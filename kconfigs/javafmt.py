@@ -92,6 +92,21 @@ def parse_java_double(text: str) -> float:
     raise ValueError(f'For input string: "{text}"')
 
 
+#: Long.parseLong / Integer.parseInt syntax, ASCII digits only: Java's Character.digit also takes
+#: other Unicode decimal digits (``٥`` as 5), which kconfigs refuses (README: deliberate differences)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_java_integer(text: str, max_value: int) -> int:
+    """``Long.parseLong`` (``max_value`` 2**63 - 1) or ``Integer.parseInt`` (2**31 - 1) of
+    ``text`` after ``String.trim()``, as Kafka's ConfigDef parses LONG and INT values: no ``_``,
+    no other spaces. :raises ValueError: where Java throws NumberFormatException."""
+    trimmed = java_trim(text)
+    if not _INTEGER.fullmatch(trimmed) or not -max_value - 1 <= int(trimmed) <= max_value:
+        raise ValueError(f'For input string: "{text}"')
+    return int(trimmed)
+
+
 def java_trim(text: str) -> str:
     """``String.trim()`` strips every char <= U+0020 (not Unicode whitespace)."""
     start, end = 0, len(text)
