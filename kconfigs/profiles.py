@@ -22,7 +22,10 @@ default store. The store itself comes whole from the first of those levels that 
 (``--zookeeper``, ``--bootstrap-server``, ``--bootstrap-controller``, ``--store``), so levels never
 mix: ``--store x`` with ``KCONFIGS_ZOOKEEPER`` set uses x. :func:`resolve_store_options` is the one
 place every command (both grammars, ``serve``, ``analyze``, ``migrate``, completion) resolves its
-store; an empty or blank value anywhere is an error, never "not given".
+store; an empty or blank value anywhere is an error, never "not given". Nothing stands in for
+what was meant: a profile that the store would come from must name one (a profile of credentials
+only lends them to a store a flag or variable names), a ``KCONFIGS_CONFIG`` file must exist, and
+so must the config file of a profile asked for by name.
 """
 
 from __future__ import annotations
