@@ -100,6 +100,7 @@ def main() -> None:
         finally:
             zk.stop()
         embedded = ["--store", str(Path(tmp) / "embedded.db")]
+        subprocess.run([kconfigs, "init", *embedded], check=True, capture_output=True)
         sqlite_s = (
             timed([kconfigs, "apply", str(files["create"]), *embedded]),
             timed([kconfigs, "apply", str(files["change"]), *embedded]),

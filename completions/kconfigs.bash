@@ -2,7 +2,8 @@ _kconfigs_completion() {
     local IFS=$'\n'
     local response
 
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _KCONFIGS_COMPLETE=bash_complete $1)
+    response=$(env KCONFIGS_COMP_LINE="${COMP_LINE:0:$COMP_POINT}" KCONFIGS_COMP_WORDBREAKS="$COMP_WORDBREAKS" \
+COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _KCONFIGS_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -15,6 +16,7 @@ _kconfigs_completion() {
             compopt -o default
         elif [[ $type == 'plain' ]]; then
             COMPREPLY+=($value)
+            [[ $value == *= ]] && compopt -o nospace  # KEY= waits for its value
         fi
     done
 

@@ -257,12 +257,18 @@ def default_texts(opts: ParsedOptions) -> KafkaTexts:
     return TEXTS[Dialect.KAFKA_3 if connect_mode(opts) == "bootstrap" else Dialect.KAFKA_2_8]
 
 
-def check_args(opts: ParsedOptions, is_valid_ip: Callable[[str], bool], texts: TextsSource | None = None) -> None:
+def check_args(
+    opts: ParsedOptions,
+    is_valid_ip: Callable[[str], bool],
+    texts: TextsSource | None = None,
+    ip_refusal_hint: Callable[[str], str] = lambda name: "",
+) -> None:
     """kafka-configs ``checkArgs()`` (2.8.2 in ZooKeeper mode, 3.x/4.x over a server), in its
     order and with its messages; ``texts`` gives the line's texts, asked only when they matter.
 
     Differences, all deliberate: with no ``--zookeeper``/``--bootstrap-server`` kconfigs uses its
-    embedded store instead of failing; ip names are checked by ``is_valid_ip``.
+    embedded store instead of failing; ip names are checked by ``is_valid_ip``, and a refused
+    one gets ``ip_refusal_hint(name)`` after Kafka's text (where Kafka would have taken it).
     :raises UsageError:
     """
     texts = texts or (lambda: default_texts(opts))
@@ -274,7 +280,7 @@ def check_args(opts: ParsedOptions, is_valid_ip: Callable[[str], bool], texts: T
     names = entity_names(opts)
     _check_server_options(opts, texts)
     _refuse_non_quota_types(types)
-    _check_ip_names(opts, types, names, is_valid_ip, texts)
+    _check_ip_names(opts, types, names, is_valid_ip, texts, ip_refusal_hint)
     if opts.has("alter"):
         _check_alter(opts, types, names, texts)
 
@@ -353,7 +359,12 @@ def _check_server_options(opts: ParsedOptions, texts: TextsSource) -> None:
 
 
 def _check_ip_names(
-    opts: ParsedOptions, types: list[str], names: list[str], is_valid_ip: Callable[[str], bool], texts: TextsSource
+    opts: ParsedOptions,
+    types: list[str],
+    names: list[str],
+    is_valid_ip: Callable[[str], bool],
+    texts: TextsSource,
+    hint: Callable[[str], str],
 ) -> None:
     if not any(names) or "ips" not in types:
         return
@@ -364,6 +375,7 @@ def _check_ip_names(
         if value is not None and (default_refused or not is_valid_ip(value)):
             raise UsageError(
                 f"The entity name for {types[0]} must be a valid IP or resolvable host, but it is: {value}"
+                + hint(value)
             )
 
 

@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, str] = {
     "describe": "kconfigs.commands.configs:describe",
     "alter": "kconfigs.commands.configs:alter",
     "delete": "kconfigs.commands.configs:delete",
+    "init": "kconfigs.commands.store_init:init",
     "resolve": "kconfigs_enforcement.commands.resolve:resolve",
     "simulate": "kconfigs_enforcement.commands.simulate:simulate",
     "serve": "kconfigs_enforcement.commands.serve:serve",
@@ -42,6 +43,16 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name, target in SUBCOMMANDS.items() if _module_exists(target))
 
+    def _main_shell_completion(self, ctx_args, prog_name: str, complete_var: str | None = None) -> None:
+        """On TAB only: completion that also knows the kafka-configs grammar and bash's ``:``."""
+        import os
+
+        if os.environ.get(complete_var or f"_{prog_name.replace('-', '_').replace('.', '_')}_COMPLETE".upper()):
+            from kconfigs.commands.completion_shells import register
+
+            register()
+        super()._main_shell_completion(ctx_args, prog_name, complete_var)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         target = SUBCOMMANDS.get(name)
         if target is None or not _module_exists(target):
@@ -51,7 +62,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="kconfigs")
+@click.version_option(package_name="kconfigs", message="%(version)s (kconfigs)")
 def cli() -> None:
     """Manage and enforce Apache Kafka client quotas.
 

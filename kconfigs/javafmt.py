@@ -22,9 +22,11 @@ _PLAIN_MIN = 1e-3
 _PLAIN_MAX = 1e7
 _DOUBLE_MIN_VALUE = 5e-324
 
-# Double.parseDouble grammar (java.lang.Double.valueOf javadoc), after String.trim().
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?")
-_HEX = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?")
+# Double.parseDouble grammar (java.lang.Double.valueOf javadoc), after String.trim(). Its digits
+# are ASCII only ("٥", the Arabic-Indic 5, is a NumberFormatException), where Python's \d and
+# float() take every Unicode decimal digit: the classes are spelt out.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?")
+_HEX = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?")
 _SPECIAL = {
     "NaN": math.nan,
     "+NaN": math.nan,
@@ -88,6 +90,21 @@ def parse_java_double(text: str) -> float:
         magnitude = float.fromhex("0x" + hex_match.group(2))
         return -magnitude if hex_match.group(1) == "-" else magnitude
     raise ValueError(f'For input string: "{text}"')
+
+
+#: Long.parseLong / Integer.parseInt syntax, ASCII digits only: Java's Character.digit also takes
+#: other Unicode decimal digits (``٥`` as 5), which kconfigs refuses (README: deliberate differences)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_java_integer(text: str, max_value: int) -> int:
+    """``Long.parseLong`` (``max_value`` 2**63 - 1) or ``Integer.parseInt`` (2**31 - 1) of
+    ``text`` after ``String.trim()``, as Kafka's ConfigDef parses LONG and INT values: no ``_``,
+    no other spaces. :raises ValueError: where Java throws NumberFormatException."""
+    trimmed = java_trim(text)
+    if not _INTEGER.fullmatch(trimmed) or not -max_value - 1 <= int(trimmed) <= max_value:
+        raise ValueError(f'For input string: "{text}"')
+    return int(trimmed)
 
 
 def java_trim(text: str) -> str:

@@ -9,13 +9,12 @@ Pure: no I/O.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping
 
 from kconfigs.errors import ValidationError
-from kconfigs.javafmt import java_trim, parse_java_double
+from kconfigs.javafmt import java_trim, parse_java_double, parse_java_integer
 from kconfigs.jvm_order import scala_hash_set_order
 from kconfigs.model import DEFAULT, QuotaEntity
 
@@ -84,8 +83,6 @@ CLIENT_KEYS = tuple(k.name for k in _TABLE if k.scope is Scope.USER_CLIENT)
 #: converts, and so checks, their values)
 SCRAM_KEYS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
-_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
-# Double.parseDouble's decimal syntax (hex floats omitted: nobody writes quotas in hex).
 _LIMITS = {ValueType.LONG: 2**63 - 1, ValueType.INT: 2**31 - 1}
 
 
@@ -146,10 +143,12 @@ def _parse_double(key: str, text: str, raw: str) -> float:
 
 
 def _parse_integer(key: str, text: str, raw: str, value_type: ValueType) -> int:
-    limit = _LIMITS[value_type]
-    if not _JAVA_INTEGER.fullmatch(text) or not -limit - 1 <= int(text) <= limit:
-        raise ValidationError(f"Invalid value {raw} for configuration {key}: Not a number of type {value_type.value}")
-    return int(text)
+    try:
+        return parse_java_integer(text, _LIMITS[value_type])
+    except ValueError:
+        raise ValidationError(
+            f"Invalid value {raw} for configuration {key}: Not a number of type {value_type.value}"
+        ) from None
 
 
 def _check_range(spec: QuotaKey, text: str, value: int | float) -> None:
@@ -180,12 +179,17 @@ def quota_configs(configs: Mapping[str, str]) -> dict[str, str]:
 
 
 def numeric_quotas(configs: Mapping[str, str]) -> dict[str, int | float]:
-    """Quota keys of ``configs`` as numbers (ints for LONG/INT keys); SCRAM keys are left out."""
+    """Quota keys of ``configs`` as numbers (ints for LONG/INT keys), read as Java's
+    ``Double.parseDouble`` reads them (so ``1048576.0`` for a LONG key too); SCRAM keys are left
+    out. A DOUBLE key may come back NaN or infinite, as a cluster can hold it.
+
+    :raises ValueError: a value Java cannot parse, or a non-finite one for a LONG/INT key.
+    """
     out: dict[str, int | float] = {}
     for key, raw in configs.items():
         spec = QUOTA_KEYS.get(key)
         if spec is None:
             continue
-        number = float(raw.strip().rstrip("fFdD"))
-        out[key] = float(number) if spec.value_type is ValueType.DOUBLE else int(number)
+        number = parse_java_double(raw)
+        out[key] = number if spec.value_type is ValueType.DOUBLE else int(number)
     return out

@@ -22,12 +22,16 @@ default store. The store itself comes whole from the first of those levels that 
 (``--zookeeper``, ``--bootstrap-server``, ``--bootstrap-controller``, ``--store``), so levels never
 mix: ``--store x`` with ``KCONFIGS_ZOOKEEPER`` set uses x. :func:`resolve_store_options` is the one
 place every command (both grammars, ``serve``, ``analyze``, ``migrate``, completion) resolves its
-store; an empty or blank value anywhere is an error, never "not given".
+store; an empty or blank value anywhere is an error, never "not given". Nothing stands in for
+what was meant: a profile that the store would come from must name one (a profile of credentials
+only lends them to a store a flag or variable names), a ``KCONFIGS_CONFIG`` file must exist, and
+so must the config file of a profile asked for by name.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
@@ -167,6 +171,8 @@ def resolve_store_options(
         profile, or a bad config file.
     """
     env = os.environ if environ is None else environ
+    path = config_path(env)
+    _check_named_config_file(path, env)
     flag_level = _given(flags, FLAGS)
     env_level = _given({f: env.get(v) for f, v in ENV_VARS.items()}, ENV_VARS)
     env_profile = nonblank(env.get(PROFILE_ENV), PROFILE_ENV)  # blank is an error even when a flag wins
@@ -174,13 +180,41 @@ def resolve_store_options(
     levels = [(flag_level, FLAGS), (env_level, ENV_VARS)]
     explicit_store = any(k in level for level, _ in levels for k in STORE_SELECTORS)
     if profile_name is not None or not explicit_store:
-        path = config_path(env)
-        config = load_config(path)
+        config = _load_profiles(path, profile_name)
         chosen = select_profile(config, profile_name, str(path))
         name = profile_name or config.get("default_profile")
+        if name and not explicit_store:
+            _refuse_profile_without_store(name, path, chosen)
         labels = {field: f"profile {name!r} key {key}" for key, field in PROFILE_KEYS.items()}
         levels.append((_given(chosen, labels), labels))
     return _merge_levels(levels)
+
+
+def _refuse_profile_without_store(name: str, path: Path, fields: Mapping[str, str | None]) -> None:
+    """A profile that names no store must not stand for the embedded default store (it is
+    someone's cluster with a key missing). :raises UsageError:"""
+    if not any(fields.get(f) is not None for f in STORE_SELECTORS):
+        raise UsageError(
+            f"Profile {name!r} in {path} names no store: give it zookeeper, bootstrap_server, "
+            "bootstrap_controller or store"
+        )
+
+
+def _check_named_config_file(path: Path, env: Mapping[str, str]) -> None:
+    """A config file named by ``KCONFIGS_CONFIG`` must exist, whatever else names the store: a
+    mistyped path would otherwise read as "no profiles". :raises UsageError:"""
+    if env.get("KCONFIGS_CONFIG") is not None and not path.exists():
+        raise UsageError(f"KCONFIGS_CONFIG names {path}, which does not exist")
+
+
+def _load_profiles(path: Path, profile_name: str | None) -> dict:
+    """The config file a profile is taken from; asking for a profile by name needs the file.
+
+    :raises UsageError: a named profile and no config file, or a bad file.
+    """
+    if profile_name is not None and not path.exists():
+        raise UsageError(f"No profile {profile_name!r}: the config file {path} does not exist")
+    return load_config(path)
 
 
 def _given(values: Mapping[str, str | None], names: Mapping[str, str]) -> dict[str, str]:
@@ -228,9 +262,30 @@ def resolve_store_spec(spec: str, command_config: str | None, environ: Mapping[s
     if not spec.strip():
         raise UsageError("Store is empty: give zk://, kafka://, kafka-controller://, sqlite:/// or a profile name")
     path = config_path(env)
-    config = load_config(path) if "://" not in spec else {}
+    _check_named_config_file(path, env)
+    config = {}
+    if "://" not in spec:
+        _refuse_address_without_scheme(spec, path)
+        config = _load_profiles(path, spec)
     fields = parse_store_spec(spec, command_config, config, str(path))
+    _refuse_profile_without_store(spec, path, fields)
     return StoreOptions(**_given(fields, {f: f"{spec} ({f})" for f in fields}), origin=spec)
+
+
+#: host:port (then anything), as a ZooKeeper connect string or bootstrap list starts
+_ADDRESS_WITHOUT_SCHEME = re.compile(r"[^\s/:]+:[0-9]+(?:[,/].*)?|\[[0-9a-fA-F:.]+\]:[0-9]+(?:[,/].*)?")
+
+
+def _refuse_address_without_scheme(spec: str, path: Path) -> None:
+    """``migrate --from 127.0.0.1:2181/kafka`` means a ZooKeeper, not a profile of that name.
+
+    :raises UsageError: naming the spellings that work.
+    """
+    if _ADDRESS_WITHOUT_SCHEME.fullmatch(spec) and spec not in profile_names(load_config(path)):
+        raise UsageError(
+            f"{spec!r} is not a profile; an address needs its scheme: zk://{spec} (ZooKeeper), "
+            f"kafka://{spec} (brokers) or kafka-controller://{spec}"
+        )
 
 
 def parse_store_spec(spec: str, command_config: str | None, config: Mapping, origin: str) -> dict[str, str | None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Iterable
 
 from kconfigs.jvm_order import java_properties_order
@@ -30,6 +31,19 @@ def zk_describe_line(record: QuotaRecord) -> str:
     return f"Configs for {zk_entity_text(record.entity)} are {pairs}"
 
 
+#: what the text view prints for a SCRAM credential's salt, stored key and server key
+HIDDEN_SECRET = "<hidden>"
+
+
+def without_secrets(record: QuotaRecord) -> QuotaRecord:
+    """``record`` with each SCRAM credential's value replaced by :data:`HIDDEN_SECRET`: a
+    describe piped into a CI log must not carry what an offline guess of the password needs."""
+    from kconfigs.keys import SCRAM_KEYS
+
+    configs = {key: HIDDEN_SECRET if key in SCRAM_KEYS else raw for key, raw in record.configs.items()}
+    return QuotaRecord(record.entity, configs)
+
+
 def zk_alter_line(entity: QuotaEntity) -> str:
     return f"Completed updating config for entity: {zk_entity_text(entity)}."
 
@@ -41,20 +55,49 @@ def alter_done(done_line: str, dry_run: bool) -> str:
 
 
 def records_json(records: Iterable[QuotaRecord]) -> str:
-    """Stable JSON: ``[{"entity": {"user": "u", "client-id": null}, "quotas": {...}}]``."""
-    items = [{"entity": r.entity.to_json(), "quotas": shown_quotas(r.configs)} for r in records]
-    return json.dumps(items, indent=2, sort_keys=False)
+    """Stable JSON: ``[{"entity": {"user": "u", "client-id": null}, "quotas": {...}}]``.
+
+    :raises CorruptData: a stored NaN or infinity (a KRaft controller accepts
+        ``consumer_byte_rate=NaN``): JSON has no such number, and a string would pass it off
+        as something else.
+    """
+    items = []
+    for record in records:
+        _refuse_non_finite(record)
+        items.append({"entity": record.entity.to_json(), "quotas": shown_quotas(record.configs)})
+    return json.dumps(items, indent=2, sort_keys=False, allow_nan=False)
+
+
+def _refuse_non_finite(record: QuotaRecord) -> None:
+    from kconfigs.errors import CorruptData
+    from kconfigs.javafmt import parse_java_double
+    from kconfigs.keys import quota_configs
+
+    for key, raw in quota_configs(record.configs).items():
+        try:
+            finite = math.isfinite(parse_java_double(raw))
+        except ValueError:
+            continue  # not a number at all: shown as the string it is
+        if not finite:
+            raise CorruptData(
+                f"{key} of {zk_entity_text(record.entity)} is {raw.strip()}, which JSON cannot hold "
+                "(-o text shows it as stored)"
+            )
 
 
 def shown_quotas(configs) -> dict[str, int | float | str]:
-    """An entry's quotas as numbers, and a stored value that is not one (a hand-edited znode) as
-    the string it is: a describe shows what is stored, it does not fail on it."""
+    """An entry's quotas as numbers, and a stored value that is not one (a hand-edited znode, a
+    NaN or infinity where a whole number belongs) as the string it is: a describe shows what is
+    stored, it does not fail on it."""
     shown: dict[str, int | float | str] = {}
     for key, raw in configs.items():
         try:
-            shown.update(numeric_quotas({key: raw}))
-        except ValueError:
+            number = numeric_quotas({key: raw}).get(key)
+        except (ValueError, OverflowError):
+            number = None
             shown[key] = raw
+        if number is not None:
+            shown[key] = number if math.isfinite(number) else raw.strip()
     return shown
 
 

@@ -12,6 +12,7 @@ import dataclasses
 import sys
 
 from kconfigs import args as A
+from kconfigs import compat_warnings as W
 from kconfigs.errors import KconfigsError, UsageError
 from kconfigs.kafka_texts import TEXTS, Dialect, KafkaTexts, dialect_from_api_versions, dialect_from_option
 
@@ -115,6 +116,16 @@ def _ip_validator(opts: A.ParsedOptions):
     return lambda name: is_valid_ip_entity(name, resolve)
 
 
+#: after Kafka's refusal of an ip name that Kafka itself would have resolved and taken
+HOST_NAME_HINT = " (a host name: kconfigs takes IP literals unless --resolve-hostnames is given)"
+
+
+def _host_name_hint(opts: A.ParsedOptions):
+    """The hint for a refused ip name: only for one that resolves, and only without --resolve-hostnames."""
+    wanted = not opts.has("resolve-hostnames")
+    return lambda name: HOST_NAME_HINT if wanted and _resolves(name) else ""
+
+
 def _resolves(host: str) -> bool:
     import socket
 
@@ -152,8 +163,10 @@ def _run(opts: A.ParsedOptions, session: CompatSession) -> int:
 
         print(f"{__version__} (kconfigs)")
         return 0
-    A.check_args(opts, _ip_validator(opts), session.texts)
+    _refuse_subcommand_after_options(opts)
+    A.check_args(opts, _ip_validator(opts), session.texts, _host_name_hint(opts))
     types, names = A.entity_types(opts), A.entity_names(opts)
+    warnings = W.empty_name_warnings(opts) + W.ignored_word_warnings(opts)
     if A.connect_mode(opts) == "bootstrap":
         from kconfigs.commands.compat_bootstrap import run_bootstrap
 
@@ -161,10 +174,22 @@ def _run(opts: A.ParsedOptions, session: CompatSession) -> int:
     else:
         from kconfigs.commands.compat_zk import run_zk
 
-        lines = run_zk(session.store(), opts, types, names, _ip_validator(opts))
+        lines = run_zk(session.store(), opts, types, names, _ip_validator(opts), warnings)
+    for warning in warnings:  # after the run: a command that fails says only why
+        print(warning, file=sys.stderr)
     for line in lines:
         print(line)
     return 0
+
+
+def _refuse_subcommand_after_options(opts: A.ParsedOptions) -> None:
+    """:raises UsageError: ``kconfigs --zookeeper X describe``, which has no kafka-configs action."""
+    if opts.rest and not (opts.has("describe") or opts.has("alter")):
+        from kconfigs.cli import SUBCOMMANDS  # only on this rare path: it loads Click
+
+        hint = W.subcommand_hint(opts, SUBCOMMANDS)
+        if hint is not None:
+            raise UsageError(hint)
 
 
 def _access(opts: A.ParsedOptions):

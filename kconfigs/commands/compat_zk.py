@@ -6,6 +6,7 @@ from typing import Callable
 
 from kconfigs import args as A
 from kconfigs.commands.compat_configs import configs_to_add, configs_to_delete
+from kconfigs.compat_warnings import added_and_deleted_warning
 from kconfigs.errors import ValidationError
 from kconfigs.model import DEFAULT, QuotaRecord
 from kconfigs.render import alter_done, zk_alter_line, zk_describe_line
@@ -14,11 +15,18 @@ from kconfigs.targets import describe_target, entity_of, zk_pairs
 
 
 def run_zk(
-    store, opts: A.ParsedOptions, types: list[str], names: list[str], is_valid_ip: Callable[[str], bool]
+    store,
+    opts: A.ParsedOptions,
+    types: list[str],
+    names: list[str],
+    is_valid_ip: Callable[[str], bool],
+    warnings: list[str],
 ) -> list[str]:
+    """The output lines; ``warnings`` gets a line for what kafka-configs does that was not meant."""
     if opts.has("describe"):
         return describe_lines(store, types, names)
     add, delete = configs_to_add(opts), configs_to_delete(opts)
+    warnings.extend(added_and_deleted_warning(add, delete))
     entity = entity_of(zk_pairs(types, names, alter=True))
     if entity.ip is not None and entity.ip is not DEFAULT and not is_valid_ip(entity.ip):
         raise ValidationError(f"{entity.ip} is not a valid IP or resolvable host.")

@@ -26,7 +26,9 @@ def completion_script(shell: str) -> str:
     from click.shell_completion import get_completion_class
 
     from kconfigs.cli import cli
+    from kconfigs.commands.completion_shells import register
 
+    register()
     return get_completion_class(shell)(cli, {}, PROG_NAME, COMPLETE_VAR).source()
 
 

@@ -30,7 +30,7 @@ def _shown_as(output: str | None) -> str:
     return output or ("table" if sys.stdout.isatty() else "text")
 
 
-def _emit(records, output: str | None) -> None:
+def _emit(records, output: str | None, show_secrets: bool) -> None:
     from kconfigs import render
 
     output = _shown_as(output)
@@ -42,14 +42,19 @@ def _emit(records, output: str | None) -> None:
         render.records_table(list(records), Console())
     else:
         for record in records:
-            click.echo(render.zk_describe_line(record))
+            click.echo(render.zk_describe_line(record if show_secrets else render.without_secrets(record)))
 
 
 @click.command()
 @entity_options
 @store_options
 @output_option
-def describe(output: str | None, **kwargs) -> None:
+@click.option(
+    "--show-secrets",
+    is_flag=True,
+    help="Print users' SCRAM salts and keys in the text view (else shown as <hidden>).",
+)
+def describe(output: str | None, show_secrets: bool, **kwargs) -> None:
     """Show quotas: of one entity if one is named, else of every entity."""
     components = entity_components(kwargs)
     check_ip_name(components.get(EntityType.IP))
@@ -63,7 +68,7 @@ def describe(output: str | None, **kwargs) -> None:
         # the quota views leave out a user whose entry holds only SCRAM credentials; the text
         # view lists it with them, as kafka-configs does
         records = [r for r in records if quota_configs(r.configs)]
-    _emit(records, output)
+    _emit(records, output, show_secrets)
 
 
 @click.command()

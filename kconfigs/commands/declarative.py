@@ -113,29 +113,39 @@ def export(fmt, out_path, entity_types, **kwargs) -> None:
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True), callback=refuse_empty)
+@click.option(
+    "--ignore-extra",
+    is_flag=True,
+    help="Compare as apply without --prune does: quotas in the store but not in FILE are no difference.",
+)
 @_FORMAT
 @_OUTPUT
 @store_options
-def diff(file, fmt, output, **kwargs) -> None:
-    """Show how the store differs from FILE; exit 0 in sync, 2 if different."""
+def diff(file, ignore_extra, fmt, output, **kwargs) -> None:
+    """Show how the store differs from FILE; exit 0 in sync, 2 if different. Quotas only in the
+    store are differences that apply removes only with --prune (marked so), unless --ignore-extra."""
     from kconfigs.commands.plan_render import plan_json, print_plan
     from kconfigs.plan import build_plan
 
     desired = read_quota_file(file, fmt)
     store, records = _read_store(kwargs, access=Access.READ)
     store.close()
-    plan = build_plan(desired, records, prune=True)
+    prune = not ignore_extra
+    plan = build_plan(desired, records, prune=prune)
+    kept_by_apply = build_plan(desired, records, prune=False).left_alone if prune else 0
     if output == "json":
         import json
 
-        click.echo(json.dumps(plan_json(plan, prune=True), indent=2, ensure_ascii=False))
+        report = plan_json(plan, prune=prune) | {"kept_without_prune": kept_by_apply}
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        print_plan(plan, True, sys.stdout.isatty(), click.echo)
+        print_plan(plan, prune, sys.stdout.isatty(), click.echo, mark_prune_only=prune)
     if not plan.in_sync:
         counts = plan.entity_counts()
+        kept = f"; apply without --prune keeps {kept_by_apply} key(s) of these (--ignore-extra ignores them)"
         raise DriftFound(
             f"{file} differs from the store: {counts['add']} to add, {counts['change']} to change, "
-            f"{counts['remove']} to remove"
+            f"{counts['remove']} to remove" + (kept if kept_by_apply else "")
         )
 
 

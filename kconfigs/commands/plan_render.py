@@ -26,8 +26,14 @@ def _number(value) -> str:
     return "-" if value is None else (repr(value) if isinstance(value, float) else str(value))
 
 
-def plan_lines(plan: Plan) -> list[tuple[str, Action]]:
-    """(line, action) pairs: one line per entity, then one indented line per key."""
+#: after a key only the store holds, in a diff: apply leaves it unless told to prune
+PRUNE_ONLY_MARK = "  (removed only by apply --prune)"
+
+
+def plan_lines(plan: Plan, mark_prune_only: bool = False) -> list[tuple[str, Action]]:
+    """(line, action) pairs: one line per entity, then one indented line per key;
+    ``mark_prune_only`` marks the removals (keys only the store holds) that apply makes only
+    with --prune."""
     lines = []
     for item in plan.entities:
         lines.append((f"{_SIGNS[item.action]} {zk_entity_text(item.entity)}", item.action))
@@ -36,7 +42,8 @@ def plan_lines(plan: Plan) -> list[tuple[str, Action]]:
                 text = f"{change.key}: {_number(change.old)} -> {_number(change.new)}"
             else:
                 text = f"{change.key} = {_number(change.new if change.new is not None else change.old)}"
-            lines.append((f"    {_SIGNS[change.action]} {text}", change.action))
+            mark = PRUNE_ONLY_MARK if mark_prune_only and change.action is Action.REMOVE else ""
+            lines.append((f"    {_SIGNS[change.action]} {text}{mark}", change.action))
     return lines
 
 
@@ -55,18 +62,18 @@ def summary_line(plan: Plan, prune: bool) -> str:
     return text
 
 
-def print_plan(plan: Plan, prune: bool, colour: bool, echo) -> None:
+def print_plan(plan: Plan, prune: bool, colour: bool, echo, mark_prune_only: bool = False) -> None:
     """Write the plan with ``echo`` (plain) or to a rich console on a terminal (colour)."""
     if colour:
         from rich.console import Console
         from rich.text import Text
 
         console = Console()
-        for line, action in plan_lines(plan):
+        for line, action in plan_lines(plan, mark_prune_only):
             console.print(Text(line, style=_STYLES[action]))  # Text: names are never markup
         console.print(Text(summary_line(plan, prune), style="bold"))
         return
-    for line, _ in plan_lines(plan):
+    for line, _ in plan_lines(plan, mark_prune_only):
         echo(line)
     echo(summary_line(plan, prune))
 

@@ -21,6 +21,7 @@ import contextlib
 import logging
 from typing import Any, Callable
 
+from kconfigs.clock import MONOTONIC
 from kconfigs.errors import KconfigsError, StoreUnavailable, UsageError
 from kconfigs.kafka_admin.bootstrap_addresses import bootstrap_addresses
 from kconfigs.kafka_admin.messages import SUPPORTED_VERSIONS
@@ -100,6 +101,8 @@ class AdminClient:
         self._bootstrapped = False
         self._controller_index = 0
         self._sasl = security.uses_sasl
+        #: set once every bootstrap address has refused the connection
+        self._refused: StoreUnavailable | None = None
 
     def send(self, api_key: int, build_request: Callable[[int], Any]) -> Any:
         """Negotiate the version with the chosen node, send ``build_request(version)``, await it."""
@@ -151,8 +154,11 @@ class AdminClient:
 
         # kafka-python's reconnect delay for the node, at least 50 ms, never past the deadline
         backoff = Backoff(timeout_ms or self.request_timeout_ms, base_delay_ms=50, max_delay_ms=50, jitter=False)
+        if self._refused is not None:  # a second request (the line probe, then the command) fails alike
+            raise self._refused
         nodes = self._manager.cluster.bootstrap_brokers()
         attempt = closed_during_sasl = 0
+        refusals = _Refusals(MONOTONIC.now_ms())
         while True:
             node_id = nodes[attempt % len(nodes)].node_id
             attempt += 1
@@ -164,7 +170,15 @@ class AdminClient:
                 return node_id
             except (kerr.SaslAuthenticationFailedError, kerr.UnsupportedSaslMechanismError, kerr.AuthorizationError):
                 raise
-            except kerr.KafkaError:
+            except kerr.KafkaError as err:
+                if refusals.all_refused(err, MONOTONIC.now_ms()):
+                    refused = StoreUnavailable(
+                        f"Cannot reach Kafka at {self.bootstrap}: connection refused "
+                        "(nothing listens there: is the port right, is Kafka running?)"
+                    )
+                    refused.retriable = False  # the retries would refuse alike for 30 s
+                    self._refused = refused
+                    raise refused from None
                 # A broker rejecting SASL credentials answers and closes the socket at once;
                 # kafka-python 3.0.12 often reports only the close. ApiVersions had succeeded
                 # (broker_version_data is set), so the close happened during authentication.
@@ -231,6 +245,31 @@ def _mapped_errors(bootstrap: str):
         raise StoreUnavailable(f"Timed out connecting to Kafka at {bootstrap}") from None
     except (kerr.KafkaError, OSError) as err:
         raise StoreUnavailable(f"Cannot reach Kafka at {bootstrap}: {_one_line(err)}") from None
+
+
+#: how long every bootstrap address may refuse connections before the command gives up: a
+#: broker that is restarting listens again within this; a wrong port never will
+REFUSED_GIVE_UP_MS = 500
+
+
+class _Refusals:
+    """Whether connecting has met only refusals (ECONNREFUSED) for REFUSED_GIVE_UP_MS: then the
+    request timeout (30 s) would be spent waiting for nothing. A node waiting to reconnect
+    (NodeNotReadyError) is neutral: kafka-python's own bootstrap, which backs off after its
+    refusals, may keep a node in that state longer than the give-up time."""
+
+    def __init__(self, start_ms: float):
+        self._start_ms = start_ms
+        self._refused = self._other_error = False
+
+    def all_refused(self, err: Exception, now_ms: float) -> bool:
+        import kafka.errors as kerr
+
+        if "ECONNREFUSED" in str(err) or "Connection refused" in str(err):
+            self._refused = True
+        elif not isinstance(err, kerr.NodeNotReadyError):
+            self._other_error = True
+        return self._refused and not self._other_error and now_ms - self._start_ms >= REFUSED_GIVE_UP_MS
 
 
 def resolves(host: str) -> bool:

@@ -93,11 +93,14 @@ def security_from_properties(props: Mapping[str, str], read_file=None) -> Client
 
 
 def _optional_int(props: Mapping[str, str], key: str) -> int | None:
+    """An INT setting as Kafka's ConfigDef reads it (not Python's ``int``, which takes ``1_000``)."""
+    from kconfigs.javafmt import parse_java_integer
+
     raw = props.get(key)
     if raw is None or not raw.strip():
         return None
     try:
-        return int(raw.strip())
+        return parse_java_integer(raw, 2**31 - 1)
     except ValueError:
         raise ValidationError(
             f"Invalid value {raw.strip()} for configuration {key}: Not a number of type INT"

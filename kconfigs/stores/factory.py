@@ -18,9 +18,9 @@ class Access(Enum):
     """What a command will do with its store, which decides what opening it may do."""
 
     READ = "read"  # describe, export, resolve...: creates nothing; a named store must exist
-    PREVIEW = "preview"  # a dry run: creates nothing; a store not there yet reads as empty
+    PREVIEW = "preview"  # a dry run: creates nothing; the default store not there yet reads as empty
     UPDATE = "update"  # writes to a store that exists, creates none (delete)
-    WRITE = "write"  # may create the embedded store file or the ZooKeeper path
+    WRITE = "write"  # may create the default embedded store file or the ZooKeeper path
     SERVE = "serve"  # the gateway: watches a store that exists, writes only what its admin API is sent
 
 
@@ -40,12 +40,14 @@ def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Ca
     """ZooKeeper if named, else a Kafka cluster's admin API, else the embedded SQLite store.
 
     ``access`` READ: nothing may be created; a named embedded store that does not exist is an
-    error, and the default embedded store not written yet reads as empty. PREVIEW (dry runs):
-    nothing is created, and a store not there yet reads as empty. UPDATE and SERVE: an embedded
+    error, and the default embedded store not written yet reads as empty. WRITE creates the
+    default embedded store, never a named one (``kconfigs init`` does). PREVIEW (dry runs):
+    nothing is created, the default store not there yet reads as empty, and a named one that
+    does not exist is the error WRITE gives. UPDATE and SERVE: an embedded
     store that exists is opened for writing, one that does not is opened as READ opens it. A
     ZooKeeper chroot that does not exist is an error whatever the access; one that does not look
-    like Kafka's gets a ``warn``ing (not for UPDATE: it finds nothing to update there), which
-    says what a WRITE or SERVE does next.
+    like Kafka's (no ``/brokers``) gets a ``warn``ing on every open, which says what a write or
+    SERVE does next.
 
     :raises UsageError, StoreUnavailable, CorruptData:
     """
@@ -64,6 +66,7 @@ def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Ca
         )
     from kconfigs.stores.sqlite import SqliteStore, default_store_path
 
+    _refuse_writing_a_missing_named_store(options, access)
     writes = access is Access.WRITE or (
         access in (Access.UPDATE, Access.SERVE) and Path(options.store_path or default_store_path()).exists()
     )
@@ -74,8 +77,29 @@ def open_store(options: StoreOptions, *, access: Access = Access.WRITE, warn: Ca
     )
 
 
+def _refuse_writing_a_missing_named_store(options: StoreOptions, access: Access) -> None:
+    """A store file named by ``--store``, ``KCONFIGS_STORE``, a profile or ``sqlite:///`` is
+    created only by ``kconfigs init``: a mistyped path must not become a new, empty store that
+    takes the writes meant for the real one. Only the default store appears on its first write.
+
+    :raises UsageError:
+    """
+    import shlex
+
+    if options.store_path is None or access not in (Access.WRITE, Access.PREVIEW):
+        return
+    if not Path(options.store_path).exists():
+        raise UsageError(
+            f"Embedded store {options.store_path} does not exist (is the path right? "
+            f"'kconfigs init --store {shlex.quote(options.store_path)}' creates it)"
+        )
+
+
 #: what a command does next at a ZooKeeper path no Kafka uses, said after the warning
-_GOING_ON = {Access.WRITE: " (writing there anyway)", Access.SERVE: " (serving its quotas anyway)"}
+_GOING_ON = {
+    Access.WRITE: " (writing there anyway)",
+    Access.SERVE: " (serving its quotas anyway)",
+}
 
 
 def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str], None]):
@@ -103,8 +127,7 @@ def _open_zookeeper(options: StoreOptions, access: Access, warn: Callable[[str],
     except BaseException:
         store.close()
         raise
-    # a delete needs no warning: a chroot no Kafka uses holds no quotas, so it fails saying so
-    if problem is not None and access is not Access.UPDATE:
+    if problem is not None:
         warn(problem + _GOING_ON.get(access, ""))
     return store
 

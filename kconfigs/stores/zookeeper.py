@@ -34,7 +34,7 @@ from kconfigs.stores.zk_ops import (
     zk_errors,
 )
 from kconfigs.stores.zk_tls import ZkTlsOptions
-from kconfigs.znode_codec import CHANGES_PATH, CONFIG_ROOT, config_znode, decode_config, zk_path_problem
+from kconfigs.znode_codec import CHANGES_PATH, config_znode, decode_config, zk_path_problem
 
 CAS_DEADLINE_S = 30.0
 _ROOTS = {EntityType.USER: "users", EntityType.CLIENT_ID: "clients", EntityType.IP: "ips"}
@@ -62,6 +62,9 @@ class ZooKeeperStore:
             or bool(settings.sasl_digest)
             or bool(settings.tls.use_ssl and settings.tls.certfile)
         )
+        from kconfigs.stores.zk_reach import check_reachable
+
+        check_reachable(settings.hosts)  # before kazoo's 10 s of retries that cannot succeed
         logging.getLogger("kazoo").addHandler(logging.NullHandler())
         logging.getLogger("kazoo").propagate = False
         auth = [("digest", settings.auth_digest)] if settings.auth_digest else None
@@ -84,6 +87,8 @@ class ZooKeeperStore:
         self._start()
 
     def _start(self) -> None:
+        from kconfigs.stores.zk_reach import assumed_port_note
+
         try:
             with warnings.catch_warnings():  # kazoo warns of a missing chroot; check_chroot says it in one line
                 warnings.simplefilter("ignore")
@@ -94,6 +99,7 @@ class ZooKeeperStore:
             raise StoreUnavailable(
                 f"Cannot connect to ZooKeeper at {self.settings.hosts} within "
                 f"{self.settings.connect_timeout_s:g} s (is it running? TLS/auth settings right?)"
+                + assumed_port_note(self.settings.hosts)
             ) from None
 
     # ---- reads -------------------------------------------------------------------------
@@ -249,9 +255,11 @@ def chroot_of(hosts: str) -> str | None:
 def check_chroot(store: ZooKeeperStore, chroot: str | None) -> str | None:
     """Catch a mistyped or forgotten chroot before it is used: one that does not exist is an error
     for reads and writes alike (kafka-configs 2.8 cannot write there either: ``Path length must
-    be > 0``); a path (the root too, when no chroot is given) that holds neither ``/config`` nor
-    ``/brokers``, so that no Kafka uses it, returns a warning naming any child that Kafka does use
-    (``zk:2181`` given for ``zk:2181/kafka``). kafka-configs reads and writes there in silence.
+    be > 0``); a path (the root too, when no chroot is given) that holds no ``/brokers``, so that
+    no Kafka uses it, returns a warning naming any child that Kafka does use (``zk:2181`` given
+    for ``zk:2181/kafka``). ``/config`` is no sign of Kafka: the first write to a forgotten chroot
+    creates it, and every later command there must still be warned. kafka-configs reads and
+    writes there in silence.
 
     :raises UsageError, StoreUnavailable:
     """
@@ -259,12 +267,12 @@ def check_chroot(store: ZooKeeperStore, chroot: str | None) -> str | None:
     with zk_errors(store.settings.hosts):
         if chroot is not None and store.client.exists("/") is None:
             raise UsageError(f"ZooKeeper chroot {chroot} does not exist on {hosts} (is the path right?)")
-        if store.client.exists(CONFIG_ROOT) or store.client.exists("/brokers"):
+        if store.client.exists("/brokers"):
             return None
         used = _kafka_children(store)
     where = f"chroot {chroot}" if chroot is not None else "root (no chroot given)"
     hint = f"; Kafka's znodes are under {', '.join(hosts + (chroot or '') + '/' + c for c in used)}" if used else ""
-    return f"Warning: ZooKeeper {where} on {hosts} holds neither /config nor /brokers: no Kafka cluster uses it{hint}"
+    return f"Warning: ZooKeeper {where} on {hosts} holds no /brokers: no Kafka cluster uses it{hint}"
 
 
 #: children looked at for a hint: a ZooKeeper shared by many services may have many

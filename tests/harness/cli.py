@@ -19,3 +19,11 @@ def run_main(*argv: str) -> tuple[int, str, str]:
         except SystemExit as exit_:
             code = 0 if exit_.code is None else exit_.code if isinstance(exit_.code, int) else 1
     return code, out.getvalue(), err.getvalue()
+
+
+def created_store(path):
+    """``path`` made a new, empty embedded store by ``kconfigs init`` (a write to a named store
+    that does not exist is refused), for a test that writes there next."""
+    code, _, err = run_main("init", "--store", str(path))
+    assert code == 0, err
+    return path

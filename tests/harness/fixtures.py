@@ -48,7 +48,7 @@ def zk_server(tmp_path_factory) -> Iterator[ZooKeeperServer]:
 def zk_connect(zk_server: ZooKeeperServer) -> Iterator[str]:
     """ "127.0.0.1:PORT/kc-<random>": a fresh chroot for this test only, holding an empty
     ``/brokers`` as a Kafka cluster's chroot does (kconfigs warns before writing to a chroot
-    that holds neither ``/config`` nor ``/brokers``)."""
+    that holds no ``/brokers``)."""
     zk_server.start()  # no-op unless an earlier test left it stopped
     chroot = f"/kc-{uuid.uuid4().hex[:12]}"
     admin = zk_server.admin_client()

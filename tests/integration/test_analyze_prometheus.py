@@ -56,6 +56,7 @@ def _produce(bootstrap: str, client_id: str, size: int, pause_s: float, stop: th
 def _serve(workdir: Path, upstream: str) -> ServeProcess:
     """``kconfigs serve`` (a black box here) with its own store and a quota on VIA_GATEWAY."""
     store = workdir / "gateway.db"
+    _kconfigs("init", "--store", str(store))
     _kconfigs(
         "--store",
         str(store),

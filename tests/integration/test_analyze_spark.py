@@ -634,6 +634,7 @@ def _rendering_faults(chromium: str, flags: list[str], html: Path) -> list[str]:
 
 def test_quotas_come_from_a_kconfigs_store(spark, tmp_path):
     store = str(tmp_path / "quotas.db")
+    assert run_main("init", "--store", store)[0] == 0
     code, _, err = run_main(
         "alter", "--store", store, "--user", "alice", "--client-id", "app-1", "--set", "producer_byte_rate=2097152"
     )

@@ -144,3 +144,32 @@ def test_own_commands_work_on_the_admin_api_store(broker):
     assert "/config/users/own-u/clients/<default>" in resolved.stdout
     assert kconfigs("delete", *server, "--user", "own-u", "--client-default", "--yes").returncode == 0
     assert eventually_equal(described, []) == []
+
+
+def test_foot_guns_over_bootstrap_keep_kafka_configs_output_and_warn_once(broker):
+    """An empty --user (an unset $U) describes the default user, and a space after a comma in
+    --add-config drops the key after it, in every kafka-configs line: kconfigs prints the same
+    stdout and exit code, and one warning line. (No default entity is written: the broker is shared.)"""
+    described = ["--describe", "--user", ""]
+    ours = kconfigs("--bootstrap-server", broker.bootstrap, *described)
+    theirs = kafka_configs(broker, *described)
+    assert (
+        (ours.returncode, as_set(ours.stdout)) == (theirs.returncode, as_set(theirs.stdout)) == (0, as_set(ours.stdout))
+    )
+    assert ours.stderr == (
+        "Warning: --user is empty, which kafka-configs reads as the default (as --user-defaults); "
+        "an unset shell variable?\n"
+    )
+    entity = ["--user", "cli-comma-space"]
+    altered = ["--alter", *entity, "--add-config", "producer_byte_rate=1024,", "consumer_byte_rate=2048"]
+    ours = kconfigs("--bootstrap-server", broker.bootstrap, *altered)
+    theirs = kafka_configs(broker, *altered)
+    assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout) == (0, ours.stdout)
+    assert ours.stderr == (
+        "Warning: 'consumer_byte_rate=2048' follows no option and is ignored, as kafka-configs ignores it "
+        "(a space after a comma in --add-config ends its value)\n"
+    )
+    describe = lambda: kconfigs("--bootstrap-server", broker.bootstrap, "--describe", *entity).stdout  # noqa: E731
+    expected = "Quota configs for user-principal 'cli-comma-space' are producer_byte_rate=1024.0\n"
+    assert eventually_equal(describe, expected) == expected
+    kafka_configs(broker, "--alter", *entity, "--delete-config", "producer_byte_rate")

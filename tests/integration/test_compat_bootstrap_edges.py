@@ -184,7 +184,11 @@ def test_an_unknown_option_is_named_as_joptsimple_names_it(broker, token, at):
     """A single-dash word that is no option is a cluster of one-letter options to joptsimple,
     which names the first letter; 4.x no longer knows --force."""
     command = ["--describe", "--user", "{e}"]
-    assert_same(broker, [*command[:at], token, *command[at:]])
+    theirs, mine = both(broker, [*command[:at], token, *command[at:]])
+    if at == 2 and mine[0] == 0:  # --user took the token as its name: "{e}" is a word kafka-configs ignores
+        assert mine[1] == "Warning: '{e}' follows no option and is ignored, as kafka-configs ignores it"
+        mine = (mine[0], "", mine[2])
+    assert mine == theirs
 
 
 @jvm_examples(12)

@@ -12,6 +12,7 @@ from kconfigs.stores.sqlite import SqliteStore
 
 @pytest.fixture
 def db(tmp_path):
+    SqliteStore(tmp_path / "quotas.db").close()  # a named store must exist: kconfigs init creates one
     return tmp_path / "quotas.db"
 
 
@@ -100,7 +101,8 @@ def test_producer_ids_rate_is_accepted_for_users_and_refused_elsewhere(db):
         ),
         (
             ["--alter", "--ip", "localhost", "--add-config", "connection_creation_rate=1"],
-            "The entity name for ips must be a valid IP or resolvable host, but it is: localhost",
+            "The entity name for ips must be a valid IP or resolvable host, but it is: localhost (a host name: "
+            "kconfigs takes IP literals unless --resolve-hostnames is given)",
         ),
         (
             ["--alter", "--user", "u", "--add-config", ""],

@@ -8,7 +8,7 @@ import json
 import pytest
 from declarative_support import QUOTAS
 
-from harness.cli import run_main
+from harness.cli import created_store, run_main
 from kconfigs.model import DEFAULT, MATCH_ALL, QuotaEntity
 from kconfigs.stores.sqlite import SqliteStore
 
@@ -61,7 +61,7 @@ def test_export_round_trips_in_json_and_yaml(env, fmt):
     run_main("apply", str(env / "quotas.toml"))
     out_file = env / f"q.{fmt}"
     assert run_main("export", "-f", str(out_file)) == (0, "", "")
-    second = env / "second.db"
+    second = created_store(env / "second.db")
     assert run_main("apply", str(out_file), "--store", str(second))[0] == 0
     assert run_main("export", "--store", str(second)) == (0, QUOTAS, "")
 
@@ -82,10 +82,43 @@ def test_diff_shows_adds_changes_and_removals_and_exits_2(env):
         "~ client-id 'über'",
         "    ~ consumer_byte_rate: 6 -> 5",
         "- default user-principal",
-        "    - consumer_byte_rate = 2000000",
+        "    - consumer_byte_rate = 2000000  (removed only by apply --prune)",
     ]
     assert out.splitlines()[-1] == "1 to add, 1 to change, 7 to remove (entities); 1 / 1 / 8 keys."
-    assert err == f"{env / 'small.toml'} differs from the store: 1 to add, 1 to change, 7 to remove\n"
+    assert err == (
+        f"{env / 'small.toml'} differs from the store: 1 to add, 1 to change, 7 to remove; apply without "
+        "--prune keeps 8 key(s) of these (--ignore-extra ignores them)\n"
+    )
+
+
+def test_diff_can_ignore_what_apply_without_prune_keeps(env):
+    """diff exited 2 forever on quotas that apply (without --prune) deliberately keeps."""
+    run_main("alter", "--user", "bob", "--set", "producer_byte_rate=5,consumer_byte_rate=6")
+    run_main("alter", "--user", "carol", "--set", "producer_byte_rate=7")
+    (env / "f.toml").write_text('[[quota]]\nentity = { user = "bob" }\nproducer_byte_rate = 5\n')
+    code, out, err = run_main("diff", str(env / "f.toml"))
+    assert (code, out.splitlines()) == (
+        2,
+        [
+            "~ user-principal 'bob'",
+            "    - consumer_byte_rate = 6  (removed only by apply --prune)",
+            "- user-principal 'carol'",
+            "    - producer_byte_rate = 7  (removed only by apply --prune)",
+            "0 to add, 1 to change, 1 to remove (entities); 0 / 0 / 2 keys.",
+        ],
+    )
+    assert err.endswith("apply without --prune keeps 2 key(s) of these (--ignore-extra ignores them)\n")
+    assert run_main("diff", str(env / "f.toml"), "--ignore-extra") == (
+        0,
+        "In sync: no changes. 2 key(s) in the store but not in the file are kept (use --prune to remove).\n",
+        "",
+    )
+    code, out, _ = run_main("diff", str(env / "f.toml"), "--ignore-extra", "-o", "json")
+    assert code == 0 and json.loads(out)["in_sync"] is True and json.loads(out)["left_alone"] == 2
+    assert json.loads(run_main("diff", str(env / "f.toml"), "-o", "json")[1])["kept_without_prune"] == 2
+    run_main("alter", "--user", "bob", "--set", "producer_byte_rate=9")  # a real difference still counts
+    code, out, _ = run_main("diff", str(env / "f.toml"), "--ignore-extra")
+    assert (code, out.splitlines()[:2]) == (2, ["~ user-principal 'bob'", "    ~ producer_byte_rate: 9 -> 5"])
 
 
 def test_diff_json_is_one_object_for_ci(env):
@@ -99,6 +132,7 @@ def test_diff_json_is_one_object_for_ci(env):
         "entities": {"add": 0, "change": 1, "remove": 0},
         "keys": {"add": 0, "change": 1, "remove": 0},
         "left_alone": 0,
+        "kept_without_prune": 0,
         "changes": [
             {
                 "entity": {"user": None},
@@ -148,7 +182,7 @@ def test_apply_json_reports_what_was_applied(env):
 
 def test_profile_selects_the_store_and_flags_win(env, monkeypatch):
     (env / "config" / "kconfigs").mkdir(parents=True)
-    (env / "config" / "kconfigs" / "config.toml").write_text(f'[profiles.p]\nstore = "{env / "p.db"}"\n')
+    (env / "config" / "kconfigs" / "config.toml").write_text(f'[profiles.p]\nstore = "{created_store(env / "p.db")}"\n')
     assert run_main("apply", str(env / "quotas.toml"), "--profile", "p")[0] == 0
     assert len(stored(env / "p.db")) == 7
     monkeypatch.setenv("KCONFIGS_PROFILE", "p")
@@ -165,6 +199,8 @@ def test_profile_selects_the_store_and_flags_win(env, monkeypatch):
 
 
 def test_migrate_copies_and_verifies_between_embedded_stores(env):
+    created_store(env / "a.db")
+    created_store(env / "b.db")
     run_main("apply", str(env / "quotas.toml"), "--store", str(env / "a.db"))
     code, out, _ = run_main(
         "migrate", "--from", f"sqlite://{env / 'a.db'}", "--to", f"sqlite://{env / 'b.db'}", "--dry-run"
@@ -178,7 +214,7 @@ def test_migrate_copies_and_verifies_between_embedded_stores(env):
 def test_migrate_says_which_scram_credentials_it_leaves_behind(env):
     """A user's credentials share its entry with its quotas; migrate copies the quotas only, and
     used to leave the credentials behind without a word."""
-    source, target = env / "a.db", env / "b.db"
+    source, target = created_store(env / "a.db"), created_store(env / "b.db")
     for user in ("alice", "bob"):
         assert (
             run_main(
@@ -201,7 +237,7 @@ def test_migrate_says_which_scram_credentials_it_leaves_behind(env):
     }
 
 
-@pytest.mark.parametrize("command", ["export", "diff", "apply", "migrate", "completion"])
+@pytest.mark.parametrize("command", ["export", "diff", "apply", "migrate", "completion", "init"])
 def test_every_command_has_help(command):
     code, out, _ = run_main(command, "--help")
     assert code == 0 and out.startswith(f"Usage: kconfigs {command} ")
@@ -210,8 +246,10 @@ def test_every_command_has_help(command):
 def test_environment_beats_the_profile_and_a_flag_beats_the_environment(env, monkeypatch):
     (env / "config" / "kconfigs").mkdir(parents=True)
     (env / "config" / "kconfigs" / "config.toml").write_text(
-        f'default_profile = "p"\n[profiles.p]\nstore = "{env / "profile.db"}"\n'
+        f'default_profile = "p"\n[profiles.p]\nstore = "{created_store(env / "profile.db")}"\n'
     )
+    created_store(env / "env.db")
+    created_store(env / "flag.db")
     run_main("apply", str(env / "quotas.toml"))  # default_profile
     assert len(stored(env / "profile.db")) == 7
     monkeypatch.setenv("KCONFIGS_STORE", str(env / "env.db"))

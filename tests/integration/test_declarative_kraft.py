@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from harness.cli import run_main
+from harness.cli import created_store, run_main
 from kconfigs.quotafile import parse_quota_text, render_quota_text
 
 
@@ -77,7 +77,8 @@ def test_export_apply_export_is_identity_on_kraft(kraft_broker, token, tmp_path)
 def test_migrate_embedded_to_kraft_and_back_verifies(kraft_broker, token, tmp_path):
     quotas = _quotas(token)
     (tmp_path / "q.toml").write_text(quotas)
-    run_main("apply", str(tmp_path / "q.toml"), "--store", str(tmp_path / "src.db"))
+    run_main("apply", str(tmp_path / "q.toml"), "--store", str(created_store(tmp_path / "src.db")))
+    created_store(tmp_path / "dst.db")
     kafka = f"kafka://{kraft_broker.bootstrap}"
     code, _, err = run_main("migrate", "--from", f"sqlite://{tmp_path / 'src.db'}", "--to", kafka)
     assert code == 0, err
@@ -126,3 +127,49 @@ def test_an_alter_dry_run_in_the_kafka_configs_grammar_says_it_wrote_nothing(kra
     assert (code, err) == (0, "")
     assert out == f"Dry run OK, nothing written: Completed updating config for client {token}.\n"
     assert _mine(run_main("export", "--bootstrap-server", kraft_broker.bootstrap)[1], token) == ""
+
+
+def _describe_eventually(bootstrap: str, user: str, wanted: str, timeout_s: float = 20.0) -> tuple[int, str, str]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = run_main("describe", "--user", user, "--bootstrap-server", bootstrap, "-o", "text")
+        if wanted in result[1] or time.monotonic() > deadline:
+            return result
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("key, value", [("consumer_byte_rate", "NaN"), ("request_percentage", "Infinity")])
+def test_a_nan_or_infinity_the_cluster_holds_is_shown_as_stored_and_refused_where_it_cannot_go(
+    kraft_broker, token, tmp_path, key, value
+):
+    """A KRaft controller accepts ``consumer_byte_rate=NaN`` and ``request_percentage=Infinity``.
+    They broke export, resolve and migrate with no hint, and ``describe -o json`` wrote "NaN" as
+    a string. Now the text view shows them as stored; JSON, export, resolve and migrate refuse
+    them in one line naming the entity and key; migrate writes nothing."""
+    bootstrap = kraft_broker.bootstrap
+    added = run_main("--bootstrap-server", bootstrap, "--alter", "--user", token, "--add-config", f"{key}={value}")
+    assert added[0] == 0, added  # the drop-in grammar leaves the check to the cluster, as kafka-configs does
+    try:
+        assert _describe_eventually(bootstrap, token, value) == (
+            0,
+            f"Configs for user-principal '{token}' are {key}={value}\n",
+            "",
+        )
+        assert run_main("describe", "--user", token, "--bootstrap-server", bootstrap, "-o", "json") == (
+            1,
+            "",
+            f"{key} of user-principal '{token}' is {value}, which JSON cannot hold (-o text shows it as stored)\n",
+        )
+        refused = f"Stored value '{value}' of {key} for user-principal '{token}' is not a number\n"
+        assert run_main("export", "--bootstrap-server", bootstrap) == (1, "", refused)
+        assert run_main("resolve", "--user", token, "--client-id", "c", "--bootstrap-server", bootstrap) == (
+            1,
+            "",
+            refused,
+        )
+        target = created_store(tmp_path / "target.db")
+        before = target.read_bytes()
+        migrated = run_main("migrate", "--from", f"kafka://{bootstrap}", "--to", f"sqlite://{target}", "--yes")
+        assert migrated == (1, "", refused) and target.read_bytes() == before
+    finally:
+        assert run_main("delete", "--user", token, "--yes", "--bootstrap-server", bootstrap)[0] == 0

@@ -9,7 +9,7 @@ from declarative_support import QUOTAS
 from kazoo.security import OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, make_digest_acl
 
 # same quota file, same expectations and the same isolated environment (the `env` fixture) on every store
-from harness.cli import run_main
+from harness.cli import created_store, run_main
 from kconfigs.applier import apply_plan
 from kconfigs.model import MATCH_ALL, QuotaEntity
 from kconfigs.plan import build_plan
@@ -39,7 +39,7 @@ def test_export_apply_export_is_identity_and_znodes_are_kafkas(env, zk_connect, 
     # the exported file applied to an empty embedded store exports the same bytes again
     exported = env / "exported.toml"
     run_main("export", "--zookeeper", zk_connect, "-f", str(exported))
-    assert run_main("apply", str(exported), "--store", str(env / "copy.db"))[0] == 0
+    assert run_main("apply", str(exported), "--store", str(created_store(env / "copy.db")))[0] == 0
     assert run_main("export", "--store", str(env / "copy.db")) == (0, QUOTAS, "")
 
 
@@ -164,7 +164,8 @@ def test_zookeeper_stopped_mid_apply_then_a_rerun_converges(zk_server, zk_connec
 
 
 def test_migrate_between_zookeeper_and_the_embedded_store_verifies(env, zk_connect):
-    run_main("apply", str(env / "quotas.toml"), "--store", str(env / "src.db"))
+    run_main("apply", str(env / "quotas.toml"), "--store", str(created_store(env / "src.db")))
+    created_store(env / "dst.db")
     zk_spec = f"zk://{zk_connect}"
     assert run_main("migrate", "--from", f"sqlite://{env / 'src.db'}", "--to", zk_spec)[0] == 0
     assert run_main("export", "--zookeeper", zk_connect) == (0, QUOTAS, "")

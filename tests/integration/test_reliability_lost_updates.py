@@ -9,6 +9,8 @@ import sqlite3
 
 from lost_updates import USER_KEYS, kconfigs_argv, lost_keys, plan, run_all, zk_state
 
+from kconfigs.stores.sqlite import SqliteStore
+
 PROCESSES = 50
 ENTITIES = 10  # 5 processes per entity, each writing a different key
 
@@ -26,6 +28,7 @@ def test_fifty_processes_on_zookeeper_lose_no_key_and_notify_once_each(zk_connec
 
 def test_fifty_processes_on_the_embedded_store_lose_no_key(tmp_path):
     store = tmp_path / "quotas.db"
+    SqliteStore(store).close()  # a named store that does not exist is an error, not created
     alters = plan(PROCESSES, ENTITIES)
     results = run_all([kconfigs_argv(["--store", str(store)], a) for a in alters])
     assert [r.returncode for r in results] == [0] * PROCESSES, [r.stderr for r in results if r.returncode]

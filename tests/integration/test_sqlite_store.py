@@ -12,7 +12,7 @@ from compat_support import run_kconfigs
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from harness.cli import run_main
+from harness.cli import created_store, run_main
 
 
 def test_default_store_is_under_kconfigs_home_then_xdg(tmp_path):
@@ -37,7 +37,7 @@ def test_default_store_is_under_kconfigs_home_then_xdg(tmp_path):
 
 
 def test_store_option_names_the_file_and_excludes_servers(tmp_path):
-    db = tmp_path / "q.db"
+    db = created_store(tmp_path / "q.db")
     assert (
         run_kconfigs(
             ["--store", str(db), "--alter", "--ip", "1.2.3.4", "--add-config", "connection_creation_rate=5"]
@@ -124,6 +124,7 @@ def test_a_failing_alter_leaves_the_store_byte_identical(tmp_path, entity, add, 
     store_dir.mkdir(exist_ok=True)
     store = ["--store", str(store_dir / "q.db")]
     if not (store_dir / "q.db").exists():  # seed: something to lose
+        created_store(store_dir / "q.db")
         for seed in (
             ["--user", "alice", "--add-config", "consumer_byte_rate=10"],
             ["--user", "alice", "--client", "app", "--add-config", "producer_byte_rate=5"],

@@ -1,7 +1,8 @@
 """Property: whatever mix of flags, empty or blank values, KCONFIGS_* variables, profiles and typos a
 command line has, it either fails with one line on stderr and leaves every store byte-identical,
 or succeeds and changes exactly the store the precedence rules name (flag > environment >
-profile > embedded default), in both grammars."""
+profile > embedded default), in both grammars. Named stores exist (``kconfigs init``) except
+``missing.db``, which a write must refuse rather than create."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import run_main
+from kconfigs.stores.sqlite import SqliteStore
 
 BLANKS = ("", " ", "\t")
 PROFILES = ("p", "q")  # defined in the config file; anything else is a typo
-STORE_FILES = ("flag.db", "env.db", "p.db", "q.db", "home/quotas.db")
+STORE_FILES = ("flag.db", "env.db", "p.db", "q.db", "home/quotas.db", "missing.db")
+CREATED = ("flag.db", "env.db", "p.db", "q.db")
 
 maybe_blank = st.sampled_from(BLANKS)
-flag_store = st.one_of(st.none(), st.just("flag.db"), maybe_blank)
+flag_store = st.one_of(st.none(), st.sampled_from(("flag.db", "missing.db")), maybe_blank)
 env_store = st.one_of(st.none(), st.just("env.db"), maybe_blank)
 profile_name = st.one_of(st.none(), st.sampled_from(PROFILES), st.sampled_from(("pp", "P", "prod")), maybe_blank)
 server_flag = st.one_of(
@@ -75,7 +78,8 @@ def expected_store(case: Case) -> str | None:
     if explicit_profile is not None and explicit_profile not in PROFILES:
         return None
     if case.flag_store or case.env_store:
-        return case.flag_store or case.env_store
+        named = case.flag_store or case.env_store
+        return None if named == "missing.db" else named
     profile = explicit_profile or case.default_profile
     if profile == "typo":
         return None
@@ -130,7 +134,9 @@ def test_a_command_line_fails_in_one_line_or_changes_exactly_the_store_it_names(
             env["KCONFIGS_PROFILE"] = case.env_profile
         if case.blank_server_env:
             env["KCONFIGS_ZOOKEEPER"] = " "
-        argv = [str(root / a) if a == "flag.db" else a for a in _argv(case)]
+        argv = [str(root / a) if a in ("flag.db", "missing.db") else a for a in _argv(case)]
+        for name in CREATED:
+            SqliteStore(root / name).close()
         before = _digests(root)
         with _environment(env):
             code, out, err = run_main(*argv)

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.cli import created_store as created
 from harness.cli import run_main
 from kconfigs.errors import StoreUnavailable
 from kconfigs.model import MATCH_ALL, QuotaEntity
@@ -106,11 +107,11 @@ def test_a_blank_environment_variable_is_an_error_not_unset(env, monkeypatch):
 
 
 def test_the_kafka_configs_grammar_uses_the_environment_and_flags_win(env, monkeypatch):
-    named = env / "named.db"
+    named = created(env / "named.db")
     monkeypatch.setenv("KCONFIGS_STORE", str(named))
     assert run_main(*ALTER)[0] == 0
     assert stored(named) == {"users/u1": {"producer_byte_rate": "1"}} and not default_store(env).exists()
-    flag_store = env / "flag.db"
+    flag_store = created(env / "flag.db")
     assert run_main("--store", str(flag_store), *ALTER)[0] == 0
     assert flag_store.exists() and not default_store(env).exists()
 
@@ -137,7 +138,7 @@ def test_the_kafka_configs_grammar_uses_profiles(env, monkeypatch, selected_by):
     write_profiles(
         env,
         ('default_profile = "p"\n' if selected_by == "default_profile" else "")
-        + f'[profiles.p]\nstore = "{env / "p.db"}"\n',
+        + f'[profiles.p]\nstore = "{created(env / "p.db")}"\n',
     )
     extra = ["--profile", "p"] if selected_by == "flag" else []
     if selected_by == "environment":
@@ -152,31 +153,150 @@ def test_the_kafka_configs_grammar_uses_profiles(env, monkeypatch, selected_by):
     assert not default_store(env).exists()
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ("--describe", "--user", "u1"),
-        ALTER,
-        ("describe",),
-        ("alter", "--user", "u", "--set", "producer_byte_rate=1"),
-        ("delete", "--user", "u"),
-        ("resolve", "--user", "u", "--client-id", "c"),
-        ("export",),
-        ("diff", "q.toml"),
-        ("apply", "q.toml"),
-        ("simulate", "--trace", "t.csv"),
-        ("simulate", "--trace", "t.csv", "--quotas", "q.toml"),
-        ("analyze", "report", "dump.csv", "--quotas", "q.toml", "--quiet"),
-    ],
-)
-def test_an_unknown_profile_is_an_error_in_every_command(env, monkeypatch, argv):
+#: one command line of every command that takes the store options (both grammars)
+EVERY_STORE_COMMAND = [
+    ("--describe", "--user", "u1"),
+    ALTER,
+    ("describe",),
+    ("alter", "--user", "u", "--set", "producer_byte_rate=1"),
+    ("delete", "--user", "u", "--yes"),
+    ("resolve", "--user", "u", "--client-id", "c"),
+    ("export",),
+    ("diff", "q.toml"),
+    ("apply", "q.toml"),
+    ("init",),
+    ("simulate", "--trace", "t.csv"),
+    ("simulate", "--trace", "t.csv", "--quotas", "q.toml"),
+    ("analyze", "report", "dump.csv", "--quotas", "q.toml", "--quiet"),
+]
+
+
+def _command_inputs(env: Path, monkeypatch) -> None:
     monkeypatch.chdir(env)
     (env / "q.toml").write_text("")
     (env / "t.csv").write_text("0,u,c,,produce,1\n")
+
+
+@pytest.mark.parametrize("argv", EVERY_STORE_COMMAND)
+def test_an_unknown_profile_is_an_error_in_every_command(env, monkeypatch, argv):
+    _command_inputs(env, monkeypatch)
+    write_profiles(env, '[profiles.p]\nstore = "p.db"\n')
     code, out, err = run_main(*argv, "--profile", "nosuch")
     assert (code, out) == (1, "")
-    assert err == f"No profile 'nosuch' in {env / 'config' / 'kconfigs' / 'config.toml'} (profiles: none)\n"
+    assert err == f"No profile 'nosuch' in {env / 'config' / 'kconfigs' / 'config.toml'} (profiles: p)\n"
     assert not (env / "home").exists()
+
+
+@pytest.mark.parametrize("argv", EVERY_STORE_COMMAND)
+def test_a_profile_asked_for_without_a_config_file_names_the_missing_file(env, monkeypatch, argv):
+    _command_inputs(env, monkeypatch)
+    code, out, err = run_main(*argv, "--profile", "prod")
+    assert (code, out) == (1, "")
+    assert err == f"No profile 'prod': the config file {env / 'config' / 'kconfigs' / 'config.toml'} does not exist\n"
+    assert not (env / "home").exists()
+
+
+@pytest.mark.parametrize("argv", EVERY_STORE_COMMAND)
+@pytest.mark.parametrize("with_profile", [False, True])
+def test_a_missing_kconfigs_config_file_is_an_error_in_every_command(env, monkeypatch, argv, with_profile):
+    """It was read as "no profiles": the command went on with the embedded default store."""
+    _command_inputs(env, monkeypatch)
+    monkeypatch.setenv("KCONFIGS_CONFIG", str(env / "nonexistent.toml"))
+    code, out, err = run_main(*argv, *(["--profile", "prod"] if with_profile else []))
+    assert (code, out, err) == (1, "", f"KCONFIGS_CONFIG names {env / 'nonexistent.toml'}, which does not exist\n")
+    assert not (env / "home").exists()
+
+
+@pytest.mark.parametrize("argv", EVERY_STORE_COMMAND)
+@pytest.mark.parametrize("profile", ['zk_auth = "u:p"\n', "", 'command_config = "admin.properties"\n'])
+@pytest.mark.parametrize("selected_by", ["flag", "default_profile"])
+def test_a_profile_that_names_no_store_is_an_error_in_every_command(env, monkeypatch, argv, profile, selected_by):
+    """A profile with only credentials (or nothing) wrote the embedded default store."""
+    _command_inputs(env, monkeypatch)
+    write_profiles(
+        env, ('default_profile = "x"\n' if selected_by == "default_profile" else "") + f"[profiles.x]\n{profile}"
+    )
+    code, out, err = run_main(*argv, *(["--profile", "x"] if selected_by == "flag" else []))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"Profile 'x' in {env / 'config' / 'kconfigs' / 'config.toml'} names no store: "
+        "give it zookeeper, bootstrap_server, bootstrap_controller or store\n"
+    )
+    assert not (env / "home").exists()
+
+
+def test_a_profile_without_a_store_lends_its_credentials_to_a_store_named_elsewhere(env):
+    write_profiles(env, '[profiles.x]\nzk_auth = "u:p"\n')
+    store = env / "named.db"
+    assert run_main("init", "--store", str(store)) == (0, f"Embedded store {store} created\n", "")
+    assert run_main(*ALTER, "--store", str(store), "--profile", "x")[0] == 0
+    assert stored(store) == {"users/u1": {"producer_byte_rate": "1"}}
+
+
+WRITES = [
+    ALTER,
+    (*ALTER, "--dry-run"),
+    ("alter", "--user", "u", "--set", "producer_byte_rate=1"),
+    ("alter", "--user", "u", "--set", "producer_byte_rate=1", "--dry-run"),
+    ("apply", "q.toml"),
+    ("apply", "q.toml", "--dry-run"),
+]
+
+
+@pytest.mark.parametrize("argv", WRITES)
+@pytest.mark.parametrize("named_by", ["--store", "KCONFIGS_STORE", "profile", "migrate"])
+def test_a_named_store_that_does_not_exist_is_refused_and_not_created(env, monkeypatch, argv, named_by):
+    """``--store typo.db`` made a new empty store and wrote there without a word."""
+    _command_inputs(env, monkeypatch)
+    (env / "q.toml").write_text('[[quota]]\nentity = { user = "u" }\nproducer_byte_rate = 1\n')
+    typo = env / "typo.db"
+    extra: list[str] = []
+    if named_by == "--store":
+        extra = ["--store", str(typo)]
+    elif named_by == "KCONFIGS_STORE":
+        monkeypatch.setenv("KCONFIGS_STORE", str(typo))
+    elif named_by == "profile":
+        write_profiles(env, f'[profiles.p]\nstore = "{typo}"\n')
+        extra = ["--profile", "p"]
+    else:
+        assert run_main("alter", "--user", "u", "--set", "producer_byte_rate=1")[0] == 0  # a source
+        dry_run = ("--dry-run",) if "--dry-run" in argv else ()
+        argv = ("migrate", "--from", f"sqlite://{default_store(env)}", "--to", f"sqlite://{typo}", "--yes", *dry_run)
+    code, out, err = run_main(*argv, *extra)
+    assert (code, out) == (1, "")
+    assert (
+        err == f"Embedded store {typo} does not exist (is the path right? 'kconfigs init --store {typo}' creates it)\n"
+    )
+    assert not typo.exists()
+
+
+def test_init_creates_a_named_store_once_and_refuses_anything_else(env):
+    store = env / "new" / "q.db"
+    assert run_main("init", "--store", str(store)) == (0, f"Embedded store {store} created\n", "")
+    assert stored(store) == {}
+    assert run_main(*ALTER, "--store", str(store))[0] == 0
+    before = digest(store)
+    assert run_main("init", "--store", str(store)) == (
+        0,
+        f"Embedded store {store} already exists (left as it is)\n",
+        "",
+    )
+    assert digest(store) == before and stored(store) == {"users/u1": {"producer_byte_rate": "1"}}
+    (env / "notes.txt").write_text("not a store")
+    code, out, err = run_main("init", "--store", str(env / "notes.txt"))
+    assert (code, out) == (1, "") and err.startswith(f"Embedded store {env / 'notes.txt'} is not a")
+    assert run_main("init", "--zookeeper", "127.0.0.1:1") == (
+        1,
+        "",
+        "kconfigs init creates embedded stores only; --zookeeper names a server\n",
+    )
+    assert run_main("init") == (0, f"Embedded store {default_store(env)} created\n", "")
+
+
+def test_the_default_store_is_still_created_by_its_first_write(env):
+    assert not default_store(env).exists()
+    assert run_main(*ALTER) == (0, "Completed updating config for entity: user-principal 'u1'.\n", "")
+    assert stored(default_store(env)) == {"users/u1": {"producer_byte_rate": "1"}}
 
 
 @pytest.mark.parametrize(
@@ -197,10 +317,9 @@ def test_reads_never_create_a_store(env, monkeypatch, argv):
     (env / "t.csv").write_text("0,u,c,,produce,1\n")
     missing = env / "nonexistent" / "dir" / "q.db"
     code, out, err = run_main(*argv, "--store", str(missing))
-    if "--dry-run" in argv:  # a preview of a first write: the store not there yet reads as empty
-        assert code == 0
-    else:
-        assert (code, out, err) == (1, "", UNSET.format(missing))
+    assert (code, out) == (1, "")
+    if "--dry-run" not in argv:  # (a dry run refuses it as the write would: see above)
+        assert err == UNSET.format(missing)
     assert not (env / "nonexistent").exists()
     assert run_main(*argv)[0] == 0  # the default store not written yet reads as empty...
     assert not (env / "home").exists()  # ...and is not created by reading it
@@ -319,7 +438,7 @@ def test_a_delete_of_an_entity_with_no_quotas_fails_and_changes_nothing(env, ent
     missing = env / "missing.db"
     assert run_main("delete", *entity, "--store", str(missing)) == (1, "", UNSET.format(missing))
     assert not missing.exists()
-    victim = env / "victim.db"
+    victim = created(env / "victim.db")
     assert run_main("--store", str(victim), *ALTER)[0] == 0
     before = digest(victim)
     assert run_main("delete", *entity, "--store", str(victim)) == nothing
@@ -334,7 +453,7 @@ def test_a_delete_of_an_entity_with_no_quotas_fails_and_changes_nothing(env, ent
 
 
 def test_migrate_from_a_mistyped_source_fails_and_the_target_keeps_its_quotas(env):
-    victim = env / "victim.db"
+    victim = created(env / "victim.db")
     assert run_main("--store", str(victim), *ALTER)[0] == 0
     before = digest(victim)
     code, out, err = run_main(
@@ -346,7 +465,7 @@ def test_migrate_from_a_mistyped_source_fails_and_the_target_keeps_its_quotas(en
 
 def test_a_prune_from_an_empty_source_is_refused_unless_allowed(env):
     (env / "empty.toml").write_text("")
-    victim = env / "victim.db"
+    victim = created(env / "victim.db")
     assert run_main("--store", str(victim), *ALTER)[0] == 0
     before = digest(victim)
     refused = (
@@ -371,7 +490,7 @@ def test_a_prune_from_an_empty_source_is_refused_unless_allowed(env):
 
 def test_removing_quotas_without_a_terminal_needs_yes(env):
     (env / "one.toml").write_text('[[quota]]\nentity = { user = "u2" }\nproducer_byte_rate = 5\n')
-    victim = env / "victim.db"
+    victim = created(env / "victim.db")
     assert run_main("--store", str(victim), *ALTER)[0] == 0
     before = digest(victim)
     code, out, err = run_main("apply", str(env / "one.toml"), "--prune", "--store", str(victim))
@@ -387,7 +506,7 @@ def test_removing_quotas_without_a_terminal_needs_yes(env):
 
 
 def test_delete_without_a_terminal_needs_yes(env):
-    victim = env / "victim.db"
+    victim = created(env / "victim.db")
     assert run_main("--store", str(victim), *ALTER)[0] == 0
     assert run_main("alter", "--user", "u1", "--set", "consumer_byte_rate=7", "--store", str(victim))[0] == 0
     before = digest(victim)
@@ -428,7 +547,7 @@ def _delete_on_a_terminal(victim: Path, answer: str) -> tuple[int, str, str]:
 
 
 def test_delete_on_a_terminal_shows_the_keys_and_asks(env):
-    victim = env / "victim.db"
+    victim = created(env / "victim.db")
     assert run_main("--store", str(victim), *ALTER)[0] == 0
     before = digest(victim)
     question = "- user-principal 'u1'\n    - producer_byte_rate\ndelete: remove 1 key of user-principal 'u1'? [y/N]: "
@@ -446,7 +565,7 @@ def test_delete_on_a_terminal_shows_the_keys_and_asks(env):
 def test_delete_keeps_a_users_scram_credentials(env):
     """Deleting a user's quotas must not lock the user out: the credentials share the user's
     entry (its znode on ZooKeeper) but are not quotas."""
-    victim = env / "victim.db"
+    victim = created(env / "victim.db")
     add = "SCRAM-SHA-256=[password=pw],producer_byte_rate=5"
     assert run_main("--store", str(victim), "--alter", "--user", "u1", "--add-config", add)[0] == 0
     credential = stored(victim)["users/u1"]["SCRAM-SHA-256"]
@@ -457,7 +576,7 @@ def test_delete_keeps_a_users_scram_credentials(env):
         "",
         "user-principal 'u1' has no quotas: nothing deleted\n",
     )
-    described = run_main("describe", "--user", "u1", "--store", str(victim), "-o", "text")
+    described = run_main("describe", "--user", "u1", "--store", str(victim), "-o", "text", "--show-secrets")
     assert described == (0, f"Configs for user-principal 'u1' are SCRAM-SHA-256={credential}\n", "")  # as kafka-configs
     assert run_main("describe", "--store", str(victim), "-o", "json") == (0, "[]\n", "")  # no quotas to list
     assert run_main("delete", "--user", "u1", "--key", "SCRAM-SHA-256", "--yes", "--store", str(victim))[0] == 0
@@ -465,7 +584,7 @@ def test_delete_keeps_a_users_scram_credentials(env):
 
 
 def test_delete_of_a_mistyped_key_names_the_closest(env):
-    victim = env / "victim.db"
+    victim = created(env / "victim.db")
     assert run_main("--store", str(victim), *ALTER)[0] == 0
     before = digest(victim)
     code, out, err = run_main("delete", "--user", "u1", "--key", "producr_byte_rate", "--yes", "--store", str(victim))
@@ -477,7 +596,7 @@ def test_delete_of_a_mistyped_key_names_the_closest(env):
 
 
 def test_migrate_overwriting_a_store_with_quotas_needs_yes(env):
-    source, target = env / "source.db", env / "target.db"
+    source, target = created(env / "source.db"), created(env / "target.db")
     assert run_main("--store", str(source), "--alter", "--user", "u1", "--add-config", "producer_byte_rate=9")[0] == 0
     assert run_main("--store", str(target), *ALTER)[0] == 0
     before = digest(target)
@@ -486,7 +605,7 @@ def test_migrate_overwriting_a_store_with_quotas_needs_yes(env):
     assert digest(target) == before
     assert run_main("migrate", "--from", f"sqlite://{source}", "--to", f"sqlite://{target}", "--yes")[0] == 0
     assert stored(target) == {"users/u1": {"producer_byte_rate": "9"}}
-    fresh = env / "fresh.db"  # onto an empty store nothing is lost: no question
+    fresh = created(env / "fresh.db")  # onto an empty store nothing is lost: no question
     assert run_main("migrate", "--from", f"sqlite://{source}", "--to", f"sqlite://{fresh}")[0] == 0
 
 
@@ -700,3 +819,45 @@ def test_a_stored_value_that_is_not_a_number_is_shown_or_named_never_a_traceback
     named = "Stored value 'abc' of producer_byte_rate for user-principal 'x' is not a number\n"
     for argv in (("export",), ("resolve", "--user", "x", "--client-id", "c")):
         assert run_main(*argv) == (1, "", named), argv
+
+
+def test_a_describe_shows_no_scram_salt_or_key_unless_asked(env):
+    """``kconfigs describe | cat`` printed users' SCRAM salts and keys into CI logs: enough for
+    an offline guess of the password. Without a terminal (the default text view) and with
+    ``-o text`` they are <hidden>; ``--show-secrets`` prints them; table and JSON leave them out."""
+    add = "SCRAM-SHA-512=[password=pw],producer_byte_rate=5"
+    assert run_main("--alter", "--user", "u1", "--add-config", add)[0] == 0
+    credential = stored(default_store(env))["users/u1"]["SCRAM-SHA-512"]
+    assert "salt=" in credential and "stored_key=" in credential
+    hidden = (0, "Configs for user-principal 'u1' are SCRAM-SHA-512=<hidden>,producer_byte_rate=5\n", "")
+    assert run_main("describe") == hidden  # stdout is no terminal here
+    assert run_main("describe", "--user", "u1", "-o", "text") == hidden
+    shown = run_main("describe", "-o", "text", "--show-secrets")
+    assert shown == (0, f"Configs for user-principal 'u1' are SCRAM-SHA-512={credential},producer_byte_rate=5\n", "")
+    code, out, _ = run_main("describe", "-o", "json")
+    assert code == 0 and json.loads(out) == [{"entity": {"user": "u1"}, "quotas": {"producer_byte_rate": 5}}]
+
+
+def test_migrate_resolves_profile_stores_the_same_explicit_way(env, monkeypatch):
+    """``migrate --from/--to`` name stores by spec or profile: the same refusals as every command."""
+    source = f"sqlite://{created(env / 'source.db')}"
+    path = env / "config" / "kconfigs" / "config.toml"
+    assert run_main("migrate", "--from", source, "--to", "prod") == (
+        1,
+        "",
+        f"No profile 'prod': the config file {path} does not exist\n",
+    )
+    write_profiles(env, '[profiles.creds]\nzk_auth = "u:p"\n')
+    assert run_main("migrate", "--from", "creds", "--to", source) == (
+        1,
+        "",
+        f"Profile 'creds' in {path} names no store: give it zookeeper, bootstrap_server, "
+        "bootstrap_controller or store\n",
+    )
+    monkeypatch.setenv("KCONFIGS_CONFIG", str(env / "nonexistent.toml"))
+    assert run_main("migrate", "--from", source, "--to", f"sqlite://{env / 'x.db'}") == (
+        1,
+        "",
+        f"KCONFIGS_CONFIG names {env / 'nonexistent.toml'}, which does not exist\n",
+    )
+    assert not (env / "x.db").exists() and not (env / "home").exists()

@@ -68,19 +68,33 @@ def test_writing_to_a_chroot_no_kafka_uses_warns_in_one_line_and_writes(env, zk_
     )
     assert (result.rc, result.stdout) == (0, ["Completed updating config for entity: user-principal 'u2'."])
     assert result.stderr == (
-        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds neither /config nor "
-        "/brokers: no Kafka cluster uses it (writing there anyway)\n"
+        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds no /brokers: "
+        "no Kafka cluster uses it (writing there anyway)\n"
     )
     assert zk_client.exists("/empty/config/users/u2") is not None  # as kafka-configs, which writes there too
-    result = run_kconfigs(["--zookeeper", f"{zk_connect}/empty", "--describe", "--user", "u2"])  # now it holds /config
-    assert (result.rc, result.stderr) == (0, "")
+    # Now it holds /config, the first write's doing: still no Kafka there, still said, every time.
+    for argv, going_on in (
+        (["--describe", "--user", "u2"], ""),
+        (list(ALTER), " (writing there anyway)"),
+        (["--describe", "--user", "u1"], ""),
+    ):
+        result = run_kconfigs(["--zookeeper", f"{zk_connect}/empty", *argv])
+        assert (result.rc, result.stderr) == (
+            0,
+            f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds no /brokers: "
+            f"no Kafka cluster uses it{going_on}\n",
+        )
+    result = run_kconfigs(["delete", "--user", "u2", "--yes", "--zookeeper", f"{zk_connect}/empty"])
+    assert (result.rc, result.stderr) == (
+        0,
+        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds no /brokers: no Kafka cluster uses it\n",
+    )
     zk_client.ensure_path("/empty2")
     result = run_kconfigs(["--zookeeper", f"{zk_connect}/empty2", "--describe", "--user", "u2"])  # a read
     assert (result.rc, result.stdout, result.stderr) == (
         0,
         ["Configs for user-principal 'u2' are "],
-        f"Warning: ZooKeeper chroot {chroot}2 on {_host(zk_connect)} holds neither /config nor /brokers: "
-        "no Kafka cluster uses it\n",
+        f"Warning: ZooKeeper chroot {chroot}2 on {_host(zk_connect)} holds no /brokers: no Kafka cluster uses it\n",
     )
     result = run_kconfigs(["--zookeeper", zk_connect, *ALTER])  # a Kafka chroot (it holds /brokers): silent
     assert (result.rc, result.stderr) == (0, "")
@@ -108,7 +122,7 @@ def test_serving_from_a_chroot_no_kafka_uses_says_so_and_serves(env, zk_connect,
     chroot = f"/{zk_connect.split('/', 1)[1]}/served"
     assert proc.returncode == 0, err
     assert err.splitlines()[0] == (
-        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds neither /config nor /brokers: "
+        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds no /brokers: "
         "no Kafka cluster uses it (serving its quotas anyway)"
     )
     assert zk_client.get_children("/served") == ["config"] and zk_client.get_children("/served/config") == ["changes"]
@@ -118,7 +132,7 @@ def test_serving_from_a_chroot_no_kafka_uses_says_so_and_serves(env, zk_connect,
 def test_a_forgotten_chroot_is_said_with_where_kafka_is(env, zk_connect, zk_client, argv):
     """``zk:2181`` given where the cluster uses ``zk:2181/kafka``: kafka-configs lists no quotas
     and writes where no broker reads, both in silence. Here the parent of this test's Kafka-like
-    chroot stands in for the root: it holds a Kafka chroot and neither /config nor /brokers."""
+    chroot stands in for the root: it holds a Kafka chroot and no /brokers."""
     zk_client.ensure_path("/cluster/kafka/brokers")
     zk_client.ensure_path("/cluster/other/data")
     given = f"{zk_connect}/cluster"
@@ -129,7 +143,7 @@ def test_a_forgotten_chroot_is_said_with_where_kafka_is(env, zk_connect, zk_clie
     chroot = "/" + given.split("/", 1)[1]
     assert result.rc == 0, result.stderr
     assert result.stderr == (
-        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds neither /config nor /brokers: no Kafka "
+        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds no /brokers: no Kafka "
         f"cluster uses it; Kafka's znodes are under {given}/kafka"
         + (" (writing there anyway)" if argv == ALTER else "")
         + "\n"
@@ -148,7 +162,7 @@ def test_a_root_that_no_kafka_uses_is_said_when_no_chroot_is_given(env, tmp_path
         result = run_kconfigs(["--zookeeper", server.hosts, *DESCRIBE], env={"KCONFIGS_HOME": str(env / "home")})
         assert (result.rc, result.stdout) == (0, [])
         assert result.stderr == (
-            f"Warning: ZooKeeper root (no chroot given) on {server.hosts} holds neither /config nor /brokers: "
+            f"Warning: ZooKeeper root (no chroot given) on {server.hosts} holds no /brokers: "
             f"no Kafka cluster uses it; Kafka's znodes are under {server.hosts}/kafka\n"
         )
         result = run_kconfigs(["--zookeeper", server.hosts + "/kafka", *DESCRIBE])
@@ -158,16 +172,20 @@ def test_a_root_that_no_kafka_uses_is_said_when_no_chroot_is_given(env, tmp_path
 
 
 def test_a_delete_of_an_entity_with_no_quotas_fails_and_writes_nothing(env, zk_connect, zk_client):
-    """A Kafka chroot (it holds /brokers) and one no Kafka uses: one line, no warning, and not
+    """A Kafka chroot (it holds /brokers) and one no Kafka uses (warned about): one line, and not
     even /config/changes is made."""
     zk_client.ensure_path("/nokafka")
-    for chroot, node in ((zk_connect, "/"), (f"{zk_connect}/nokafka", "/nokafka")):
+    warning = (
+        f"Warning: ZooKeeper chroot /{zk_connect.split('/', 1)[1]}/nokafka on {_host(zk_connect)} holds no "
+        "/brokers: no Kafka cluster uses it\n"
+    )
+    for chroot, node, warned in ((zk_connect, "/", ""), (f"{zk_connect}/nokafka", "/nokafka", warning)):
         before = zk_client.get_children(node)
         result = run_kconfigs(["delete", "--user", "nobody", "--zookeeper", chroot])
         assert (result.rc, result.stdout, result.stderr) == (
             1,
             [],
-            "user-principal 'nobody' has no quotas: nothing deleted\n",
+            warned + "user-principal 'nobody' has no quotas: nothing deleted\n",
         )
         assert zk_client.get_children(node) == before
     assert zk_client.exists("/config") is None
@@ -240,6 +258,5 @@ def test_a_path_we_may_not_list_still_gets_the_warning_without_a_hint(env, zk_co
     chroot = "/" + given.split("/", 1)[1]
     assert (result.rc, result.stdout) == (0, [])
     assert result.stderr == (
-        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds neither /config nor /brokers: "
-        "no Kafka cluster uses it\n"
+        f"Warning: ZooKeeper chroot {chroot} on {_host(zk_connect)} holds no /brokers: no Kafka cluster uses it\n"
     )

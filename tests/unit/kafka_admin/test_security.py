@@ -130,3 +130,11 @@ def test_full_properties_file_round_trip():
     )
     sec = security_from_properties(parse_properties(text))
     assert (sec.sasl_username, sec.client_id, sec.request_timeout_ms) == ("admin", "ops", 5000)
+
+
+@pytest.mark.parametrize("value", ["1_000", "\u0665000", "5000\u00a0", "0x10", "1e3"])
+def test_a_timeout_is_an_int_as_kafkas_config_def_reads_it(value):
+    """Python's int() took ``1_000``, Arabic-Indic digits and Unicode spaces."""
+    with pytest.raises(ValidationError, match=r"^Invalid value .* for configuration request.timeout.ms: Not a number"):
+        security_from_properties({"request.timeout.ms": value})
+    assert security_from_properties({"request.timeout.ms": " +7000\t"}).request_timeout_ms == 7000

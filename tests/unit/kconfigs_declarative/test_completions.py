@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import created_store
 from kconfigs.commands.completion import FILE_NAMES, completion_script
 
 REPO = Path(__file__).resolve().parents[3]
@@ -55,7 +56,7 @@ def test_profiles_complete_from_the_config_file(tmp_path):
 
 
 def test_entity_names_come_from_a_reachable_store(tmp_path):
-    db = tmp_path / "q.db"
+    db = created_store(tmp_path / "q.db")
     for args in (["--user", "alice"], ["--user", "albert", "--client-id", "app"], ["--user-default"]):
         subprocess.run(
             [sys.executable, "-m", "kconfigs", "alter", *args, "--set", "producer_byte_rate=5", "--store", str(db)],

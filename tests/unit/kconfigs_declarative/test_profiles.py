@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from kconfigs.errors import UsageError
-from kconfigs.profiles import StoreOptions, config_path, parse_store_spec, resolve_store_options, select_profile
+from kconfigs.profiles import (
+    StoreOptions,
+    config_path,
+    parse_store_spec,
+    resolve_store_options,
+    resolve_store_spec,
+    select_profile,
+)
 
 CONFIG = {
     "default_profile": "dev",
@@ -78,8 +85,50 @@ def test_a_flag_store_beats_an_environment_store_and_the_default_profile(config_
 
 
 def test_nothing_named_is_the_embedded_default(tmp_path):
-    options = resolve_store_options({"zookeeper": None}, None, {"KCONFIGS_CONFIG": str(tmp_path / "none.toml")})
+    options = resolve_store_options({"zookeeper": None}, None, {"XDG_CONFIG_HOME": str(tmp_path)})
     assert options.is_embedded_default and options.origin == "default"
+
+
+def test_a_config_file_named_by_kconfigs_config_must_exist_even_when_a_flag_names_the_store(tmp_path):
+    env = {"KCONFIGS_CONFIG": str(tmp_path / "none.toml")}
+    for flags in ({}, {"zookeeper": "zk:2181"}):
+        with pytest.raises(UsageError, match=rf"^KCONFIGS_CONFIG names {tmp_path}/none.toml, which does not exist$"):
+            resolve_store_options(flags, None, env)
+    with pytest.raises(UsageError, match=r"^KCONFIGS_CONFIG names .*none.toml, which does not exist$"):
+        resolve_store_spec("prod", None, env)
+
+
+def test_a_profile_named_without_a_config_file_says_the_file_is_missing(tmp_path):
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    message = rf"^No profile 'prod': the config file {tmp_path}/kconfigs/config.toml does not exist$"
+    with pytest.raises(UsageError, match=message):
+        resolve_store_options({}, "prod", env)
+    with pytest.raises(UsageError, match=message):
+        resolve_store_spec("prod", None, env)
+
+
+def test_a_profile_that_names_no_store_is_refused_unless_a_store_is_named_elsewhere(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('default_profile = "creds"\n[profiles.creds]\nzk_auth = "u:p"\n[profiles.empty]\n')
+    env = {"KCONFIGS_CONFIG": str(path)}
+    for profile in ("creds", "empty", None):
+        with pytest.raises(UsageError, match=r"^Profile '(creds|empty)' in .*c.toml names no store: give it "):
+            resolve_store_options({}, profile, env)
+    with pytest.raises(UsageError, match=r"^Profile 'empty' in .*c.toml names no store"):
+        resolve_store_spec("empty", None, env)
+    lent = resolve_store_options({"zookeeper": "zk:2181"}, "creds", env)
+    assert (lent.zookeeper, lent.zk_auth) == ("zk:2181", "u:p")
+    assert resolve_store_options({}, None, {**env, "KCONFIGS_STORE": "/q.db"}).store_path == "/q.db"
+
+
+@pytest.mark.parametrize("spec", ["127.0.0.1:2181/kafka", "zk1:2181,zk2:2181", "broker:9092", "[::1]:2181/k"])
+def test_an_address_without_a_scheme_suggests_the_schemes(tmp_path, spec):
+    with pytest.raises(UsageError) as raised:
+        resolve_store_spec(spec, None, {"XDG_CONFIG_HOME": str(tmp_path)})
+    assert str(raised.value) == (
+        f"{spec!r} is not a profile; an address needs its scheme: zk://{spec} (ZooKeeper), "
+        f"kafka://{spec} (brokers) or kafka-controller://{spec}"
+    )
 
 
 @pytest.mark.parametrize(
