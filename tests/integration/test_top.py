@@ -287,6 +287,8 @@ def gateway(cluster, tmp_path_factory):
     broker, _, _, _ = cluster
     work = tmp_path_factory.mktemp("top-gateway")
     store = str(work / "quotas.db")
+    code, _, err = run_main("init", "--store", store)
+    assert code == 0, err
     code, _, err = run_main(
         "alter", "--store", store, "--client-id", GATEWAY_CLIENT, "--set", f"producer_byte_rate={GATEWAY_QUOTA}"
     )
