@@ -33,6 +33,7 @@ PURE_CORE = [
     "kconfigs_enforcement.resolution",
     "kconfigs_enforcement.quota_manager",
     "kconfigs_analysis.rollup",
+    "kconfigs_analysis.traffic_model",
 ]
 IO_MODULES = {
     "os",
