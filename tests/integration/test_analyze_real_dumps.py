@@ -384,3 +384,38 @@ def test_whatif_on_the_captured_dump_throttles_only_who_exceeds(capture, spark, 
     # twice its p99: each 1-s sample is charged one second, the last one too (not 60 s)
     assert rows[("produce", STEADY)]["events"] > 10 and rows[("produce", STEADY)]["throttled_events"] == 0
     assert rows[("produce", THROTTLED)]["throttled_fraction"] > 0.5
+
+
+def test_whatif_of_the_quotas_in_force_reproduces_what_the_broker_did(capture, spark, tmp_path):
+    """Replaying the quotas the broker enforced on its own JmxTool dump: each entity's throttled
+    share of samples as the report measured it, and the rate the broker let through, which is
+    min(demand, quota): the throttled client is held to its quota, the others pass whole."""
+    report = _by_entity(_jmxtool_report(capture, tmp_path))
+    in_force = tmp_path / "in-force.toml"
+    in_force.write_text(
+        f'[[quota]]\nentity = {{ client-id = "{THROTTLED}" }}\nproducer_byte_rate = {THROTTLED_QUOTA}\n\n'
+        f"[[quota]]\nentity = {{ client-id = {{ default = true }} }}\n"
+        f"producer_byte_rate = {DEFAULT_QUOTA}\nconsumer_byte_rate = {DEFAULT_QUOTA}\n"
+    )
+    out = tmp_path / "in-force.json"
+    code, _, err = run_main(
+        "analyze",
+        "whatif",
+        str(capture.jmxtool),
+        "--proposed",
+        str(in_force),
+        "--format",
+        "json",
+        "--output",
+        str(out),
+        "-q",
+    )
+    assert code == 0, err
+    rows = {(r["kind"], r["client_id"]): r for r in json.loads(out.read_text())["entities"]}
+    for key in (("produce", THROTTLED), ("produce", STEADY), ("fetch", READER)):
+        replayed, measured = rows[key], report[key]
+        assert abs(replayed["throttled_fraction"] - measured["throttled_fraction"]) <= 0.03, (key, replayed, measured)
+    assert rows[("produce", THROTTLED)]["predicted_rate"] == pytest.approx(THROTTLED_QUOTA, rel=0.05)
+    for key in (("produce", STEADY), ("fetch", READER)):
+        assert rows[key]["predicted_rate"] == pytest.approx(rows[key]["demand_rate"], rel=0.05)
+        assert rows[key]["demand_rate"] == pytest.approx(report[key]["mean"], rel=0.05)

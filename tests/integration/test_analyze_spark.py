@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import urllib.parse
+from html import escape as html_escape
 from pathlib import Path
 
 import pytest
@@ -491,9 +492,63 @@ def test_every_report_names_its_quota_source(spark, tmp_path, monkeypatch):
         assert {k: document["quota_source"][k] for k in source} == source
         assert line in html.read_text()
         # a usage log's rates are per logged window, and the report says so beside the quotas
-        assert document["rate_windows"] == [USAGE_LOG_WINDOW] and f"Rates: {USAGE_LOG_WINDOW}" in html.read_text()
+        assert (
+            document["rate_windows"] == [USAGE_LOG_WINDOW]
+            and html_escape(f"Rates: {USAGE_LOG_WINDOW}") in html.read_text()
+        )
         code, out, err = run_main("analyze", "report", dump, *extra, "-q")
         assert code == 0 and line in out and "not Kafka's 11 s quota window" in out, out
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (
+            ["--headroom", "30"],
+            "--headroom 30 would recommend 31 × the percentile: headroom is a fraction (0.3 = 30 %), at most 5",
+        ),
+        (
+            ["--floor", "produce=lots"],
+            "--floor produce=lots: give KIND=VALUE with KIND one of produce, fetch, request, controller_mutation, "
+            "connection and VALUE a number >= 0",
+        ),
+        (
+            ["--floor", "bytes=1"],
+            "--floor bytes=1: give KIND=VALUE with KIND one of produce, fetch, request, controller_mutation, "
+            "connection and VALUE a number >= 0",
+        ),
+    ],
+)
+def test_recommend_refuses_a_percent_headroom_and_a_bad_floor_before_spark_starts(tmp_path, extra, message):
+    """--headroom 30 (meant as 30 %) silently gave quotas 31 × the percentile."""
+    plan = tmp_path / "plan.toml"
+    code, out, err = run_main(
+        "analyze", "recommend", str(FIXTURES / "gateway-usage.jsonl"), "--write", str(plan), *extra
+    )
+    assert (code, out, err) == (1, "", message + "\n")
+    assert not plan.exists()
+
+
+def test_recommend_floors_are_settable(spark, tmp_path):
+    plan = tmp_path / "plan.toml"
+    code, out, err = run_main(
+        "analyze",
+        "recommend",
+        str(FIXTURES / "gateway-usage.jsonl"),
+        "--write",
+        str(plan),
+        "--floor",
+        "produce=3000000",
+        "-q",
+    )
+    assert code == 0, err
+    from kconfigs.quotafile import parse_quota_text
+
+    produce = [
+        d.quotas["producer_byte_rate"] for d in parse_quota_text(plan.read_text()) if "producer_byte_rate" in d.quotas
+    ]
+    assert produce and min(produce) >= 3_000_000
+    assert "floor 3000000" in out and "Plan: " in out
 
 
 def test_recommend_does_not_replace_a_quota_file_it_did_not_write_unless_told(tmp_path):
