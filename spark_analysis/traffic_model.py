@@ -19,6 +19,9 @@ client the replay throttles is muted for the throttle time, as a broker mutes it
 (KIP-219): a request due meanwhile waits for the mute's end, and what more falls due is lost, so
 a rate over the quota is held to about the quota and one under it passes whole. A throttled
 Fetch delivers nothing (its bytes are unrecorded) and is asked again at the mute's end. A
+sample's Rate covers the 11 s before it, so before an entity's first sample its demand is
+replayed for one more quota window, uncounted: the broker's sensor was warm when the dump began,
+and a fresh one would let a burst of quota × 10 s through. A
 sample counts as throttled when the broker held back its client in that interval (let through
 less than the sample's demand, :data:`HELD_BACK_TOLERANCE`) or throttled it at the sample's
 time (its last request throttled or muted: what the broker's metric showed at that poll). On
@@ -95,6 +98,13 @@ class ElasticClient:
     sample_demand: float = 0.0  # of the sample being replayed
     sample_delivered: float = 0.0
     totals: ClientTotals = field(default_factory=ClientTotals)
+    counting: bool = True  # False while its warm-up is replayed (added up apart, then dropped)
+    warm_up: ClientTotals = field(default_factory=ClientTotals)
+
+    @property
+    def tally(self) -> ClientTotals:
+        """Where the requests being replayed are added up."""
+        return self.totals if self.counting else self.warm_up
 
 
 class SensorGroupReplay:
@@ -125,9 +135,9 @@ class SensorGroupReplay:
         throttle_ms, accepted = self._send(key, now_ms, value)
         throttled = throttle_ms > 0
         delivered = 0 if throttled and client.kind in EMPTY_WHEN_THROTTLED else value
-        client.totals.delivered += delivered
+        client.tally.delivered += delivered
         client.sample_delivered += delivered
-        record_result(client.totals, throttle_ms, accepted)
+        record_result(client.tally, throttle_ms, accepted)
         if throttled:
             if client.kind in EMPTY_WHEN_THROTTLED:  # nothing came back: asked again when the mute ends
                 client.pending = max(client.pending, value)
@@ -147,12 +157,17 @@ class SensorGroupReplay:
                 value, client.pending = client.pending, 0
                 self._deliver(key, client, end_ms, value)
 
-    def elastic(self, key: tuple, kind: str, now_ms: int, value: int, slot_ms: int, last_of_sample: bool) -> None:
-        """A modelled request of a sample's demand; ``last_of_sample`` closes that sample."""
+    def elastic(
+        self, key: tuple, kind: str, now_ms: int, value: int, slot_ms: int, last_of_sample: bool, counted: bool = True
+    ) -> None:
+        """A modelled request of a sample's demand; ``last_of_sample`` closes that sample. A request
+        not ``counted`` is warm-up (the traffic before the first sample): replayed, not added up."""
         self._wake_until(now_ms)
-        client = self._client(key, kind)
-        client.totals.demand += value
-        client.totals.span_ms += slot_ms
+        client = self.clients.setdefault(key, ElasticClient(kind, counting=counted))
+        if counted and not client.counting:  # the warm-up is over: the first sample starts now
+            client.counting, client.sample_demand, client.sample_delivered = True, 0.0, 0.0
+        client.tally.demand += value
+        client.tally.span_ms += slot_ms
         client.sample_demand += value
         throttled_now = now_ms < client.muted_until_ms
         if throttled_now:

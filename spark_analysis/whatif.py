@@ -52,6 +52,7 @@ def load_trace(spark: SparkSession, path: str) -> DataFrame:
         F.lit(0).cast("long").alias("slot_ms"),  # a trace is requests as sent: no client model
         F.lit(False).alias("last_of_sample"),
         F.lit(False).alias("elastic"),
+        F.lit(True).alias("counted"),
     )
 
 
@@ -89,8 +90,18 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
         throttle_ms > 0, F.col("rate") * (1 + throttle_ms / F.lit(float(traffic_model.QUOTA_WINDOW_MS)))
     ).otherwise(F.col("rate"))
     slots = F.greatest(F.lit(1), F.round(interval_ms / F.lit(float(traffic_model.SLOT_MS)))).cast("int")
+    # a series' first broker sample is the Rate of the quota window before it: replayed from the
+    # window's start, the part before the sample's own interval as uncounted warm-up
+    is_first_rate = F.col("_gap_ms").isNull() & F.col("window_ms").isNull()
+    warm_ms = F.greatest(F.lit(traffic_model.QUOTA_WINDOW_MS) - interval_ms, F.lit(0))
+    warm = F.when(is_first_rate, F.round(warm_ms / F.lit(float(traffic_model.SLOT_MS)))).otherwise(0).cast("int")
     with_slots = with_usual.select(
-        *series, end_ms.alias("_end_ms"), interval_ms.alias("_interval_ms"), slots.alias("_slots"), demand.alias("_d")
+        *series,
+        end_ms.alias("_end_ms"),
+        interval_ms.alias("_interval_ms"),
+        slots.alias("_slots"),
+        warm.alias("_warm"),
+        demand.alias("_d"),
     ).filter(F.col("_interval_ms").isNotNull())
     slot_ms = (F.col("_interval_ms") / F.col("_slots")).cast("long")
     factor = F.create_map(*(F.lit(x) for pair in _AMOUNT_PER_RATE_MS.items() for x in pair))
@@ -99,7 +110,7 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
         "*",
         slot_ms.alias("_slot_ms"),
         amount.alias("_amount"),
-        F.explode(F.sequence(F.lit(1), F.col("_slots"))).alias("_k"),
+        F.explode(F.sequence(F.lit(1) - F.col("_warm"), F.col("_slots"))).alias("_k"),
     )
     time_ms = F.col("_end_ms") - (F.col("_slots") - F.col("_k")) * F.col("_slot_ms")
     is_connection = F.col("kind") == "connection"
@@ -118,6 +129,7 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
         F.when(is_connection, F.lit(0)).otherwise(F.col("_slot_ms")).alias("slot_ms"),
         (~is_connection & (F.col("_k") == F.col("_slots"))).alias("last_of_sample"),
         (~is_connection).alias("elastic"),
+        (F.col("_k") >= 1).alias("counted"),
     )
 
 

@@ -538,7 +538,7 @@ def test_recommend_floors_are_settable(spark, tmp_path):
         "--write",
         str(plan),
         "--floor",
-        "produce=3000000",
+        "produce=8000000",
         "-q",
     )
     assert code == 0, err
@@ -547,8 +547,8 @@ def test_recommend_floors_are_settable(spark, tmp_path):
     produce = [
         d.quotas["producer_byte_rate"] for d in parse_quota_text(plan.read_text()) if "producer_byte_rate" in d.quotas
     ]
-    assert produce and min(produce) >= 3_000_000
-    assert "floor 3000000" in out and "Plan: " in out
+    assert produce and min(produce) >= 8_000_000
+    assert "floor 8000000" in out and "Plan: " in out
 
 
 def test_recommend_does_not_replace_a_quota_file_it_did_not_write_unless_told(tmp_path):

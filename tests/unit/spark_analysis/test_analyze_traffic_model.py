@@ -58,3 +58,28 @@ def test_a_throttle_time_gives_the_demand_back():
     assert throttle_ms == 5_500
     assert demand_rate(1_000_000, throttle_ms) == pytest.approx(1_500_000)
     assert demand_rate(1_000_000, 0.0) == demand_rate(1_000_000, None) == 1_000_000
+
+
+def test_a_warm_up_before_the_first_sample_spends_a_fresh_sensors_allowance_uncounted():
+    """A dump starts with the broker's sensor warm; a fresh one lets quota × 10 s through first
+    (a 16-s capture's rate read 1.6 × the quota). The warm-up is replayed, not added up."""
+    quota = 1_000_000
+    enforcer = Enforcer(QuotaSnapshot.from_records([({"client-id": "c"}, {"producer_byte_rate": quota})]))
+
+    def send(key, now_ms, value):
+        result = decide(enforcer, UsageEvent(now_ms, "", "c", "", "produce", value))
+        return result.throttle_ms, result.accepted
+
+    group = SensorGroupReplay(send, advance=lambda now_ms: None)
+    per_slot = 2 * quota * SLOT_MS // 1000
+    for k in range(QUOTA_WINDOW_MS // SLOT_MS):  # the quota window before the first sample
+        group.elastic(("c",), "produce", k * SLOT_MS, per_slot, SLOT_MS, False, counted=False)
+    start_ms = QUOTA_WINDOW_MS
+    for sample in range(6):
+        for k in range(1, SAMPLE_MS // SLOT_MS + 1):
+            now_ms = start_ms + sample * SAMPLE_MS + k * SLOT_MS
+            group.elastic(("c",), "produce", now_ms, per_slot, SLOT_MS, k == SAMPLE_MS // SLOT_MS)
+    totals = group.finish()[("c",)]
+    assert (totals.samples, totals.throttled_samples, totals.span_ms) == (6, 6, 6 * SAMPLE_MS)
+    assert totals.demand == 2 * quota * 6 * SAMPLE_MS / 1000
+    assert totals.delivered / (totals.span_ms / 1000) == pytest.approx(quota, rel=0.05)
