@@ -57,6 +57,26 @@ def format_for_path(path: str, explicit: str | None = None) -> str:
     return FORMAT_BY_SUFFIX.get(suffix, "toml")
 
 
+def read_quota_file(path: str, fmt: str | None = None) -> list[DesiredQuota]:
+    """The entries of the quota file at ``path``, in ``fmt`` or the format its suffix names (TOML
+    by default): the one reader of quota files on disk for ``resolve``, ``simulate`` and
+    ``analyze``. :raises UsageError: unreadable; :raises ValidationError: not UTF-8, bad content"""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as err:
+        raise UsageError(f"Cannot read quota file {path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise ValidationError(f"{path}: not UTF-8 text") from None
+    return parse_quota_text(text, format_for_path(path, fmt), path)
+
+
+def snapshot_records(desired: Iterable[DesiredQuota]) -> list[tuple[dict, dict[str, float]]]:
+    """Quota-file entries as ``(entity JSON, {key: float})`` records, what
+    ``kconfigs_enforcement.QuotaSnapshot.from_records`` and the analysis take."""
+    return [(d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()}) for d in desired]
+
+
 def parse_quota_text(text: str, fmt: str = "toml", origin: str = "quota file") -> list[DesiredQuota]:
     """Parse and fully validate a quota file's text.
 

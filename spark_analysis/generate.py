@@ -71,12 +71,16 @@ def _demand(model: EntityModel, kind_index: int, times_ms: np.ndarray, rng: np.r
 
 
 def _observe(demand: np.ndarray, quota: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """(observed rate, throttle ms): over the quota the broker holds the rate near the quota."""
+    """(observed rate, throttle ms): over the quota the broker holds the rate near the quota (1 %
+    above it, or the demand when that is less), and the throttle time is the delay that brings
+    the demand down to the rate held, ``(D - O) / O × W`` (at least 0.1 ms: it was throttled),
+    so that ``traffic_model.demand_rate`` reads the demand back from the sample."""
     if quota is None:
         return demand, np.zeros_like(demand)
     over = demand > quota
-    throttle = np.where(over, np.minimum((demand - quota) / quota * WINDOW_MS, 30_000.0), 0.0)
-    return np.where(over, quota * 1.01, demand), np.round(throttle, 1)
+    held = np.where(over, np.minimum(demand, quota * 1.01), demand)
+    throttle = np.where(over, np.maximum(np.round((demand - held) / held * WINDOW_MS, 1), 0.1), 0.0)
+    return held, throttle
 
 
 def java_double(value: float) -> str:
@@ -100,10 +104,12 @@ class _Truth:
     def __init__(self):
         self.observed: dict[tuple, list] = {}
         self.throttled: dict[tuple, list] = {}
+        self.demand: dict[tuple, list] = {}
 
-    def add(self, key: tuple, broker: int, observed: np.ndarray, throttle: np.ndarray) -> None:
+    def add(self, key: tuple, broker: int, observed: np.ndarray, throttle: np.ndarray, demand: np.ndarray) -> None:
         self.observed.setdefault((key, broker), []).append(observed)
         self.throttled.setdefault((key, broker), []).append(throttle > 0)
+        self.demand.setdefault((key, broker), []).append(demand)
 
     def rows(self, quotas: dict) -> list[dict]:
         merged: dict[tuple, dict] = {}
@@ -114,6 +120,7 @@ class _Truth:
                 f"p{round(p * 100)}": float(values[max(math.ceil(p * len(values)) - 1, 0)]) for p in (0.5, 0.95, 0.99)
             }
             stats.update(max=float(values[-1]), samples=int(len(values)), throttled=int(throttled.sum()))
+            demand = np.concatenate(self.demand[(key, broker)])
             row = merged.setdefault(
                 key,
                 {
@@ -127,6 +134,11 @@ class _Truth:
             )
             for name in ("p50", "p95", "p99", "max"):
                 row[name] = max(row.get(name, 0.0), stats[name])
+            # demand: per sample on one broker (what the client asked of it); the mean is summed
+            # over brokers (the entity's cluster-wide demand)
+            row["demand_min"] = min(row.get("demand_min", math.inf), float(demand.min()))
+            row["demand_max"] = max(row.get("demand_max", 0.0), float(demand.max()))
+            row["demand_mean_total"] = row.get("demand_mean_total", 0.0) + float(demand.mean())
             row["samples"] += stats["samples"]
             row["throttled"] += stats["throttled"]
         for row in merged.values():
@@ -173,7 +185,7 @@ def _broker_series(spec, models, rng, times_ms, truth, tags):
                 demand = _demand(m, k, times_ms, rng) / spec.brokers
                 observed, throttle = _observe(demand, m.quota[kind])
                 key = (kind, *tags[(kind, m.user, m.client_id)])
-                truth.add(key, broker, observed, throttle)
+                truth.add(key, broker, observed, throttle, demand)
                 yield broker, kind, m, key, observed, throttle
 
 

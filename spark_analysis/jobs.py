@@ -17,11 +17,11 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from kconfigs.errors import ValidationError
+from kconfigs_analysis import dump_inputs, readers, report_scan, rollup, sizing, transforms
 from kconfigs_analysis import quotas as quota_io
-from kconfigs_analysis import readers, report_scan, rollup, sizing, transforms
 from kconfigs_analysis.dumpfiles import ReadOptions
 from kconfigs_analysis.kinds import KIND_QUOTA_KEY
-from kconfigs_analysis.report import ReportData
+from kconfigs_analysis.report import ReportData, rate_windows_of
 from kconfigs_analysis.schemas import ENTITY_COLUMNS
 from kconfigs_analysis.session import SMALL_INPUT_BYTES, sized_for
 
@@ -58,7 +58,7 @@ def is_small(args: InputArgs) -> bool:
     """Whether the named dumps are small (session.SMALL_INPUT_BYTES), known before Spark starts."""
     if args.prometheus is not None:
         return False
-    return sum(os.path.getsize(p) for p in readers.expand_inputs(args.paths)) <= SMALL_INPUT_BYTES
+    return sum(os.path.getsize(p) for p in dump_inputs.expand_inputs(args.paths)) <= SMALL_INPUT_BYTES
 
 
 def input_bytes(files: list) -> int:
@@ -69,10 +69,15 @@ def input_bytes(files: list) -> int:
 @dataclass(frozen=True)
 class ReportArgs:
     inputs: InputArgs
-    quota_records: list | None = None  # None: no quotas known (utilisation left blank)
+    quota_source: quota_io.QuotaSource = quota_io.NO_QUOTA_SOURCE
     top_n: int = 10
     chart_entities: int = 6
     heat_entities: int = 20
+
+    @property
+    def quota_records(self) -> list | None:
+        """None: no quotas known (utilisation left blank)."""
+        return self.quota_source.records
 
 
 @dataclass
@@ -195,7 +200,17 @@ def _report(spark: SparkSession, args: ReportArgs, files: list, step: Step, smal
     charts, heat_rows, buckets = _chart_data(inputs, rows, summary, args)
     idle = sizing.idle_quotas(args.quota_records or [], rows, KIND_QUOTA_KEY)
     data = ReportData(
-        [f.path for f in files], summary, rows, charts, heat_rows, buckets, idle, examples, top_n=args.top_n
+        [f.path for f in files],
+        summary,
+        rows,
+        charts,
+        heat_rows,
+        buckets,
+        idle,
+        examples,
+        top_n=args.top_n,
+        quota_source=args.quota_source,
+        rate_windows=rate_windows_of(f.format for f in files),
     )
     return ReportOutcome(data)
 
@@ -211,7 +226,7 @@ def run_recommend(spark: SparkSession, args: ReportArgs, policy: sizing.SizingPo
 class WhatIfArgs:
     inputs: InputArgs
     proposed: list  # quota records to try
-    current: list | None = None  # quotas in force: replayed too, for the comparison
+    current: quota_io.QuotaSource = quota_io.NO_QUOTA_SOURCE  # quotas in force: replayed too, for the comparison
 
 
 def _whatif_events(spark: SparkSession, inputs: InputArgs, files: list, step: Step) -> DataFrame:
@@ -228,13 +243,38 @@ def _whatif_events(spark: SparkSession, inputs: InputArgs, files: list, step: St
     return whatif.events_from_samples(samples)
 
 
+def _throttled_fraction(row: dict, prefix: str = "") -> float:
+    """Throttled samples per sample (metric dumps, usage logs), else throttled requests per
+    request (traces: requests as sent)."""
+    samples, events = row.get(f"{prefix}samples") or 0, row.get(f"{prefix}events") or 0
+    if samples:
+        return row[f"{prefix}throttled_samples"] / samples
+    return row[f"{prefix}throttled_events"] / events if events else 0.0
+
+
+def _with_rates(row: dict) -> dict:
+    """A per-source row plus its rates in the quota's unit: asked for, and let through (the
+    predicted rate). Per broker, so that the entity's rows add up to its cluster-wide rates."""
+    from kconfigs_analysis.whatif import amount_per_rate_ms
+
+    factor = amount_per_rate_ms(row["kind"])
+    rates = {}
+    for prefix in ("", "current_"):
+        span_ms = row.get(f"{prefix}span_ms")
+        if f"{prefix}delivered" in row:
+            known = bool(span_ms) and factor is not None
+            rates[f"{prefix}demand_rate"] = row[f"{prefix}demand"] / (factor * span_ms) if known else None
+            rates[f"{prefix}predicted_rate"] = row[f"{prefix}delivered"] / (factor * span_ms) if known else None
+    return {**row, **rates}
+
+
 def _rollup_whatif(rows: list[dict], proposed: list) -> list[dict]:
     """Sum the per-broker replay rows per entity; attach the proposed effective quota."""
     merged: dict[tuple, dict] = {}
-    for row in rows:
+    for row in map(_with_rates, rows):
         key = tuple(row[c] or None for c in ENTITY_COLUMNS)
         into = merged.setdefault(
-            key, {**dict(zip(ENTITY_COLUMNS, key)), **{k: 0 for k in row if k not in ENTITY_COLUMNS + ["source"]}}
+            key, {**dict(zip(ENTITY_COLUMNS, key)), **{k: None for k in row if k not in ENTITY_COLUMNS + ["source"]}}
         )
         for name, value in row.items():
             if name in ENTITY_COLUMNS or name == "source" or value is None:
@@ -244,12 +284,10 @@ def _rollup_whatif(rows: list[dict], proposed: list) -> list[dict]:
     for key, quota in zip(list(merged), resolved):
         row = merged[key]
         row["proposed_quota"] = quota.quota
-        row["throttled_fraction"] = row["throttled_events"] / row["events"] if row["events"] else 0.0
+        row["throttled_fraction"] = _throttled_fraction(row)
         if "current_events" in row:
-            row["current_throttled_fraction"] = (
-                row["current_throttled_events"] / row["events"] if row["events"] else 0.0
-            )
-    return sorted(merged.values(), key=lambda r: (-r["throttled_fraction"], -r["throttle_ms_total"]))
+            row["current_throttled_fraction"] = _throttled_fraction(row, "current_")
+    return sorted(merged.values(), key=lambda r: (-r["throttled_fraction"], -(r["throttle_ms_total"] or 0)))
 
 
 def run_whatif(spark: SparkSession, args: WhatIfArgs, step: Step = lambda _: None) -> list[dict]:
@@ -261,6 +299,7 @@ def run_whatif(spark: SparkSession, args: WhatIfArgs, step: Step = lambda _: Non
         events = _whatif_events(spark, args.inputs, files, step).persist(StorageLevel.MEMORY_AND_DISK)
         step("replaying proposed quotas")
         after = whatif.replay_events(spark, events, args.proposed)
-        before = whatif.replay_events(spark, events, args.current) if args.current is not None else None
+        current = args.current.records
+        before = whatif.replay_events(spark, events, current) if current is not None else None
         rows = [r.asDict() for r in whatif.compare(before, after).collect()]
     return _rollup_whatif(rows, args.proposed)

@@ -38,6 +38,8 @@ def report_document(data: ReportData, extra: dict | None = None) -> dict:
     """The stable JSON document of a report."""
     document = {
         "inputs": data.inputs,
+        "quota_source": data.quota_source.as_json(),
+        "rate_windows": data.rate_windows,
         "summary": data.summary,
         "entities": data.rows,
         "idle_quotas": data.idle,
@@ -85,6 +87,9 @@ def print_summary(data: ReportData, console=None) -> None:
         f"[bold]{s['rate_samples']:,}[/] rate samples from {len(data.inputs)} file(s), "
         f"{len(data.rows):,} entities, [bold]{s['malformed_lines']:,}[/] malformed line(s){ignored}"
     )
+    console.print(f"Quotas in force: {data.quota_source.text}", markup=False)
+    for line in data.rate_windows:
+        console.print(f"Rates: {line}", markup=False)
     table = Table(title=f"Top {data.top_n} entities", title_justify="left")
     for name in ("kind", "entity", "mean", "p50", "p95", "p99", "max", "quota", "p99/quota", "throttled"):
         table.add_column(name, justify="left" if name in ("kind", "entity") else "right")
@@ -113,20 +118,23 @@ def _entity_text(entity: dict) -> str:
     return " ".join(f"{k}={'<default>' if v is None else v}" for k, v in entity.items())
 
 
-def print_whatif(rows: list[dict], top_n: int, console=None) -> None:
-    """Rich table: who would be throttled under the proposed quotas (and under the current ones)."""
+def print_whatif(rows: list[dict], top_n: int, quota_source=None, console=None) -> None:
+    """Rich table: who would be throttled under the proposed quotas (and under the current ones,
+    from ``quota_source``)."""
     from rich.table import Table
 
     console = console or _console()
+    if quota_source is not None:
+        console.print(f"Quotas in force: {quota_source.text}", markup=False)
     compared = any("current_events" in r for r in rows)
     hit = sum(1 for r in rows if r["throttled_events"])
     console.print(
-        f"[bold]{sum(r['events'] for r in rows):,}[/] events replayed, "
+        f"[bold]{sum(r['events'] or 0 for r in rows):,}[/] requests replayed, "
         f"[bold]{hit}[/] of {len(rows)} entities would be throttled under the proposed quotas"
     )
     table = Table(title=f"Top {top_n} by throttling under the proposed quotas", title_justify="left")
     # replayed throttles are real per-request delays, so their sum is a real total
-    headers = ["kind", "entity", "proposed quota", "events", "throttled", "throttle ms (total)", "max ms"]
+    headers = ["kind", "entity", "proposed quota", "demand", "predicted", "throttled", "throttle ms (total)", "max ms"]
     headers += ["throttled now"] if compared else []
     for name in headers:
         table.add_column(name, justify="left" if name in ("kind", "entity") else "right")
@@ -136,11 +144,37 @@ def print_whatif(rows: list[dict], top_n: int, console=None) -> None:
             r["kind"],
             entity_label(r),
             human_rate(r["proposed_quota"], unit) if r["proposed_quota"] else "unlimited",
-            f"{r['events']:,}",
+            human_rate(r.get("demand_rate"), unit) if r.get("demand_rate") is not None else "–",
+            human_rate(r.get("predicted_rate"), unit) if r.get("predicted_rate") is not None else "–",
             f"{r['throttled_fraction']:.1%}",
-            f"{r['throttle_ms_total']:,}",
-            f"{r['throttle_ms_max']:,}",
+            f"{r['throttle_ms_total'] or 0:,}",
+            f"{r['throttle_ms_max'] or 0:,}",
         ]
         cells += [f"{r.get('current_throttled_fraction', 0):.1%}"] if compared else []
         table.add_row(*cells, style="red" if r["throttled_events"] else None)
+    console.print(table)
+
+
+def print_plan(entries: list, quota_source, console=None) -> None:
+    """Rich table of a recommendation plan: per configured quota, current -> proposed and why."""
+    from rich.table import Table
+
+    from kconfigs_analysis.sizing import plain_number
+
+    console = console or _console()
+    console.print(f"Quotas in force: {quota_source.text}", markup=False)
+    table = Table(title=f"Plan: {len(entries)} quota(s)", title_justify="left")
+    for name in ("entity", "key", "current", "proposed", "reason"):
+        table.add_column(name, justify="right" if name in ("current", "proposed") else "left")
+    for e in entries:
+        current = "none" if e.current is None else plain_number(e.current)
+        changed = e.current is None or float(e.proposed) != float(e.current)
+        table.add_row(
+            _entity_text(e.entity),
+            e.key,
+            current,
+            plain_number(e.proposed),
+            e.reason,
+            style="bold" if changed else None,
+        )
     console.print(table)

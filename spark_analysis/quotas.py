@@ -14,12 +14,10 @@ agrees with the gateway and ``kconfigs simulate``; this module only adapts input
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from kconfigs.atomic_file import write_file_atomically
-from kconfigs.errors import UsageError
 from kconfigs.keys import CLIENT_KEYS
 
 #: (entity {"user"/"client-id"/"ip": name, None = default}, {quota key: value})
@@ -38,33 +36,49 @@ class ResolvedQuota:
     level: str | None
 
 
+@dataclass(frozen=True)
+class QuotaSource:
+    """Where a command's quotas in force came from: ``kind`` is file, store, profile or none;
+    ``name`` says which (the file, the store and the option or profile that named it)."""
+
+    kind: str
+    name: str
+    records: list | None  # None: no quotas known
+
+    @property
+    def text(self) -> str:
+        """One phrase for reports: ``file q.toml``, ``store --zookeeper zk:2181``, ``none``."""
+        return self.kind if self.kind == "none" else f"{self.kind} {self.name}"
+
+    def as_json(self) -> dict:
+        return {"kind": self.kind, "name": self.name}
+
+
+NO_QUOTA_SOURCE = QuotaSource("none", "no --quotas file and no store named: utilisation left blank", None)
+
+
 def parse_quota_toml(text: str, origin: str = "quota file") -> list[QuotaRecordTuple]:
     """Parse a quota file's text (``kconfigs.quotafile``). :raises ValidationError: naming the bad table."""
-    from kconfigs.quotafile import parse_quota_text
+    from kconfigs.quotafile import parse_quota_text, snapshot_records
 
-    return [
-        (d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()}) for d in parse_quota_text(text, "toml", origin)
-    ]
+    return snapshot_records(parse_quota_text(text, "toml", origin))
 
 
 def load_quota_file(path: str) -> list[QuotaRecordTuple]:
-    """:raises UsageError: missing file; :raises ValidationError: bad content."""
-    if not os.path.isfile(path):
-        raise UsageError(f"Quota file not found: {path}")
-    with open(path, encoding="utf-8") as handle:
-        return parse_quota_toml(handle.read(), path)
+    """A quota file's records, TOML, JSON or YAML by suffix (``kconfigs.quotafile``, the reader
+    ``resolve`` and ``simulate`` use too). :raises UsageError: unreadable; :raises ValidationError:"""
+    from kconfigs.quotafile import read_quota_file, snapshot_records
+
+    return snapshot_records(read_quota_file(path))
 
 
 def records_from_store(store) -> list[QuotaRecordTuple]:
     """Every quota in a kconfigs Store (``describe(MATCH_ALL)``), values as floats; SCRAM
     credentials and other non-quota configs are left out (``quotafile.desired_from_records``)."""
     from kconfigs.model import MATCH_ALL
-    from kconfigs.quotafile import desired_from_records
+    from kconfigs.quotafile import desired_from_records, snapshot_records
 
-    return [
-        (d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
-        for d in desired_from_records(store.describe(MATCH_ALL))
-    ]
+    return snapshot_records(desired_from_records(store.describe(MATCH_ALL)))
 
 
 def render_quota_toml(records: Iterable[QuotaRecordTuple], header_lines: Iterable[str] = ()) -> str:

@@ -10,21 +10,16 @@ All parsing runs in the JVM (split / regexp_extract / from_json): no Python row 
 
 from __future__ import annotations
 
-import glob
-import os
-
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from kconfigs.errors import UsageError
 from kconfigs.keys import QUOTA_KINDS
 from kconfigs_analysis import dumpfiles, jmxtool, prometheus
-from kconfigs_analysis import metric_names as names
+from kconfigs_analysis.dump_inputs import check_inputs, file_format
 from kconfigs_analysis.dumpfiles import DumpFile, ReadOptions
 from kconfigs_analysis.schemas import CANONICAL_COLUMNS, USAGE_LOG_SCHEMA
 
-FORMATS = ("jmxtool", "prometheus", "usage-log")
-TRACE_HEADER = "time_ms,user,client_id,ip,kind,value"  # kconfigs simulate --trace (what-if only)
 _OUTPUT_COLUMNS = CANONICAL_COLUMNS + ["_bad", "_line"]
 #: usage-log value -> rate factor (docs/usage-log.md): request time is recorded in ns, and
 #: Kafka's request-time metric is a percentage of one thread: ns / 1e9 * 100 = ns * 1e-7.
@@ -32,55 +27,15 @@ _USAGE_RATE_FACTOR = {"request": 1e-7}
 _USAGE_KINDS = tuple(QUOTA_KINDS)
 
 
-def expand_inputs(paths: list[str]) -> list[str]:
-    """Files named by paths, globs and directories (recursively), sorted. :raises UsageError:"""
-    files: list[str] = []
-    for path in paths:
-        matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
-        if not matches or not all(os.path.exists(m) for m in matches):
-            raise UsageError(f"Input path not found: {path}")
-        for match in matches:
-            if os.path.isdir(match):
-                for root, _, children in os.walk(match):
-                    files.extend(os.path.join(root, c) for c in children if _is_dump_name(c))
-            else:
-                files.append(match)
-    if not files:
-        raise UsageError(f"No input files under: {' '.join(paths)}")
-    return sorted(set(files))
-
-
-#: in a directory, only these are read (a generated dump sits next to quotas.toml / truth.json),
-#: also compressed (dumpfiles.COMPRESSED_SUFFIXES); files named explicitly are always read.
-#: Whether a file is compressed is decided by its content, never by its name.
-DUMP_SUFFIXES = (".csv", ".tsv", ".prom", ".txt", ".metrics", ".jsonl", ".ndjson", ".log")
-
-
-def _is_dump_name(name: str) -> bool:
-    stem = name
-    for suffix in dumpfiles.COMPRESSED_SUFFIXES:
-        stem = stem.removesuffix(suffix)
-    return not name.startswith(".") and stem.endswith(DUMP_SUFFIXES)
-
-
 def sniff_format(path: str) -> str:
-    """Guess a dump's format from its first lines. :raises UsageError: when none fits."""
-    lines = [line.strip() for line in dumpfiles.head_lines(path, jmxtool.SNIFF_LINES) if line.strip()]
-    if any(names.split_jmxtool_header(line) for line in lines):
-        return "jmxtool"
-    if lines and lines[0].startswith("{"):
-        return "usage-log"
-    if lines and lines[0].replace(" ", "") == TRACE_HEADER:
-        return "trace"
-    if lines and (lines[0].startswith("# ") or lines[0].startswith("kafka_") or "{" in lines[0]):
-        return "prometheus"
-    raise UsageError(f"Cannot tell the format of {path}: use --input-format {'|'.join(FORMATS)}")
+    """A dump's format from its first lines (dump_inputs.file_format). :raises UsageError:"""
+    return file_format(path)
 
 
 def classify_inputs(paths: list[str], input_format: str | None = None) -> list[DumpFile]:
-    """Expand ``paths`` and attach each file's format (given or sniffed); compressed files are
-    decompressed (dumpfiles). :raises UsageError:"""
-    return [dumpfiles.dump_file(p, input_format or sniff_format(p)) for p in expand_inputs(paths)]
+    """Expand ``paths`` and attach each file's format (given and checked, or sniffed); compressed
+    files are decompressed (dumpfiles). :raises UsageError:"""
+    return [dumpfiles.dump_file(p, fmt) for p, fmt in check_inputs(paths, input_format)]
 
 
 def load_dumps(spark: SparkSession, files: list[DumpFile], options: ReadOptions | None = None) -> DataFrame:

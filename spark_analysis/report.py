@@ -12,6 +12,7 @@ from html import escape
 
 from kconfigs_analysis import svg_charts
 from kconfigs_analysis.kinds import KIND_QUOTA_KEY, KIND_RATE_UNIT
+from kconfigs_analysis.quotas import NO_QUOTA_SOURCE, QuotaSource
 from kconfigs_analysis.sizing import plain_number
 
 _KEY_UNIT = {key: KIND_RATE_UNIT[kind] for kind, key in KIND_QUOTA_KEY.items()}
@@ -50,6 +51,22 @@ class ReportData:
     malformed_examples: list[str] = field(default_factory=list)
     recommendations: list = field(default_factory=list)
     top_n: int = 10
+    quota_source: QuotaSource = NO_QUOTA_SOURCE
+    rate_windows: list[str] = field(default_factory=list)  # what a rate sample averages, per input kind
+
+
+#: what one rate sample of each input format averages over, said beside every comparison with a quota
+RATE_WINDOW_TEXT = {
+    "jmxtool": "broker samples: Kafka's Rate over its quota window (quota.window.num × quota.window.size.seconds, 11 s)",
+    "prometheus": "broker samples: Kafka's Rate over its quota window (quota.window.num × quota.window.size.seconds, 11 s)",
+    "usage-log": "usage-log samples: one logged window each (1 s by default), not Kafka's 11 s quota window: "
+    "a client Kafka holds to its quota over 11 s can read above it in single windows",
+}
+
+
+def rate_windows_of(formats) -> list[str]:
+    """The :data:`RATE_WINDOW_TEXT` lines for the input formats read (each line once)."""
+    return list(dict.fromkeys(RATE_WINDOW_TEXT[f] for f in formats if f in RATE_WINDOW_TEXT))
 
 
 def entity_label(row: dict) -> str:
@@ -182,6 +199,8 @@ def render_html(data: ReportData) -> str:
     sections = [
         f"<h1>Kafka client quota report</h1><div class='sub'>{escape(_time(s.get('first_ts_ms')))} → {escape(_time(s.get('last_ts_ms')))} · "
         f"{len(data.inputs)} input file(s): {escape(', '.join(data.inputs[:6]))}{' …' if len(data.inputs) > 6 else ''}</div>",
+        f"<div class='sub' id='quota-source'>Quotas in force: {escape(data.quota_source.text)}</div>",
+        "".join(f"<div class='sub rate-window'>Rates: {escape(line)}</div>" for line in data.rate_windows),
         _cards(data),
         "<h2>Usage against the effective quota (top entities)</h2>",
         _charts_section(data),

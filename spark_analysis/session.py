@@ -392,32 +392,45 @@ class Progress:
         self._live = enabled and self._stream.isatty()
 
     def step(self, label: str) -> None:
-        """Name the current step (e.g. "reading dumps"); on a terminal shown before the task counts."""
+        """Name the current step (e.g. "reading dumps"); on a terminal shown before the task counts.
+
+        Never raises: progress is decoration, and a display that fails (a terminal gone, a Spark
+        context stopping) must not cost the command its result.
+        """
         self._label = label
         if not self._enabled:
             return
-        if self._live:
-            self._refresh()
-        else:
-            self._stream.write(f"kconfigs analyze: {label}\n")
-            self._stream.flush()
+        with contextlib.suppress(Exception):
+            if self._live:
+                self._refresh()
+            else:
+                self._stream.write(f"kconfigs analyze: {label}\n")
+                self._stream.flush()
 
     def watch(self, spark) -> None:
-        """Show the stages of this session's jobs (terminal only)."""
+        """Show the stages of this session's jobs (terminal only), until :meth:`unwatch`."""
         self._spark = spark
         if self._status is not None:
             threading.Thread(target=self._poll, daemon=True).start()
 
+    def unwatch(self) -> None:
+        """The session is stopping: later steps show no stages (a stopped session has no context)."""
+        self._spark = None
+
     def _describe_stages(self) -> str:
-        if self._spark is None:
+        spark = self._spark
+        try:
+            tracker = spark.sparkContext.statusTracker() if spark is not None else None
+            if tracker is None:
+                return ""
+            parts = []
+            for stage_id in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(stage_id)
+                if info is not None:
+                    parts.append(f"stage {stage_id}: {info.numCompletedTasks}/{info.numTasks} tasks")
+            return ", ".join(parts)
+        except Exception:  # py4j's errors are bare Exceptions; a stopped context is None
             return ""
-        tracker = self._spark.sparkContext.statusTracker()
-        parts = []
-        for stage_id in tracker.getActiveStageIds():
-            info = tracker.getStageInfo(stage_id)
-            if info is not None:
-                parts.append(f"stage {stage_id}: {info.numCompletedTasks}/{info.numTasks} tasks")
-        return ", ".join(parts)
 
     def _refresh(self) -> None:
         if self._status is not None:
@@ -438,5 +451,7 @@ class Progress:
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
+        self._spark = None
         if self._status is not None:
-            self._status.__exit__(*exc)
+            with contextlib.suppress(Exception):  # an error on the way out must not hide the command's own
+                self._status.__exit__(*exc)

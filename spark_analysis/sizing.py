@@ -198,6 +198,7 @@ def policy_header(policy: SizingPolicy) -> list[str]:
         "quotas inherited from a default stay on that default, sized for the largest entity using it",
         f"skipped: internal client-ids ({INTERNAL_CLIENT_IDS.pattern}) and entities with traffic in "
         f"fewer than {policy.min_busy_samples} samples",
+        "quotas in force that the inputs do not size (idle, skipped, other keys) are kept unchanged",
     ]
 
 
@@ -229,3 +230,52 @@ def idle_quotas(
             if kind and not used:
                 idle.append({"entity": entity, "key": key, "quota": value})
     return idle
+
+
+#: ``--headroom`` above this is refused: 30 meant as 30 % would give quotas 31 × the percentile
+MAX_HEADROOM = 5.0
+
+
+@dataclass(frozen=True)
+class PlanEntry:
+    """One line of a recommendation plan: a configured quota, in force and proposed, and the rule
+    that decided it. Quotas in force that the inputs do not size are kept as they are, so the
+    plan's file never drops one (``kconfigs apply --prune`` would delete it)."""
+
+    entity: dict  # {"user"/"client-id"/"ip": name, None = <default>}
+    key: str
+    current: float | None  # None: no quota of its own in force
+    proposed: float | int
+    reason: str
+
+
+def _entity_key(entity: Mapping) -> tuple:
+    return tuple(sorted(entity.items(), key=lambda pair: pair[0]))
+
+
+def plan(
+    in_force: Iterable[QuotaRecordTuple], recommendations: Iterable[Recommendation], idle: Iterable[Mapping]
+) -> list[PlanEntry]:
+    """Every recommendation, and every quota in force that got none (idle or not sized), kept."""
+    entries = {
+        (_entity_key(r.entity), r.key): PlanEntry(r.entity, r.key, r.current, r.recommended, r.reason)
+        for r in recommendations
+    }
+    idle_keys = {(_entity_key(i["entity"]), i["key"]) for i in idle}
+    for entity, quotas in in_force:
+        for key, value in quotas.items():
+            where = (_entity_key(entity), key)
+            if where in entries:
+                continue
+            why = "idle (no traffic in the inputs): kept" if where in idle_keys else "not sized by the inputs: kept"
+            kept = int(round(value)) if key in WHOLE_NUMBER_KEYS else value
+            entries[where] = PlanEntry(dict(entity), key, value, kept, why)
+    return sorted(entries.values(), key=lambda e: (_entity_sort_key(e.entity), e.key))
+
+
+def plan_records(entries: Iterable[PlanEntry]) -> list[QuotaRecordTuple]:
+    """The plan as quota-file records (one per entity)."""
+    grouped: dict[tuple, dict[str, float]] = {}
+    for entry in entries:
+        grouped.setdefault(_entity_key(entry.entity), {})[entry.key] = entry.proposed
+    return [(dict(entity), quotas) for entity, quotas in grouped.items()]

@@ -14,18 +14,25 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from kconfigs_analysis import traffic_model
 from kconfigs_analysis.kinds import KIND_QUOTA_KEY
 from kconfigs_analysis.local_frames import local_frame
 
 TRACE_SCHEMA = "time_ms long, user string, client_id string, ip string, kind string, value long"
 RESULT_SCHEMA = (
     "source string, kind string, user string, client_id string, ip string, events long, "
-    "throttled_events long, throttle_ms_total long, throttle_ms_max long, dropped long"
+    "throttled_events long, throttle_ms_total long, throttle_ms_max long, dropped long, "
+    "samples long, throttled_samples long, demand double, delivered double, span_ms long"
 )
 REPLAY_KINDS = ("produce", "fetch", "request", "connection", "producer_id")
 #: rate (quota unit per s) × window ms -> recording unit: bytes; request % of a thread -> ns
 #: (1 % for 1 ms = 0.01 × 1e6 ns = 1e4 ns); connections/s -> count.
 _AMOUNT_PER_RATE_MS = {"produce": 1e-3, "fetch": 1e-3, "request": 1e4, "connection": 1e-3}
+
+
+def amount_per_rate_ms(kind: str) -> float | None:
+    """Recording units per (quota unit per second × ms) of ``kind``; None: not replayed as a rate."""
+    return _AMOUNT_PER_RATE_MS.get(kind)
 
 
 def load_trace(spark: SparkSession, path: str) -> DataFrame:
@@ -42,48 +49,87 @@ def load_trace(spark: SparkSession, path: str) -> DataFrame:
         "kind",
         F.coalesce("value", F.lit(0)).alias("value"),
         "seq",
+        F.lit(0).cast("long").alias("slot_ms"),  # a trace is requests as sent: no client model
+        F.lit(False).alias("last_of_sample"),
+        F.lit(False).alias("elastic"),
+        F.lit(True).alias("counted"),
     )
 
 
 def events_from_samples(samples: DataFrame) -> DataFrame:
-    """Canonical rate samples -> one event per sample carrying the amount of its interval.
+    """Canonical rate samples -> the requests of ``traffic_model``: each sample's demand as one
+    request per second of its interval, the last one at the sample's time.
 
-    The interval is what the data says: the usage-log window, else the gap to the entity's next
-    sample on that broker. A gap longer than twice the series' usual spacing (its median gap) is
-    a hole in the data (an expired sensor, a missed scrape), so the sample covers one usual
-    spacing; so does the series' last sample. A series with a single sample takes the usual
-    spacing of its broker's other series; with none (one scrape) it has no interval and no event.
-    A connection sample of n/s over t s becomes round(n·t) connection events. Each interval's
-    amount is one request at its start: a model of the traffic, coarser than the real requests
-    the broker saw. An amount that rounds to 0 is no event.
+    A rate sample's interval is the gap from the entity's previous sample on that broker; a gap
+    longer than twice the series' usual spacing (its median gap) is a hole in the data (an
+    expired sensor, a missed scrape), so the sample covers one usual spacing; so does the series'
+    first sample. A series with a single sample takes the usual spacing of its broker's other
+    series; with none (one scrape) it has no interval and no request. A usage-log line covers its
+    own window from its start. A connection sample of n/s becomes round(n × 1 s) connections per
+    second of its interval (the broker delays a connection; it does not mute a client). An
+    amount that rounds to 0 is no request: a broker records nothing then.
     """
     series = ["source", "kind", "user", "client_id", "ip"]
-    rated = samples.filter(F.col("rate").isNotNull() & F.col("kind").isin(*_AMOUNT_PER_RATE_MS))
-    next_gap_ms = F.lead("ts_ms").over(Window.partitionBy(*series).orderBy("ts_ms")) - F.col("ts_ms")
-    with_gap = rated.select("*", next_gap_ms.alias("_gap_ms"))
+    # a Prometheus scrape has its rate and its throttle time on two lines (two rows)
+    joined = samples.groupBy(*series, "ts_ms", "window_ms").agg(
+        F.max("rate").alias("rate"), F.max("throttle_ms").alias("throttle_ms")
+    )
+    rated = joined.filter(F.col("rate").isNotNull() & F.col("kind").isin(*_AMOUNT_PER_RATE_MS))
+    prev_gap_ms = F.col("ts_ms") - F.lag("ts_ms").over(Window.partitionBy(*series).orderBy("ts_ms"))
+    with_gap = rated.select("*", prev_gap_ms.alias("_gap_ms"))
     usual_ms = F.coalesce(
         F.median("_gap_ms").over(Window.partitionBy(*series)), F.median("_gap_ms").over(Window.partitionBy("source"))
     )
-    in_step = F.col("_gap_ms") <= 2 * F.col("_usual_ms")  # null (last sample) -> the usual spacing
+    in_step = F.col("_gap_ms") <= 2 * F.col("_usual_ms")  # null (first sample) -> the usual spacing
     with_usual = with_gap.select("*", usual_ms.alias("_usual_ms"))
-    interval_ms = F.coalesce(F.col("window_ms"), F.when(in_step, F.col("_gap_ms")).otherwise(F.col("_usual_ms")))
+    sampled_ms = F.when(in_step, F.col("_gap_ms")).otherwise(F.col("_usual_ms"))
+    interval_ms = F.coalesce(F.col("window_ms"), sampled_ms).cast("long")
+    end_ms = F.when(F.col("window_ms").isNotNull(), F.col("ts_ms") + F.col("window_ms")).otherwise(F.col("ts_ms"))
+    throttle_ms = F.when(F.col("window_ms").isNull(), F.col("throttle_ms"))  # usage log: what was sent
+    demand = F.when(
+        throttle_ms > 0, F.col("rate") * (1 + throttle_ms / F.lit(float(traffic_model.QUOTA_WINDOW_MS)))
+    ).otherwise(F.col("rate"))
+    slots = F.greatest(F.lit(1), F.round(interval_ms / F.lit(float(traffic_model.SLOT_MS)))).cast("int")
+    # a series' first broker sample is the Rate of the quota window before it: replayed from the
+    # window's start, the part before the sample's own interval as uncounted warm-up
+    is_first_rate = F.col("_gap_ms").isNull() & F.col("window_ms").isNull()
+    warm_ms = F.greatest(F.lit(traffic_model.QUOTA_WINDOW_MS) - interval_ms, F.lit(0))
+    warm = F.when(is_first_rate, F.round(warm_ms / F.lit(float(traffic_model.SLOT_MS)))).otherwise(0).cast("int")
+    with_slots = with_usual.select(
+        *series,
+        end_ms.alias("_end_ms"),
+        interval_ms.alias("_interval_ms"),
+        slots.alias("_slots"),
+        warm.alias("_warm"),
+        demand.alias("_d"),
+    ).filter(F.col("_interval_ms").isNotNull())
+    slot_ms = (F.col("_interval_ms") / F.col("_slots")).cast("long")
     factor = F.create_map(*(F.lit(x) for pair in _AMOUNT_PER_RATE_MS.items() for x in pair))
-    amount = F.round(F.col("rate") * interval_ms * factor[F.col("kind")]).cast("long")
-    with_amount = with_usual.select("ts_ms", "source", "kind", "user", "client_id", "ip", amount.alias("amount"))
-    # an idle interval (rate 0, e.g. a window the usage log left out) is no request: a broker
-    # records nothing then, so the replay does not either (sensor expiry depends on it)
-    busy = with_amount.filter(F.col("amount") >= 1)
-    repeat = F.when(F.col("kind") == "connection", F.col("amount")).otherwise(F.lit(1))
-    exploded = busy.select("*", F.explode(F.sequence(F.lit(1), repeat)).alias("_n"))
-    return exploded.select(
-        F.col("ts_ms").alias("time_ms"),
+    amount = F.round(F.col("_d") * slot_ms * factor[F.col("kind")]).cast("long")
+    exploded = with_slots.select(
+        "*",
+        slot_ms.alias("_slot_ms"),
+        amount.alias("_amount"),
+        F.explode(F.sequence(F.lit(1) - F.col("_warm"), F.col("_slots"))).alias("_k"),
+    )
+    time_ms = F.col("_end_ms") - (F.col("_slots") - F.col("_k")) * F.col("_slot_ms")
+    is_connection = F.col("kind") == "connection"
+    busy = exploded.filter(F.col("_amount") >= 1)
+    repeat = F.when(is_connection, F.col("_amount")).otherwise(F.lit(1))
+    connections = busy.select("*", F.explode(F.sequence(F.lit(1), repeat)).alias("_n"))
+    return connections.select(
+        time_ms.alias("time_ms"),
         "source",
         F.coalesce("user", F.lit("")).alias("user"),
         F.coalesce("client_id", F.lit("")).alias("client_id"),
         F.coalesce("ip", F.lit("")).alias("ip"),
         "kind",
-        F.when(F.col("kind") == "connection", F.lit(0)).otherwise(F.col("amount")).alias("value"),
-        F.col("ts_ms").alias("seq"),  # replay in time order
+        F.when(is_connection, F.lit(0)).otherwise(F.col("_amount")).alias("value"),
+        time_ms.alias("seq"),  # replay in time order
+        F.when(is_connection, F.lit(0)).otherwise(F.col("_slot_ms")).alias("slot_ms"),
+        (~is_connection & (F.col("_k") == F.col("_slots"))).alias("last_of_sample"),
+        (~is_connection).alias("elastic"),
+        (F.col("_k") >= 1).alias("counted"),
     )
 
 
@@ -115,26 +161,36 @@ def _replay_function(records: list, origin_ms: int, config_kwargs: dict):
         from kconfigs_analysis.shipping import executor_imports
 
         executor_imports()  # an executor without kconfigs installed runs the shipped code
+        from kconfigs_analysis.traffic_model import SensorGroupReplay
         from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot
         from kconfigs_enforcement.replay import EXPIRE_INTERVAL_MS, UsageEvent, decide
 
         enforcer = Enforcer(QuotaSnapshot.from_records(records), EnforcementConfig(**config_kwargs))
+        next_expiry_ms = [origin_ms + EXPIRE_INTERVAL_MS]
+
+        def advance(now_ms):  # replay.replay's expiry schedule, from the trace start
+            while now_ms >= next_expiry_ms[0]:
+                enforcer.expire_sensors(next_expiry_ms[0])
+                next_expiry_ms[0] += EXPIRE_INTERVAL_MS
+
+        def send(key, now_ms, value):
+            _, kind, user, client_id, ip = key
+            result = decide(enforcer, UsageEvent(int(now_ms), user, client_id, ip, kind, int(value)))
+            return result.throttle_ms, result.accepted
+
+        group = SensorGroupReplay(send, advance)
         frame = frame.sort_values("seq", kind="stable")  # trace file order, as simulate replays it
-        next_expiry_ms = origin_ms + EXPIRE_INTERVAL_MS
-        totals: dict[tuple, list[int]] = {}
         for row in frame.itertuples(index=False):
-            while row.time_ms >= next_expiry_ms:  # replay.replay's schedule, from the trace start
-                enforcer.expire_sensors(next_expiry_ms)
-                next_expiry_ms += EXPIRE_INTERVAL_MS
-            event = UsageEvent(int(row.time_ms), row.user, row.client_id, row.ip, row.kind, int(row.value))
-            result = decide(enforcer, event)
-            total = totals.setdefault((row.source, row.kind, row.user, row.client_id, row.ip), [0, 0, 0, 0, 0])
-            total[0] += 1
-            total[1] += result.throttle_ms > 0
-            total[2] += result.throttle_ms
-            total[3] = max(total[3], result.throttle_ms)
-            total[4] += not result.accepted
-        return pd.DataFrame([(*k, *v) for k, v in totals.items()], columns=RESULT_SCHEMA_COLUMNS)
+            key = (row.source, row.kind, row.user, row.client_id, row.ip)
+            if row.elastic:
+                group.elastic(
+                    key, row.kind, int(row.time_ms), int(row.value), int(row.slot_ms), bool(row.last_of_sample)
+                )
+            else:
+                group.as_sent(key, row.kind, int(row.time_ms), int(row.value))
+        totals = group.finish()
+        rows = [(*key, *(getattr(t, name) for name in RESULT_SCHEMA_COLUMNS[5:])) for key, t in totals.items()]
+        return pd.DataFrame(rows, columns=RESULT_SCHEMA_COLUMNS)
 
     return replay_group
 

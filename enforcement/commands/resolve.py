@@ -31,19 +31,9 @@ def load_quota_file(path: str) -> list[tuple[dict, dict]]:
 
     :raises UsageError: the file cannot be read; :raises ValidationError: bad content
     """
-    from kconfigs.quotafile import format_for_path, parse_quota_text
+    from kconfigs.quotafile import read_quota_file, snapshot_records
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as err:
-        raise UsageError(f"Cannot read quota file {path}: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise ValidationError(f"{path}: not UTF-8 text") from None
-    return [
-        (d.entity.to_json(), {k: float(v) for k, v in d.quotas.items()})
-        for d in parse_quota_text(text, format_for_path(path), path)
-    ]
+    return snapshot_records(read_quota_file(path))
 
 
 def load_snapshot(quotas_path: str | None, store_kwargs: dict):

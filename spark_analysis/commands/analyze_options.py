@@ -5,11 +5,12 @@ Declarations and their parsing into the jobs' arguments only; the commands are i
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 import click
 
-from kconfigs.commands.options import refuse_empty, refuse_output_over_inputs, store_options
+from kconfigs.commands.options import refuse_empty, store_options
 
 
 def _check_timezone(ctx, param, value: str | None) -> str | None:
@@ -30,7 +31,6 @@ def input_args(kwargs: dict):
     """InputArgs from the shared input options (popped from ``kwargs``). :raises UsageError:"""
     from kconfigs.errors import UsageError
     from kconfigs_analysis.dumpfiles import ReadOptions
-    from kconfigs_analysis.jobs import InputArgs
 
     interval_s = kwargs.pop("scrape_interval_s")
     read = ReadOptions(
@@ -42,16 +42,84 @@ def input_args(kwargs: dict):
         raise UsageError("A DUMP argument is empty: give a file, a directory or a glob")
     if not paths and prometheus is None:
         raise UsageError("Give metric dumps (DUMP...) or --prometheus-url URL")
-    return InputArgs(paths, kwargs.pop("input_format"), kwargs.pop("strict"), read, prometheus)
+    input_format = kwargs.pop("input_format")
+    from kconfigs_analysis.jobs import InputArgs
+
+    return InputArgs(paths, input_format, kwargs.pop("strict"), read, prometheus)
 
 
 def refuse_overwriting_inputs(kwargs: dict, outputs: dict[str, str | None]) -> None:
-    """An output that is one of the inputs (a dump, the --quotas or --proposed file) is refused
-    before anything runs. :raises UsageError:"""
+    """An output that would replace an input (a dump file, also one a directory or glob names,
+    or the --quotas / --proposed file) is refused before anything runs. :raises UsageError:"""
+    from kconfigs.errors import UsageError
+    from kconfigs_analysis.dump_inputs import expand_inputs, refuse_outputs_over_inputs
+
+    dumps = [p for p in kwargs.get("inputs") or () if p]  # an empty one is refused by input_args
+    try:
+        files = expand_inputs(dumps) if dumps else []
+    except UsageError:  # a path that names nothing: input_args says so, after the option checks
+        files = [p for p in dumps if os.path.exists(p)]
+    quota_files = [kwargs.get(k) for k in ("quota_file", "proposed_file") if kwargs.get(k)]
+    refuse_outputs_over_inputs(outputs, files + quota_files)
+
+
+def check_dump_arguments(kwargs: dict) -> None:
+    """Every DUMP file is one a reader takes, in the --input-format given: a wrong one is one line
+    before anything runs (no progress, no Spark). :raises UsageError:"""
     import glob
 
-    named = list(kwargs.get("inputs") or ()) + [kwargs.get(k) for k in ("quota_file", "proposed_file")]
-    refuse_output_over_inputs(outputs, [m for p in named if p for m in (glob.glob(p) if glob.has_magic(p) else [p])])
+    from kconfigs_analysis.dump_inputs import check_inputs
+
+    paths = list(kwargs.get("inputs") or ())
+    # an empty or missing one is named by input_args, after the checks of the other options
+    named = all(p and (glob.glob(p) if glob.has_magic(p) else os.path.exists(p)) for p in paths)
+    if paths and named:
+        check_inputs(paths, kwargs.get("input_format"))
+
+
+def check_output_format(fmt: str, output_path: str | None) -> None:
+    """A format that cannot go to stdout (parquet) without --output is refused before anything
+    runs. :raises UsageError:"""
+    from kconfigs.errors import UsageError
+
+    if fmt == "parquet" and not output_path:
+        raise UsageError("--format parquet needs --output PATH (parquet is not written to a terminal or pipe)")
+
+
+def checked_headroom(headroom: float) -> float:
+    """``--headroom`` as a fraction; above 5 (500 %) it was almost surely meant as a percent.
+    :raises UsageError:"""
+    from kconfigs.errors import UsageError
+    from kconfigs_analysis.sizing import MAX_HEADROOM
+
+    if headroom > MAX_HEADROOM:
+        raise UsageError(
+            f"--headroom {headroom:g} would recommend {1 + headroom:g} × the percentile: headroom is a fraction "
+            f"(0.3 = 30 %), at most {MAX_HEADROOM:g}"
+        )
+    return headroom
+
+
+def parse_floors(given: tuple[str, ...]) -> dict[str, float]:
+    """The default floors with each ``--floor KIND=VALUE`` applied. :raises UsageError:"""
+    import math
+
+    from kconfigs.errors import UsageError
+    from kconfigs_analysis.sizing import DEFAULT_FLOORS
+
+    floors = dict(DEFAULT_FLOORS)
+    for item in given:
+        kind, _, text = item.partition("=")
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if kind not in floors or not math.isfinite(value) or value < 0:
+            raise UsageError(
+                f"--floor {item}: give KIND=VALUE with KIND one of {', '.join(floors)} and VALUE a number >= 0"
+            )
+        floors[kind] = value
+    return floors
 
 
 def confirm_replacing_quota_file(path: str, assume_yes: bool) -> None:

@@ -384,3 +384,37 @@ def test_whatif_on_the_captured_dump_throttles_only_who_exceeds(capture, spark, 
     # twice its p99: each 1-s sample is charged one second, the last one too (not 60 s)
     assert rows[("produce", STEADY)]["events"] > 10 and rows[("produce", STEADY)]["throttled_events"] == 0
     assert rows[("produce", THROTTLED)]["throttled_fraction"] > 0.5
+
+
+def test_whatif_of_the_quotas_in_force_lets_through_what_the_broker_did(capture, spark, tmp_path):
+    """Replaying the quotas the broker enforced on its own JmxTool dump: the throttled client is
+    held to its quota (min(demand, quota)), and the clients the broker never throttled are never
+    throttled and pass whole."""
+    report = _by_entity(_jmxtool_report(capture, tmp_path))
+    in_force = tmp_path / "in-force.toml"
+    in_force.write_text(
+        f'[[quota]]\nentity = {{ client-id = "{THROTTLED}" }}\nproducer_byte_rate = {THROTTLED_QUOTA}\n\n'
+        f"[[quota]]\nentity = {{ client-id = {{ default = true }} }}\n"
+        f"producer_byte_rate = {DEFAULT_QUOTA}\nconsumer_byte_rate = {DEFAULT_QUOTA}\n"
+    )
+    out = tmp_path / "in-force.json"
+    code, _, err = run_main(
+        "analyze",
+        "whatif",
+        str(capture.jmxtool),
+        "--proposed",
+        str(in_force),
+        "--format",
+        "json",
+        "--output",
+        str(out),
+        "-q",
+    )
+    assert code == 0, err
+    rows = {(r["kind"], r["client_id"]): r for r in json.loads(out.read_text())["entities"]}
+    throttled = rows[("produce", THROTTLED)]
+    assert report[("produce", THROTTLED)]["throttled_fraction"] > 0.5 and throttled["throttled_samples"] > 0
+    assert throttled["predicted_rate"] == pytest.approx(THROTTLED_QUOTA, rel=0.05)
+    for key in (("produce", STEADY), ("fetch", READER)):
+        assert report[key]["throttled_fraction"] == rows[key]["throttled_fraction"] == 0
+        assert rows[key]["throttled_events"] == 0 and rows[key]["predicted_rate"] == rows[key]["demand_rate"] > 0

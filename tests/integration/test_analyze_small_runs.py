@@ -74,16 +74,84 @@ def _env_with_home(home: Path) -> dict:
     return env
 
 
+TERMINAL_TIMEOUT_S = 600
+
+
+def _on_a_terminal(argv: list[str], env: dict) -> tuple[int, str]:
+    """Run ``argv`` with stdin, stdout and stderr on a new pseudo-terminal (as an operator at a
+    shell, or under tmux or script): its exit code and everything the terminal showed."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    shown, deadline = b"", time.monotonic() + TERMINAL_TIMEOUT_S
+    poller = select.poll()  # not select: late in a long session the descriptor can be above 1024
+    poller.register(master, select.POLLIN)
+    while time.monotonic() < deadline:
+        if poller.poll(200):
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        elif process.poll() is not None:
+            break
+    process.wait(timeout=60)
+    os.close(master)
+    return process.returncode, shown.decode("utf-8", "replace")
+
+
+def _terminal_env(home: Path) -> dict:
+    return {**_env_with_home(home), "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "50"}
+
+
 @pytest.fixture(scope="module")
 def prepared_home(tmp_path_factory) -> Path:
-    """A kconfigs home whose cache holds the driver's class-data archive (``analyze prepare``)."""
+    """A kconfigs home whose cache holds the driver's class-data archive (``analyze prepare``,
+    run on a terminal: its progress is drawn live there)."""
     home = tmp_path_factory.mktemp("prepared") / "home"
-    _, result = _timed([sys.executable, "-m", "kconfigs", "analyze", "prepare"], _env_with_home(home))
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == ""
+    code, shown = _on_a_terminal([sys.executable, "-m", "kconfigs", "analyze", "prepare"], _terminal_env(home))
+    assert code == 0, shown
     (archive,) = (home / "cache").glob("spark-driver-*.jsa")
-    assert result.stderr.splitlines()[-1].startswith(f"Wrote {archive} (")
+    assert f"Wrote {archive} (" in shown
+    assert "small report on a generated" in shown  # the progress, on the terminal
+    assert "Traceback" not in shown
     return home
+
+
+def _analyze_argv(command: str, dump: Path, out: Path) -> list[str]:
+    quotas = str(dump / "quotas.toml")
+    extra = {
+        "report": [str(dump), "--quotas", quotas],
+        "recommend": [str(dump), "--quotas", quotas, "--write", str(out / "plan.toml")],
+        "whatif": [str(dump), "--quotas", quotas, "--proposed", quotas],
+        "generate": ["--samples", "400", "--out", str(out / "generated")],
+    }[command]
+    master = [] if command == "generate" else ["--master", "local[2]"]
+    return [sys.executable, "-m", "kconfigs", "analyze", command, *extra, *master]
+
+
+#: what each command prints on stdout when it worked (its result, not its progress)
+_RESULT_SHOWN = {
+    "report": "Top 10 entities",
+    "recommend": "Plan: ",
+    "whatif": "would be throttled under the proposed quotas",
+    "generate": '"entities": 20',
+}
+
+
+@pytest.mark.parametrize("command", ["report", "recommend", "whatif", "generate"])
+def test_every_command_works_on_a_terminal(small_dump, prepared_home, tmp_path, command):
+    """At a terminal the progress is drawn live, from Spark's status tracker: after the session
+    stopped, the last progress step asked a stopped context for it and every report failed
+    ('NoneType' object has no attribute 'statusTracker'), with no result and exit 1."""
+    code, shown = _on_a_terminal(_analyze_argv(command, small_dump, tmp_path), _terminal_env(prepared_home))
+    assert (code, "Traceback" in shown, "Error" in shown) == (0, False, False), shown
+    assert _RESULT_SHOWN[command] in shown, shown
+    if command != "generate":  # generate has no Spark and no progress
+        assert "starting Spark (local[2])" in shown, shown
+        assert "Quotas in force: file " in shown
 
 
 def _report_argv(dump: Path) -> list[str]:

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import urllib.parse
+from html import escape as html_escape
 from pathlib import Path
 
 import pytest
@@ -167,8 +168,11 @@ def test_usage_log_windows_left_out_are_idle_for_at_most_a_sensor_lifetime(spark
     replayed = {
         r["kind"]: r for r in json.loads((tmp_path / "whatif.json").read_text())["entities"] if r["user"] == "bob"
     }
-    # 4000 B, then 5000 B within the 10 s minimum window: over 300 B/s; the sensor has expired by the third
-    assert (replayed["produce"]["events"], replayed["produce"]["throttled_events"]) == (3, 2)
+    # three busy windows, each charged as requests over its second (traffic_model): 4000 B, then
+    # 5000 B within the 10 s minimum window, over 300 B/s; the sensor has expired by the third
+    produce = replayed["produce"]
+    assert (produce["samples"], produce["throttled_samples"]) == (3, 2)
+    assert produce["throttled_events"] >= 2 and produce["demand_rate"] == pytest.approx((4000 + 1000 + 500) / 3)
 
 
 # ---- report numbers against plain Python -----------------------------------------------------
@@ -337,6 +341,216 @@ def test_an_output_that_is_one_of_the_inputs_is_refused_before_spark_starts(tmp_
     assert {name: path.read_bytes() for name, path in files.items()} == before
 
 
+@pytest.mark.parametrize(
+    "form",
+    ["directory", "glob", "symlinked output", "symlinked directory", "./ spelling", "jmxtool in a directory"],
+)
+@pytest.mark.parametrize("command", ["report-json", "report-html", "whatif"])
+def test_no_output_replaces_a_dump_file_whatever_form_the_input_took(tmp_path, monkeypatch, form, command):
+    """``report small --output small/broker-1.jmx.csv`` ran to the end and replaced the dump: only
+    inputs named one by one were protected, not the files of a directory or glob."""
+    monkeypatch.chdir(tmp_path)
+    dump = tmp_path / "small"
+    generate(GeneratorSpec(samples=200, out_dir=str(dump), fmt="jmxtool", entities=2))
+    victim = dump / "broker-1.jmx.csv"
+    (tmp_path / "link").symlink_to(victim)
+    (tmp_path / "linked-dir").symlink_to(dump, target_is_directory=True)
+    given, output = {
+        "directory": (str(dump), str(victim)),
+        "glob": (f"{dump}/*.csv", str(victim)),
+        "symlinked output": (str(dump), str(tmp_path / "link")),
+        "symlinked directory": (str(tmp_path / "linked-dir"), str(victim)),
+        "./ spelling": ("small", "./small/../small/broker-1.jmx.csv"),
+        "jmxtool in a directory": (str(dump), str(dump / "broker-2.jmx.csv")),
+    }[form]
+    before = {p.name: p.read_bytes() for p in dump.iterdir()}
+    argv, flag = {
+        "report-json": (["report", given, "--format", "json", "--output", output], "--output"),
+        "report-html": (["report", given, "--html", output], "--html"),
+        "whatif": (
+            ["whatif", given, "--proposed", str(dump / "quotas.toml"), "--format", "csv", "--output", output],
+            "--output",
+        ),
+    }[command]
+    code, out, err = run_main("analyze", *argv, "--quiet")
+    assert (code, out, err) == (
+        1,
+        "",
+        f"{flag} {output} is one of the inputs: writing it would replace what was read\n",
+    )
+    assert {p.name: p.read_bytes() for p in dump.iterdir()} == before
+
+
+def _run_seconds(argv: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess]:
+    import time
+
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "kconfigs", *argv], capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+    return time.monotonic() - started, result
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["quota file as the dump", "notes", "jmxtool as prometheus", "parquet to stdout", "empty file", "yaml quota file"],
+)
+def test_wrong_input_fails_within_two_seconds_naming_what_the_file_looks_like(tmp_path, case):
+    """A quota file given as the dump failed after 41 s ("all 66 lines malformed"), notes.txt
+    after 20 s, JmxTool with --input-format prometheus after 41 s, parquet without --output
+    after the whole run."""
+    quotas = tmp_path / "q.toml"
+    quotas.write_text('[[quota]]\nentity = { user = "alice" }\nproducer_byte_rate = 1048576\n')
+    (tmp_path / "q.yaml").write_text("quota:\n- entity: {user: alice}\n  producer_byte_rate: 1048576\n")
+    (tmp_path / "notes.txt").write_text("remember to ask the platform team about alice\nand bob\n")
+    (tmp_path / "empty.csv").write_text("")
+    jmx = str(FIXTURES / "broker-1.jmx.csv")
+    argv, message = {
+        "quota file as the dump": (
+            ["report", str(quotas)],
+            f"{quotas} is a quota file, not a metric dump: give it with --quotas (whatif: --proposed)",
+        ),
+        "yaml quota file": (
+            ["whatif", str(tmp_path / "q.yaml"), "--proposed", str(quotas)],
+            f"{tmp_path / 'q.yaml'} is a quota file, not a metric dump: give it with --quotas (whatif: --proposed)",
+        ),
+        "notes": (
+            ["report", str(tmp_path / "notes.txt")],
+            f"{tmp_path / 'notes.txt'} is not a metric dump "
+            "(first line 'remember to ask the platform team about alice'): "
+            "give JmxTool, Prometheus or gateway usage-log files, or --input-format jmxtool|prometheus|usage-log",
+        ),
+        "empty file": (
+            ["report", str(tmp_path / "empty.csv")],
+            f"{tmp_path / 'empty.csv'} is not a metric dump (it is empty): give JmxTool, Prometheus or gateway "
+            "usage-log files, or --input-format jmxtool|prometheus|usage-log",
+        ),
+        "jmxtool as prometheus": (
+            ["report", jmx, "--input-format", "prometheus"],
+            f"{jmx} looks like JmxTool, not Prometheus: use --input-format jmxtool, or leave --input-format out",
+        ),
+        "parquet to stdout": (
+            ["report", jmx, "--format", "parquet"],
+            "--format parquet needs --output PATH (parquet is not written to a terminal or pipe)",
+        ),
+    }[case]
+    seconds, result = _run_seconds(["analyze", *argv], tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", message + "\n")
+    assert seconds < 2.0, seconds
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.csv", "notes.txt", "q.toml", "q.yaml"]
+
+
+def test_two_quota_sources_on_one_command_line_are_refused(tmp_path):
+    """--quotas q.toml --zookeeper ... used the file and ignored --zookeeper without a word."""
+    quotas = tmp_path / "q.toml"
+    quotas.write_text('[[quota]]\nentity = { user = "alice" }\nproducer_byte_rate = 1048576\n')
+    dump = str(FIXTURES / "gateway-usage.jsonl")
+    for extra, named in (
+        (["--zookeeper", "127.0.0.1:1"], "--zookeeper"),
+        (["--store", str(tmp_path / "s.db")], "--store"),
+    ):
+        code, out, err = run_main("analyze", "report", dump, "--quotas", str(quotas), *extra, "-q")
+        assert (code, out, err) == (1, "", f"--quotas and {named} both name the quotas in force: give one of them\n")
+
+
+USAGE_LOG_WINDOW = (
+    "usage-log samples: one logged window each (1 s by default), not Kafka's 11 s quota window: "
+    "a client Kafka holds to its quota over 11 s can read above it in single windows"
+)
+
+
+def test_every_report_names_its_quota_source(spark, tmp_path, monkeypatch):
+    """Without --quotas a report quietly used default_profile's store; now the text, JSON and HTML
+    say which quotas were in force: a file, a store (and which option named it), or none."""
+    from kconfigs.model import QuotaEntity
+    from kconfigs.stores.sqlite import SqliteStore
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("KCONFIGS_STORE", raising=False)
+    dump = str(FIXTURES / "gateway-usage.jsonl")
+    quotas = tmp_path / "q.yaml"  # YAML: the one quota-file loader reads every format
+    quotas.write_text("quota:\n- entity: {user: alice}\n  producer_byte_rate: 1048576\n")
+    store = SqliteStore(tmp_path / "s.db")
+    try:
+        store.alter(QuotaEntity(user="alice"), lambda c: {"producer_byte_rate": "2048"})
+    finally:
+        store.close()
+    cases = [
+        ([], {"kind": "none"}, "Quotas in force: none"),
+        (["--quotas", str(quotas)], {"kind": "file", "name": str(quotas)}, f"Quotas in force: file {quotas}"),
+        (
+            ["--store", str(tmp_path / "s.db")],
+            {"kind": "store", "name": f"{tmp_path / 's.db'} (--store)"},
+            f"Quotas in force: store {tmp_path / 's.db'} (--store)",
+        ),
+    ]
+    for extra, source, line in cases:
+        html = tmp_path / "r.html"
+        code, out, err = run_main("analyze", "report", dump, *extra, "--format", "json", "--html", str(html), "-q")
+        assert code == 0, err
+        document = json.loads(out)
+        assert {k: document["quota_source"][k] for k in source} == source
+        assert line in html.read_text()
+        # a usage log's rates are per logged window, and the report says so beside the quotas
+        assert (
+            document["rate_windows"] == [USAGE_LOG_WINDOW]
+            and html_escape(f"Rates: {USAGE_LOG_WINDOW}") in html.read_text()
+        )
+        code, out, err = run_main("analyze", "report", dump, *extra, "-q")
+        assert code == 0 and line in out and "not Kafka's 11 s quota window" in out, out
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (
+            ["--headroom", "30"],
+            "--headroom 30 would recommend 31 × the percentile: headroom is a fraction (0.3 = 30 %), at most 5",
+        ),
+        (
+            ["--floor", "produce=lots"],
+            "--floor produce=lots: give KIND=VALUE with KIND one of produce, fetch, request, controller_mutation, "
+            "connection and VALUE a number >= 0",
+        ),
+        (
+            ["--floor", "bytes=1"],
+            "--floor bytes=1: give KIND=VALUE with KIND one of produce, fetch, request, controller_mutation, "
+            "connection and VALUE a number >= 0",
+        ),
+    ],
+)
+def test_recommend_refuses_a_percent_headroom_and_a_bad_floor_before_spark_starts(tmp_path, extra, message):
+    """--headroom 30 (meant as 30 %) silently gave quotas 31 × the percentile."""
+    plan = tmp_path / "plan.toml"
+    code, out, err = run_main(
+        "analyze", "recommend", str(FIXTURES / "gateway-usage.jsonl"), "--write", str(plan), *extra
+    )
+    assert (code, out, err) == (1, "", message + "\n")
+    assert not plan.exists()
+
+
+def test_recommend_floors_are_settable(spark, tmp_path):
+    plan = tmp_path / "plan.toml"
+    code, out, err = run_main(
+        "analyze",
+        "recommend",
+        str(FIXTURES / "gateway-usage.jsonl"),
+        "--write",
+        str(plan),
+        "--floor",
+        "produce=8000000",
+        "-q",
+    )
+    assert code == 0, err
+    from kconfigs.quotafile import parse_quota_text
+
+    produce = [
+        d.quotas["producer_byte_rate"] for d in parse_quota_text(plan.read_text()) if "producer_byte_rate" in d.quotas
+    ]
+    assert produce and min(produce) >= 8_000_000
+    assert "floor 8000000" in out and "Plan: " in out
+
+
 def test_recommend_does_not_replace_a_quota_file_it_did_not_write_unless_told(tmp_path):
     """--write onto an existing quota file (the operator's own, or a typo for a new name)
     replaced it with the recommendations without a word."""
@@ -401,7 +615,7 @@ def test_recommend_writes_a_quota_file_kconfigs_reads_with_throttled_entities_st
     code, _, err = run_main(
         *recommend, str(target), "--format", "json", "--output", str(tmp_path / "r.json"), "--no-progress"
     )
-    assert code == 0 and "Wrote 8 recommendation(s)" in err
+    assert code == 0 and f"Wrote 10 quota(s) to {target}: 8 recommended, 2 kept as in force" in err
     # a re-run replaces its own earlier file without asking; another file only with --yes
     own = tmp_path / "operator.toml"
     own.write_text("# the operator's quotas\n")
@@ -419,6 +633,89 @@ def test_recommend_writes_a_quota_file_kconfigs_reads_with_throttled_entities_st
         assert isinstance(value, int) and value >= max(row["p99"] * 1.25 - 1, 1048576)  # -1: the log holds whole bytes
         if row["quota"] and row["throttled_fraction"] > 0.01:
             assert value >= row["quota"] * 1.5  # censored demand: stepped up from the current quota
+
+
+def _quota_file(path: Path, quotas: dict[tuple, float]) -> Path:
+    """A quota file of (kind, user, client_id) -> value, one user+client entity per table."""
+    keys = {"produce": "producer_byte_rate", "fetch": "consumer_byte_rate"}
+    by_entity: dict[tuple, list[str]] = {}
+    for (kind, user, client), value in quotas.items():
+        by_entity.setdefault((user, client), []).append(f"{keys[kind]} = {math.ceil(value)}")
+    tables = [
+        f"[[quota]]\nentity = {{ user = {json.dumps(user)}, client-id = {json.dumps(client)} }}\n" + "\n".join(lines)
+        for (user, client), lines in by_entity.items()
+    ]
+    path.write_text("\n\n".join(tables) + "\n")
+    return path
+
+
+def _whatif_rows(dump: Path, proposed: Path, *extra: str) -> dict[tuple, dict]:
+    out = dump.parent / f"{proposed.stem}.json"
+    code, _, err = run_main(
+        "analyze",
+        "whatif",
+        str(dump),
+        "--proposed",
+        str(proposed),
+        *extra,
+        "--format",
+        "json",
+        "--output",
+        str(out),
+        "-q",
+    )
+    assert code == 0, err
+    return {(r["kind"], r["user"], r["client_id"]): r for r in json.loads(out.read_text())["entities"]}
+
+
+@pytest.fixture(scope="module")
+def known_dump(tmp_path_factory) -> tuple[Path, list[dict]]:
+    """A generated JmxTool dump and its truth (each entity's demand per sample). One broker: the
+    generator splits an entity's demand over the brokers, and the tight quotas should bite."""
+    out = tmp_path_factory.mktemp("known") / "dump"
+    generate(GeneratorSpec(samples=4000, out_dir=str(out), fmt="jmxtool", entities=8, brokers=1))
+    truth = [r for r in json.loads((out / "truth.json").read_text())["entities_truth"] if r["quota"]]
+    return out, truth
+
+
+def test_whatif_of_the_quotas_in_force_reproduces_the_observed_throttling(spark, known_dump):
+    """Replaying the quotas in force gives each entity the share of samples the brokers throttled
+    (within 3 points: the generator throttles each sample on its own, Kafka's window does not).
+    Charging each 10-s sample as one request at its start put two requests in Kafka's 11-s
+    window: 49.5 % of events throttled where the dump said 1 %."""
+    dump, truth = known_dump
+    rows = _whatif_rows(dump, dump / "quotas.toml", "--quotas", str(dump / "quotas.toml"))
+    assert {t["throttled_fraction"] > 0.3 for t in truth} == {True, False}  # both heavy and light throttling
+    replayed = {(t["kind"], t["user"]): rows[(t["kind"], t["user"], t["client_id"])] for t in truth}
+    assert {k: r["proposed_quota"] for k, r in replayed.items()} == {(t["kind"], t["user"]): t["quota"] for t in truth}
+    off = {
+        (t["kind"], t["user"]): (
+            round(replayed[(t["kind"], t["user"])]["throttled_fraction"], 3),
+            t["throttled_fraction"],
+        )
+        for t in truth
+    }
+    assert all(abs(got - want) <= 0.03 for got, want in off.values()), off
+    assert all(r["current_throttled_fraction"] == r["throttled_fraction"] for r in replayed.values())
+
+
+def test_whatif_at_the_highest_demand_throttles_nothing_and_passes_the_demand(spark, known_dump, tmp_path):
+    """A proposed quota at an entity's highest demand (on any broker) throttles 0 % and lets the
+    whole demand through; one under its lowest demand holds it to the quota."""
+    dump, truth = known_dump
+    at_max = _quota_file(
+        tmp_path / "at-max.toml", {(t["kind"], t["user"], t["client_id"]): t["demand_max"] for t in truth}
+    )
+    below = {(t["kind"], t["user"], t["client_id"]): t["demand_min"] / 2 for t in truth}
+    rows_at_max = _whatif_rows(dump, at_max)
+    rows_below = _whatif_rows(dump, _quota_file(tmp_path / "below.toml", below))
+    for t in truth:
+        key = (t["kind"], t["user"], t["client_id"])
+        assert rows_at_max[key]["throttled_fraction"] == 0 and rows_at_max[key]["throttled_events"] == 0
+        assert rows_at_max[key]["predicted_rate"] == pytest.approx(t["demand_mean_total"], rel=0.05)
+        assert rows_at_max[key]["demand_rate"] == pytest.approx(t["demand_mean_total"], rel=0.05)
+        assert rows_below[key]["predicted_rate"] == pytest.approx(math.ceil(below[key]), rel=0.05)  # min(demand, quota)
+        assert rows_below[key]["throttled_fraction"] > 0.95
 
 
 # Named entities only: kconfigs simulate's quota-file reader (commands/resolve.py) takes

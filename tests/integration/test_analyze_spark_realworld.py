@@ -287,5 +287,11 @@ def test_whatif_charges_each_sample_with_the_series_spacing_the_last_one_too(spa
     samples = spark.createDataFrame(
         [(t, "b1", "produce", None, "app", None, 1000.0, 0.0, None) for t in times], CANONICAL_SCHEMA
     )
-    events = sorted((e["time_ms"], e["value"]) for e in whatif.events_from_samples(samples).collect())
-    assert events == [(t, 1000) for t in times]  # never 60 s of traffic for the last sample
+    rows = whatif.events_from_samples(samples).collect()
+    events = sorted((e["time_ms"], e["value"]) for e in rows if e["counted"])
+    # each sample is the second before it, as requests every 100 ms (traffic_model.SLOT_MS); the
+    # first sample and the one after the hole cover one usual spacing, never 10 s or 60 s
+    assert events == [(t - 1000 + k * 100, 100) for t in times for k in range(1, 11)]
+    # before the first sample, the rest of its 11-s quota window at its rate, as warm-up
+    warm_up = sorted((e["time_ms"], e["value"]) for e in rows if not e["counted"])
+    assert warm_up == [(T0 - 11_000 + k * 100, 100) for k in range(1, 101)]

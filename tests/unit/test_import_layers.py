@@ -32,7 +32,10 @@ PURE_CORE = [
     "kconfigs_enforcement.token_bucket",
     "kconfigs_enforcement.resolution",
     "kconfigs_enforcement.quota_manager",
+    "kconfigs_enforcement.fleet_share",
     "kconfigs_analysis.rollup",
+    "kconfigs_analysis.top_model",
+    "kconfigs_analysis.traffic_model",
 ]
 IO_MODULES = {
     "os",

@@ -140,3 +140,25 @@ def test_numbers_are_written_whole_and_every_rule_is_in_the_file_header():
     ):
         assert rule in header, rule
     assert "e+" not in header
+
+
+def test_a_plan_keeps_every_quota_in_force_it_does_not_size():
+    """Idle quotas (a nightly job's) were left out of proposed.toml without a word, so
+    ``kconfigs apply proposed.toml --prune`` deleted them."""
+    in_force = [
+        ({"user": "alice", "client-id": "app"}, {"producer_byte_rate": 4_000_000.0}),
+        ({"user": "nightly"}, {"producer_byte_rate": 5_242_880.0, "request_percentage": 25.0}),
+        ({"client-id": "adminclient-1"}, {"consumer_byte_rate": 1_048_576.0}),
+    ]
+    rows = [_row(), _row(client_id="adminclient-1", kind="fetch", user=None)]
+    recs = sizing.recommend(rows, KIND_QUOTA_KEY)
+    idle = sizing.idle_quotas(in_force, rows, KIND_QUOTA_KEY)
+    plan = sizing.plan(in_force, recs, idle)
+    assert [(e.entity, e.key, e.current, e.proposed, e.reason) for e in plan] == [
+        ({"client-id": "adminclient-1"}, "consumer_byte_rate", 1_048_576.0, 1_048_576, "not sized by the inputs: kept"),
+        ({"user": "alice", "client-id": "app"}, "producer_byte_rate", 4_000_000.0, 2_000_000, "p99 × 1.25"),
+        ({"user": "nightly"}, "producer_byte_rate", 5_242_880.0, 5_242_880, "idle (no traffic in the inputs): kept"),
+        ({"user": "nightly"}, "request_percentage", 25.0, 25.0, "idle (no traffic in the inputs): kept"),
+    ]
+    records = dict((tuple(sorted(e.items())), q) for e, q in sizing.plan_records(plan))
+    assert records[(("user", "nightly"),)] == {"producer_byte_rate": 5_242_880, "request_percentage": 25.0}
