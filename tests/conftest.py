@@ -34,6 +34,8 @@ INTEGRATION_DIR = TESTS_DIR / "integration"
 #: wall seconds per test module, set-up and tear-down included (where CI's time goes)
 MODULE_SECONDS: Counter = Counter()
 SLOWEST_MODULES_SHOWN = 25
+#: "start": descriptor -> target when the session started; "leaked": lines for those left open
+SESSION_DESCRIPTORS: dict = {}
 
 
 def _on_ci() -> bool:
@@ -71,10 +73,29 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     descriptors.record(module, before, descriptors.open_descriptors())
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    SESSION_DESCRIPTORS["start"] = descriptors.open_targets()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Session-scoped servers and clients are torn down by now: whatever the tests opened and is
+    still open leaked, and fails the run (the terminal summary lists it)."""
+    SESSION_DESCRIPTORS["leaked"] = descriptors.left_open(SESSION_DESCRIPTORS["start"], descriptors.open_targets())
+    if SESSION_DESCRIPTORS["leaked"] and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.section("descriptors left open, by test module")
     for line in descriptors.summary_lines():
         terminalreporter.write_line(line)
+    leaked = SESSION_DESCRIPTORS.get("leaked")
+    if leaked:
+        terminalreporter.write_line(
+            f"FAILED: {len(leaked)} descriptors still open after the session that were not open at its start:", red=True
+        )
+        for line in leaked:
+            terminalreporter.write_line(f"  {line}", red=True)
     if MODULE_SECONDS:
         terminalreporter.section(f"slowest test modules (wall s, {len(MODULE_SECONDS)} modules)")
         for module, seconds in MODULE_SECONDS.most_common(SLOWEST_MODULES_SHOWN):
