@@ -30,6 +30,9 @@ from kconfigs_enforcement.resolution import QuotaSnapshot
 EXPIRE_INTERVAL_MS = 30_000  # Metrics' ExpireSensorTask period
 #: events per batch: enough to amortise the call into the rate core, few enough to stream results
 BATCH_EVENTS = 4096
+#: the kinds :func:`decide` knows; any other starts a batch of its own, so that the results before
+#: it are yielded before its ValueError, as event by event
+_KINDS = ("produce", "fetch", "request", "connection", "producer_id")
 
 
 class UsageEvent(NamedTuple):
@@ -96,9 +99,6 @@ def replay(
             next_expiry_ms += EXPIRE_INTERVAL_MS
         batch.append(event)
     yield from decide_batch(enforcer, batch)
-
-
-_KINDS = ("produce", "fetch", "request", "connection", "producer_id")
 
 
 def decide_batch(enforcer: Enforcer, events: list[UsageEvent]) -> list[ReplayResult]:
