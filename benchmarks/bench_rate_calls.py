@@ -228,10 +228,10 @@ def render(args, best: dict, split: dict, replays: list[dict], loads: tuple[floa
     replay_rows = "\n".join(
         f"| {label} | {events / seconds:,.0f} | {seconds:.1f} |"
         for label, seconds in (
-            ("native, batched (`replay.replay`)", fastest["batched_s"]),
-            ("native, event by event (`decide` per event)", best_by_event["event_by_event_s"]),
-            ("pure Python, batched", pure_replay["batched_s"]),
-            ("pure Python, event by event", pure_replay["event_by_event_s"]),
+            ("native, `replay.replay` (batches of one call into Rust each)", fastest["batched_s"]),
+            ("native, `decide` per event (the replay before batches)", best_by_event["event_by_event_s"]),
+            ("pure Python, `replay.replay` (event by event on this rate)", pure_replay["batched_s"]),
+            ("pure Python, `decide` per event", pure_replay["event_by_event_s"]),
         )
     )
     target = 1_500_000
@@ -277,8 +277,10 @@ recording into the same sensors interleave between decisions, never inside one.
 format: {events:,} produce and fetch events of 20 entities, with the quotas in force); it is read with
 `kconfigs simulate`'s reader and replayed against those quotas, in a fresh process per
 implementation (native, pure Python, native again: best native kept), both ways in each. The
-batched and event-by-event replays gave the same results in every process (events, throttled
-events, throttle ms in all, last result: {fastest["batched_digest"][:3]}).
+replay and `decide` per event gave the same results in every process (events, throttled
+events, throttle ms in all: {fastest["batched_digest"][:3]}). On the pure-Python rate the replay
+decides event by event: batches made it slower there (154,395 against 183,989 events/s in the
+previous run of this benchmark), as building the batch's lists costs more than the calls it saves.
 
 | replay | events/s | s |
 |---|---|---|

@@ -12,10 +12,11 @@ Each event's own throttle is recorded as that quota type's ``throttle-time`` (on
 event, so it is the KIP-219 "winner"). Kafka's sensor expiry task runs every 30 s of event time.
 
 :func:`replay` decides produce, fetch and request events in batches, each batch one call into the
-rate core (``rates.record_and_throttle_each``): a batch never spans an expiry run, its sensors are
-resolved in event order first (resolution reads the quotas, never the rates), and the managers it
-skips (connections, producer ids) share no state with these sensors, so every result is the one
-:func:`decide` gives event by event.
+native rate core (``rates.record_and_throttle_each``; on the pure-Python rate it decides event by
+event): a batch never spans an expiry run, its sensors are resolved in event order first
+(resolution reads the quotas, never the rates), and the managers it skips (connections, producer
+ids) share no state with these sensors, so every result is the one :func:`decide` gives event by
+event.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from kconfigs.keys import QUOTA_KINDS
 from kconfigs_enforcement.enforcer import DEFAULT_CONFIG, EnforcementConfig, Enforcer
-from kconfigs_enforcement.rates import record_and_throttle_each
+from kconfigs_enforcement.rates import NATIVE, record_and_throttle_each
 from kconfigs_enforcement.resolution import QuotaSnapshot
 
 EXPIRE_INTERVAL_MS = 30_000  # Metrics' ExpireSensorTask period
@@ -86,19 +87,26 @@ def replay(
     :raises ValueError: for an unknown kind, once the results of the events before it are yielded
     """
     enforcer = enforcer or Enforcer(snapshot, config)
+    # the pure-Python rate gains nothing from one call per batch, and building the batch's lists
+    # costs it about a sixth (benchmarks/RESULTS.md, rate-calls): it decides event by event
+    decide_all = decide_batch if NATIVE else _decide_each
     next_expiry_ms = None
     batch: list[UsageEvent] = []
     for event in events:
         if next_expiry_ms is None:
             next_expiry_ms = event.time_ms + EXPIRE_INTERVAL_MS
         if event.time_ms >= next_expiry_ms or len(batch) == BATCH_EVENTS or event.kind not in _KINDS:
-            yield from decide_batch(enforcer, batch)
+            yield from decide_all(enforcer, batch)
             batch = []
         while event.time_ms >= next_expiry_ms:
             enforcer.expire_sensors(next_expiry_ms)
             next_expiry_ms += EXPIRE_INTERVAL_MS
         batch.append(event)
-    yield from decide_batch(enforcer, batch)
+    yield from decide_all(enforcer, batch)
+
+
+def _decide_each(enforcer: Enforcer, events: list[UsageEvent]) -> list[ReplayResult]:
+    return [decide(enforcer, event) for event in events]
 
 
 def decide_batch(enforcer: Enforcer, events: list[UsageEvent]) -> list[ReplayResult]:
