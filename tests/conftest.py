@@ -73,6 +73,22 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     descriptors.record(module, before, descriptors.open_descriptors())
 
 
+@pytest.fixture(scope="session", autouse=True)
+def pyspark_jvm_stopped_at_the_end():
+    """PySpark starts one JVM per Python process (the py4j gateway: its stdin pipe and two
+    sockets) and keeps it after every SparkSession stops, for the next one; the test session stops
+    it at its end as it stops its servers, so that what stays open after is a real leak."""
+    yield
+    pyspark = sys.modules.get("pyspark")
+    gateway = pyspark.SparkContext._gateway if pyspark is not None else None
+    if gateway is None:
+        return
+    gateway.shutdown()
+    gateway.proc.stdin.close()  # the gateway server exits when its stdin closes
+    gateway.proc.wait(timeout=60)
+    pyspark.SparkContext._gateway = pyspark.SparkContext._jvm = None
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     SESSION_DESCRIPTORS["start"] = descriptors.open_targets()
 
