@@ -15,3 +15,10 @@ kc_python() {
   if [ -x "$KC_CACHE/venv/bin/python" ]; then echo "$KC_CACHE/venv/bin/python"; return; fi
   command -v python || command -v python3 || kc_die "no python found"
 }
+
+# The interpreter's own path (a pyenv shim or a symlink resolved as Python resolves it), for
+# PYO3_PYTHON: pip's build of enforcement/native and .ci/test's cargo checks must name the same
+# one, or cargo reruns pyo3's build script and recompiles pyo3 and the crate.
+kc_python_executable() {
+  "$(kc_python)" -c 'import sys; print(sys.executable)'
+}

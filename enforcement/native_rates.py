@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 
 from kconfigs_enforcement._native import RateCore
+from kconfigs_enforcement._native import record_and_throttle_each as record_and_throttle_each
 from kconfigs_enforcement.stats import UNLIMITED, Sample
 
 NO_CAP_MS = 2**63 - 1

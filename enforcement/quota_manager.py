@@ -55,6 +55,14 @@ class SensorSettings:
 class ClientQuotaManager:
     """One client quota type (``Produce``, ``Fetch`` or ``Request``) keyed by one quota key."""
 
+    #: whether a throttled value is recorded back out (a throttled Fetch returns nothing)
+    unrecords_throttled = False
+
+    @staticmethod
+    def recorded_value(value):
+        """What the sensor records for an event's ``value`` (bytes here; request time converts)."""
+        return value
+
     def __init__(self, quota_type: str, key: str, metric_name: str, snapshot: QuotaSnapshot, settings: SensorSettings):
         self.quota_type = quota_type
         self.key = key
@@ -171,6 +179,8 @@ class ClientQuotaManager:
 class FetchQuotaManager(ClientQuotaManager):
     """``Fetch``: a throttled fetch returns an empty response, so its bytes are unrecorded."""
 
+    unrecords_throttled = True
+
     def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings):
         super().__init__(_FETCH.metric_group, _FETCH.name, "byte-rate", snapshot, settings)
 
@@ -210,6 +220,11 @@ class RequestQuotaManager(ClientQuotaManager):
     (``ns * 100 / 1e9``), throttle capped at one sample window, plus the ``exempt-request-time``
     rate (never expires, no tags)."""
 
+    @staticmethod
+    def recorded_value(value):
+        """Thread time in ns -> percent-seconds."""
+        return value * NANOS_TO_PERCENT_PER_SEC
+
     def __init__(self, snapshot: QuotaSnapshot, settings: SensorSettings):
         super().__init__(_REQUEST.metric_group, _REQUEST.name, "request-time", snapshot, settings)
         self.exempt = SampledRate(BROKER_METRICS_SAMPLES, BROKER_METRICS_WINDOW_MS, settings.legacy_pre_3_8)
@@ -222,7 +237,7 @@ class RequestQuotaManager(ClientQuotaManager):
             if not self._enabled:
                 return 0
             sensor = self.sensor_for(user, client_id, now_ms)
-        return sensor.record_and_throttle(time_ns * NANOS_TO_PERCENT_PER_SEC, now_ms)
+        return sensor.record_and_throttle(self.recorded_value(time_ns), now_ms)
 
     def metrics(self, now_ms: int) -> Iterator[MetricSample]:
         yield from super().metrics(now_ms)

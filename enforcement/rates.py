@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from kconfigs_enforcement.sensors import PureRateSensor
+from kconfigs_enforcement.sensors import PureRateSensor, pure_record_and_throttle_each
 from kconfigs_enforcement.stats import PureSampledRate
 
 try:
@@ -31,3 +31,6 @@ DESCRIPTION = "native (kconfigs_enforcement._native, Rust)" if NATIVE else f"pur
 SampledRate = native_rates.NativeSampledRate if NATIVE else PureSampledRate
 RateSensor = native_rates.NativeRateSensor if NATIVE else PureRateSensor
 Rate = SampledRate  # Kafka's class name
+#: ``record_and_throttle_each(sensors, values, times_ms, unrecord_throttled=None) -> list[int]``:
+#: many sensor decisions in one call (the native one crosses into Rust once per batch)
+record_and_throttle_each = native_rates.record_and_throttle_each if NATIVE else pure_record_and_throttle_each

@@ -10,6 +10,13 @@ Event kinds and the meaning of ``value``:
 
 Each event's own throttle is recorded as that quota type's ``throttle-time`` (one quota per
 event, so it is the KIP-219 "winner"). Kafka's sensor expiry task runs every 30 s of event time.
+
+:func:`replay` decides produce, fetch and request events in batches, each batch one call into the
+native rate core (``rates.record_and_throttle_each``; on the pure-Python rate it decides event by
+event): a batch never spans an expiry run, its sensors are resolved in event order first
+(resolution reads the quotas, never the rates), and the managers it skips (connections, producer
+ids) share no state with these sensors, so every result is the one :func:`decide` gives event by
+event.
 """
 
 from __future__ import annotations
@@ -18,9 +25,15 @@ from typing import Iterable, Iterator, NamedTuple
 
 from kconfigs.keys import QUOTA_KINDS
 from kconfigs_enforcement.enforcer import DEFAULT_CONFIG, EnforcementConfig, Enforcer
+from kconfigs_enforcement.rates import NATIVE, record_and_throttle_each
 from kconfigs_enforcement.resolution import QuotaSnapshot
 
 EXPIRE_INTERVAL_MS = 30_000  # Metrics' ExpireSensorTask period
+#: events per batch: enough to amortise the call into the rate core, few enough to stream results
+BATCH_EVENTS = 4096
+#: the kinds :func:`decide` knows; any other starts a batch of its own, so that the results before
+#: it are yielded before its ValueError, as event by event
+_KINDS = ("produce", "fetch", "request", "connection", "producer_id")
 
 
 class UsageEvent(NamedTuple):
@@ -69,13 +82,59 @@ def replay(
     config: EnforcementConfig = DEFAULT_CONFIG,
     enforcer: Enforcer | None = None,
 ) -> Iterator[ReplayResult]:
-    """Yield one :class:`ReplayResult` per event, in order, from a fresh broker (or ``enforcer``)."""
+    """Yield one :class:`ReplayResult` per event, in order, from a fresh broker (or ``enforcer``).
+
+    :raises ValueError: for an unknown kind, once the results of the events before it are yielded
+    """
     enforcer = enforcer or Enforcer(snapshot, config)
+    # the pure-Python rate gains nothing from one call per batch, and building the batch's lists
+    # costs it about a sixth (benchmarks/RESULTS.md, rate-calls): it decides event by event
+    decide_all = decide_batch if NATIVE else _decide_each
     next_expiry_ms = None
+    batch: list[UsageEvent] = []
     for event in events:
         if next_expiry_ms is None:
             next_expiry_ms = event.time_ms + EXPIRE_INTERVAL_MS
+        if event.time_ms >= next_expiry_ms or len(batch) == BATCH_EVENTS or event.kind not in _KINDS:
+            yield from decide_all(enforcer, batch)
+            batch = []
         while event.time_ms >= next_expiry_ms:
             enforcer.expire_sensors(next_expiry_ms)
             next_expiry_ms += EXPIRE_INTERVAL_MS
-        yield decide(enforcer, event)
+        batch.append(event)
+    yield from decide_all(enforcer, batch)
+
+
+def _decide_each(enforcer: Enforcer, events: list[UsageEvent]) -> list[ReplayResult]:
+    return [decide(enforcer, event) for event in events]
+
+
+def decide_batch(enforcer: Enforcer, events: list[UsageEvent]) -> list[ReplayResult]:
+    """:func:`decide` for each event, in order, with no expiry run in between; the produce, fetch
+    and request decisions in one call into the rate core.
+
+    :raises ValueError: for an unknown kind
+    """
+    managers = {"produce": enforcer.produce, "fetch": enforcer.fetch, "request": enforcer.request}
+    results: list = [None] * len(events)
+    positions, batched, sensors, values, times_ms, unrecord = [], [], [], [], [], []
+    for i, event in enumerate(events):
+        time_ms, user, client_id, _ip, kind, value = event
+        manager = managers.get(kind)
+        if manager is None:  # connection / producer_id: managers of their own, decided here
+            results[i] = decide(enforcer, event)
+            continue
+        positions.append(i)
+        batched.append(manager)
+        sensors.append(manager.recording_sensor(user, client_id, time_ms))
+        values.append(manager.recorded_value(value))
+        times_ms.append(time_ms)
+        unrecord.append(manager.unrecords_throttled)
+    throttles = record_and_throttle_each(sensors, values, times_ms, unrecord)
+    for i, manager, throttle_ms in zip(positions, batched, throttles):
+        event = events[i]
+        if throttle_ms > 0:  # KIP-219: the event's one quota is the winner, on its throttle-time
+            manager.record_throttle(event.user, event.client_id, throttle_ms, event.time_ms)
+        # tuple.__new__ directly: a NamedTuple's generated __new__ is one more Python call per event
+        results[i] = tuple.__new__(ReplayResult, (event, throttle_ms, True))
+    return results

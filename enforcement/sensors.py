@@ -19,6 +19,30 @@ from kconfigs_enforcement.stats import UNLIMITED, PureSampledRate, SampledAvg, j
 NO_CAP_MS = 2**63 - 1
 
 
+def pure_record_and_throttle_each(sensors, values, times_ms, unrecord_throttled=None) -> list[int]:
+    """Many ``record_and_throttle`` decisions in order (the fallback of
+    ``kconfigs_enforcement.rates.record_and_throttle_each``): a ``None`` sensor gives 0; where
+    ``unrecord_throttled[i]``, a throttled value is recorded back out.
+
+    :raises ValueError: when the lists differ in length
+    """
+    lengths = {len(sensors), len(values), len(times_ms)}
+    if unrecord_throttled is not None:
+        lengths.add(len(unrecord_throttled))
+    if len(lengths) > 1:
+        raise ValueError("sensors, values, times_ms and unrecord_throttled differ in length")
+    throttles = []
+    for i, sensor in enumerate(sensors):
+        if sensor is None:
+            throttles.append(0)
+            continue
+        throttle_ms = sensor.record_and_throttle(values[i], times_ms[i])
+        if throttle_ms > 0 and unrecord_throttled is not None and unrecord_throttled[i]:
+            sensor.record_no_check(-values[i], times_ms[i])
+        throttles.append(throttle_ms)
+    return throttles
+
+
 class PureRateSensor(PureSampledRate):
     """A quota sensor around a ``PureSampledRate`` (the fallback of ``kconfigs_enforcement.rates.RateSensor``).
 

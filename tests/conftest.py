@@ -3,6 +3,7 @@ no-skip rule for integration tests on CI (style guide section 8)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -34,6 +35,8 @@ INTEGRATION_DIR = TESTS_DIR / "integration"
 #: wall seconds per test module, set-up and tear-down included (where CI's time goes)
 MODULE_SECONDS: Counter = Counter()
 SLOWEST_MODULES_SHOWN = 25
+#: "start": descriptor -> target when the session started; "leaked": lines for those left open
+SESSION_DESCRIPTORS: dict = {}
 
 
 def _on_ci() -> bool:
@@ -71,10 +74,48 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     descriptors.record(module, before, descriptors.open_descriptors())
 
 
+@pytest.fixture(scope="session", autouse=True)
+def pyspark_jvm_stopped_at_the_end():
+    """PySpark starts one JVM per Python process (the py4j gateway: its stdin pipe and two
+    sockets) and keeps it after every SparkSession stops, for the next one; the test session stops
+    it at its end as it stops its servers, so that what stays open after is a real leak."""
+    yield
+    pyspark = sys.modules.get("pyspark")
+    gateway = pyspark.SparkContext._gateway if pyspark is not None else None
+    if gateway is None:
+        return
+    gateway.shutdown()
+    gateway.proc.stdin.close()  # the gateway server exits when its stdin closes
+    gateway.proc.wait(timeout=60)
+    pyspark.SparkContext._gateway = pyspark.SparkContext._jvm = None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    SESSION_DESCRIPTORS["start"] = descriptors.open_targets()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Session-scoped servers and clients are torn down by now: whatever the tests opened and is
+    still open leaked, and fails the run (the terminal summary lists it)."""
+    # objects no longer reachable close their descriptors when collected (a client a library built
+    # and dropped when its constructor raised): only what is still held counts
+    gc.collect()
+    SESSION_DESCRIPTORS["leaked"] = descriptors.left_open(SESSION_DESCRIPTORS["start"], descriptors.open_targets())
+    if SESSION_DESCRIPTORS["leaked"] and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.section("descriptors left open, by test module")
     for line in descriptors.summary_lines():
         terminalreporter.write_line(line)
+    leaked = SESSION_DESCRIPTORS.get("leaked")
+    if leaked:
+        terminalreporter.write_line(
+            f"FAILED: {len(leaked)} descriptors still open after the session that were not open at its start:", red=True
+        )
+        for line in leaked:
+            terminalreporter.write_line(f"  {line}", red=True)
     if MODULE_SECONDS:
         terminalreporter.section(f"slowest test modules (wall s, {len(MODULE_SECONDS)} modules)")
         for module, seconds in MODULE_SECONDS.most_common(SLOWEST_MODULES_SHOWN):

@@ -8,6 +8,7 @@ import shlex
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 
 import pytest
 from compat_support import notifications
@@ -90,7 +91,7 @@ def test_concurrent_alters_on_the_embedded_store_lose_no_key(tmp_path):
     SqliteStore(db).close()  # the readers start at once: a named store that does not exist yet is an error
     _run_concurrently(connect)
     _assert_every_last_value_present(_final_line(connect))
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:  # sqlite3's own context manager only commits
         rows = conn.execute("SELECT data FROM config_change ORDER BY seq").fetchall()
     assert [bytes(r[0]) for r in rows] == [b'{"version":2,"entity_path":"users/CN%3Dshared%20user"}'] * (
         len(WRITERS) * ROUNDS

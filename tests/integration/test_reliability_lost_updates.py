@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import sqlite3
+from contextlib import closing
 
 from lost_updates import USER_KEYS, kconfigs_argv, lost_keys, plan, run_all, zk_state
 
@@ -32,12 +33,13 @@ def test_fifty_processes_on_the_embedded_store_lose_no_key(tmp_path):
     alters = plan(PROCESSES, ENTITIES)
     results = run_all([kconfigs_argv(["--store", str(store)], a) for a in alters])
     assert [r.returncode for r in results] == [0] * PROCESSES, [r.stderr for r in results if r.returncode]
-    db = sqlite3.connect(store)
     import json
 
-    state = {
-        path.rsplit("/", 1)[1]: json.loads(data)["config"] for path, data in db.execute("SELECT path, data FROM znode")
-    }
-    changes = [json.loads(d)["entity_path"] for (d,) in db.execute("SELECT data FROM config_change")]
+    with closing(sqlite3.connect(store)) as db:
+        state = {
+            path.rsplit("/", 1)[1]: json.loads(data)["config"]
+            for path, data in db.execute("SELECT path, data FROM znode")
+        }
+        changes = [json.loads(d)["entity_path"] for (d,) in db.execute("SELECT data FROM config_change")]
     assert lost_keys(alters, state) == []
     assert collections.Counter(changes) == collections.Counter(f"users/{a.user}" for a in alters)

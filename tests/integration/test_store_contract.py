@@ -7,6 +7,7 @@ from __future__ import annotations
 import queue
 import sqlite3
 import threading
+from contextlib import closing
 
 import pytest
 
@@ -67,7 +68,7 @@ class SqliteRaw:
         self.path = path
 
     def _rows(self, sql, args=()):
-        with sqlite3.connect(self.path) as db:
+        with closing(sqlite3.connect(self.path)) as db:  # sqlite3's own context manager only commits
             return db.execute(sql, args).fetchall()
 
     def data(self, path):
@@ -81,7 +82,7 @@ class SqliteRaw:
         return [decode_notification(bytes(d)) for (d,) in self._rows("SELECT data FROM config_change ORDER BY seq")]
 
     def corrupt(self, path, data):
-        with sqlite3.connect(self.path) as db:
+        with closing(sqlite3.connect(self.path)) as db, db:  # closed, after the insert is committed
             db.execute("INSERT INTO znode(path, data, version) VALUES (?, ?, 0)", (path, data))
 
 

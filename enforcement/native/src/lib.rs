@@ -41,7 +41,9 @@ fn to_value(value: &Bound<'_, PyAny>) -> PyResult<Value> {
     Ok(Value::Float(value.extract::<f64>()?))
 }
 
-#[pyclass(subclass, module = "kconfigs_enforcement._native")]
+// frozen: every method takes &self (the state is behind the sensor's own mutex), so PyO3 keeps no
+// borrow flag, whose two atomic operations per call cost as much as the mutex's own two.
+#[pyclass(frozen, subclass, module = "kconfigs_enforcement._native")]
 pub struct RateCore {
     /// Shared with the native data plane's worker threads, which record into the same sensor
     /// (one rate per entity, whichever thread or language records).
@@ -189,6 +191,102 @@ impl RateCore {
         let state = other.lock().clone();
         *self.lock() = state;
     }
+}
+
+/// Many `record_and_throttle` decisions in one call, in order: for each i, record `values[i]` at
+/// `times_ms[i]` into `sensors[i]` and give its throttle in ms; a `None` sensor records nothing and
+/// gives 0 (a disabled quota type). Where `unrecord_throttled[i]` is true, a throttled value is
+/// recorded back out under the same lock (a throttled Fetch returns nothing: `record_fetch`).
+/// Each decision takes its sensor's lock once, as a single call does, so the data plane's threads
+/// recording into the same sensors interleave between decisions, never inside one.
+#[pyfunction]
+#[pyo3(signature = (sensors, values, times_ms, unrecord_throttled=None))]
+fn record_and_throttle_each<'py>(
+    py: Python<'py>,
+    sensors: &Bound<'py, PyList>,
+    values: &Bound<'py, PyList>,
+    times_ms: &Bound<'py, PyList>,
+    unrecord_throttled: Option<&Bound<'py, PyList>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let count = sensors.len();
+    if values.len() != count || times_ms.len() != count || unrecord_throttled.is_some_and(|u| u.len() != count) {
+        return Err(PyValueError::new_err(
+            "sensors, values, times_ms and unrecord_throttled differ in length",
+        ));
+    }
+    let mut throttles = Vec::with_capacity(count);
+    for i in 0..count {
+        let sensor = sensors.get_item(i)?;
+        if sensor.is_none() {
+            throttles.push(0);
+            continue;
+        }
+        let core = sensor.cast::<RateCore>()?.get();
+        let value = to_value(&values.get_item(i)?)?;
+        let now_ms: i64 = times_ms.get_item(i)?.extract()?;
+        let unrecord = match unrecord_throttled {
+            Some(flags) => flags.get_item(i)?.is_truthy()?,
+            None => false,
+        };
+        let mut state = core.lock();
+        let throttle_ms = state.record_and_throttle(value, now_ms);
+        if unrecord && throttle_ms > 0 {
+            state.record_no_check(value.negated(), now_ms);
+        }
+        throttles.push(throttle_ms);
+    }
+    PyList::new(py, throttles)
+}
+
+/// Benchmark support (benchmarks/bench_enforcement.py): ns per decision for `count` decisions
+/// made in Rust alone over `entities` fresh sensors with the default ring (11 x 1 s), values and
+/// entities drawn as the benchmark draws them, 1000 decisions per simulated ms. With `locked`, each
+/// decision takes its sensor's mutex as a call from Python does; without, the arithmetic alone.
+#[pyfunction]
+fn _time_decisions_ns(py: Python<'_>, count: usize, entities: usize, locked: bool) -> PyResult<f64> {
+    if entities == 0 {
+        return Err(PyValueError::new_err("entities must be >= 1"));
+    }
+    let sensor = |_| Sensor {
+        ring: Ring::new(11, 1000, false),
+        bound: 1_000_000.0,
+        cap_ms: i64::MAX,
+        last_record_ms: 0,
+    };
+    let mut plain: Vec<Sensor> = (0..entities).map(sensor).collect();
+    let shared: Vec<SharedSensor> = (0..entities).map(|i| Arc::new(Mutex::new(sensor(i)))).collect();
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut draw = move |below: u64| {
+        seed ^= seed << 13; // xorshift64: cheap next to a decision, and the same stream each run
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % below
+    };
+    let events: Vec<(usize, i64, i64)> = (0..count)
+        .map(|i| {
+            (
+                draw(entities as u64) as usize,
+                100 + draw(16_284) as i64,
+                1_700_000_000_000 + (i / 1000) as i64,
+            )
+        })
+        .collect();
+    Ok(py.detach(|| {
+        let started = std::time::Instant::now();
+        let mut throttled = 0i64;
+        for &(entity, value, now_ms) in &events {
+            throttled += if locked {
+                shared[entity]
+                    .lock()
+                    .unwrap()
+                    .record_and_throttle(Value::Int(value), now_ms)
+            } else {
+                plain[entity].record_and_throttle(Value::Int(value), now_ms)
+            };
+        }
+        std::hint::black_box(throttled);
+        started.elapsed().as_nanos() as f64 / count.max(1) as f64
+    }))
 }
 
 /// Java `Math.round(double)`.
@@ -402,6 +500,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RateCore>()?;
     m.add_class::<DataPlane>()?;
     m.add_function(wrap_pyfunction!(py_java_round, m)?)?;
+    m.add_function(wrap_pyfunction!(record_and_throttle_each, m)?)?;
+    m.add_function(wrap_pyfunction!(_time_decisions_ns, m)?)?;
     dataplane::testing::register(m)?;
     Ok(())
 }

@@ -16,6 +16,17 @@ pub enum Value {
     Float(f64),
 }
 
+impl Value {
+    /// `-value`, of the same kind (an unrecord).
+    pub fn negated(self) -> Value {
+        match self {
+            // -i64::MIN is no i64: Python's int would be exact, a double is the closest this holds
+            Value::Int(v) => v.checked_neg().map_or(Value::Float(-(v as f64)), Value::Int),
+            Value::Float(v) => Value::Float(-v),
+        }
+    }
+}
+
 /// One sample of the ring (`SampledStat.Sample`).
 #[derive(Clone, Copy)]
 struct Slot {

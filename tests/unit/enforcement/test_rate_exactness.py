@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from kafka_model import KafkaRate, kafka_throttle
 
 from kconfigs_enforcement.native_rates import NativeRateSensor, NativeSampledRate
-from kconfigs_enforcement.sensors import PureRateSensor
+from kconfigs_enforcement.native_rates import record_and_throttle_each as native_record_and_throttle_each
+from kconfigs_enforcement.sensors import PureRateSensor, pure_record_and_throttle_each
 from kconfigs_enforcement.stats import PureSampledRate
 
 rate_classes = pytest.mark.parametrize("SampledRate", [NativeSampledRate, PureSampledRate], ids=["native", "pure"])
@@ -110,3 +111,57 @@ def test_client_obeying_throttles_stays_within_twice_the_quota(RateSensor, multi
         now += sensor.record_and_throttle(nbytes, now) + 1
     elapsed_s = (now - T0) / 1000.0
     assert sum(sizes) <= 2 * quota * elapsed_s + quota * 10 + max(sizes)
+
+
+batch_functions = pytest.mark.parametrize(
+    "RateSensor, record_and_throttle_each",
+    [(NativeRateSensor, native_record_and_throttle_each), (PureRateSensor, pure_record_and_throttle_each)],
+    ids=["native", "pure"],
+)
+
+
+@batch_functions
+@settings(max_examples=300, deadline=None)
+@given(
+    configs,
+    st.lists(
+        st.tuples(st.integers(-1, 2), deltas, st.one_of(int_values, float_values), st.booleans()),
+        min_size=1,
+        max_size=120,
+    ),
+    st.floats(0.5, 5_000.0),
+)
+def test_batched_decisions_match_kafka_reference(RateSensor, record_and_throttle_each, config, trace, bound):
+    """Decisions over three sensors (-1: no sensor) in one call, a throttled value recorded back
+    out where asked (the Fetch rule): each throttle is Kafka's for that sensor's own history."""
+    samples, window_ms, legacy = config
+    sensors = [RateSensor(samples, window_ms, legacy, bound=bound) for _ in range(3)]
+    refs = [KafkaRate(samples, window_ms, legacy) for _ in range(3)]
+    now, times_ms, expected = T0, [], []
+    for which, delta, value, unrecord in trace:
+        now += delta
+        times_ms.append(now)
+        if which < 0:
+            expected.append(0)
+            continue
+        refs[which].record(value, now)
+        throttle_ms = kafka_throttle(refs[which], bound, now, None)
+        if unrecord and throttle_ms > 0:
+            refs[which].record(-value, now)
+        expected.append(throttle_ms)
+    batch = [sensors[which] if which >= 0 else None for which, *_ in trace]
+    values = [value for _, _, value, _ in trace]
+    unrecord = [flag for *_, flag in trace]
+    assert record_and_throttle_each(batch, values, times_ms, unrecord) == expected
+    for sensor, ref in zip(sensors, refs):
+        assert sensor.measure(now) == ref.measure(now)
+
+
+@batch_functions
+def test_batched_decisions_refuse_lists_of_different_lengths(RateSensor, record_and_throttle_each):
+    sensor = RateSensor(11, 1000, False, bound=100.0)
+    with pytest.raises(ValueError, match="differ in length"):
+        record_and_throttle_each([sensor, sensor], [1], [T0, T0])
+    with pytest.raises(ValueError, match="differ in length"):
+        record_and_throttle_each([sensor], [1], [T0], [True, False])
+    assert sensor.total(T0) == 0  # nothing recorded
