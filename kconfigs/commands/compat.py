@@ -110,10 +110,14 @@ def _check_bootstrap_addresses(opts: A.ParsedOptions) -> None:
 
 
 def _ip_validator(opts: A.ParsedOptions):
-    from kconfigs.ip_names import is_valid_ip_entity
-
     resolve = _resolves if opts.has("resolve-hostnames") else None
-    return lambda name: is_valid_ip_entity(name, resolve)
+
+    def is_valid(name: str) -> bool:
+        from kconfigs.ip_names import is_valid_ip_entity  # ipaddress: only when an ip is named
+
+        return is_valid_ip_entity(name, resolve)
+
+    return is_valid
 
 
 #: after Kafka's refusal of an ip name that Kafka itself would have resolved and taken

@@ -293,9 +293,11 @@ def refuse_output_over_inputs(outputs: dict[str, str | None], inputs) -> None:
 def check_ip_name(ip: object) -> None:
     """An ip entity named by the user must be an IP literal: a mistyped one (``10.0.0.256``) is
     refused, in a read too, rather than read as an ip with no quotas. :raises UsageError:"""
-    from kconfigs.ip_names import is_valid_ip_entity
+    if not isinstance(ip, str):
+        return
+    from kconfigs.ip_names import is_valid_ip_entity  # ipaddress: only when an ip is named
 
-    if isinstance(ip, str) and not is_valid_ip_entity(ip):
+    if not is_valid_ip_entity(ip):
         raise UsageError(f"{ip} is not a valid IP address literal")
 
 

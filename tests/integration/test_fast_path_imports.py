@@ -42,6 +42,7 @@ NOT_NEEDED = (
     "kconfigs.stores.zk_sasl",
     "kconfigs.scram",
     "kconfigs.quotafile",
+    "kconfigs.ip_names",  # none of the cases names an ip
     "yaml",
     "cryptography",
     "rich",
