@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal
 
 # Double.toString uses plain notation for 10^-3 <= |d| < 10^7, else computerized scientific.
 _PLAIN_MIN = 1e-3
@@ -40,6 +39,8 @@ _SPECIAL = {
 def _shortest_digits(value: float) -> tuple[str, int]:
     """Shortest round-trip digits of a positive finite ``value`` and its decimal exponent
     ``e`` such that value = d.ddd x 10^e. Example: 10485760.0 -> ("1048576", 7)."""
+    from decimal import Decimal  # only when a double is printed: a describe of stored text needs none
+
     sign, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
     digits = "".join(map(str, digit_tuple)).lstrip("0")
     exponent += len(digit_tuple) - len(digits)  # leading zeros removed don't move the value

@@ -43,6 +43,7 @@ NOT_NEEDED = (
     "kconfigs.scram",
     "kconfigs.quotafile",
     "kconfigs.ip_names",  # none of the cases names an ip
+    "decimal",  # nor prints a double
     "yaml",
     "cryptography",
     "rich",
