@@ -262,9 +262,12 @@ def number_from_store(entity: QuotaEntity, key: str, raw: str) -> Number:
     except ValidationError:
         pass
     try:
-        return numeric_quotas({key: raw})[key]
+        number = numeric_quotas({key: raw})[key]
     except (ValueError, OverflowError):
-        raise CorruptData(f"Stored value {raw!r} of {key} for {zk_entity_text(entity)} is not a number") from None
+        number = math.nan
+    if not math.isfinite(number):  # a cluster holds request_percentage=Infinity; no file or store takes it back
+        raise CorruptData(f"Stored value {raw!r} of {key} for {zk_entity_text(entity)} is not a number")
+    return number
 
 
 def entity_sort_key(entity: QuotaEntity) -> tuple:

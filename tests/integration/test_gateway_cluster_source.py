@@ -370,8 +370,6 @@ def test_a_cluster_that_cannot_be_read_at_start_is_said_keeps_the_gateway_unread
         finally:
             stopping = time.monotonic()
             assert gateway.stop() == 0
-        # a stop does not wait out the read still retrying against the cluster (30 s)
+        # a stop waits for no read of the cluster: a refused port fails at once, and a read still
+        # retrying against it (30 s) is left after 2 s (said in the log when it happens)
         assert time.monotonic() - stopping < 10
-        assert f"a read of Kafka cluster {address} (admin API, PLAINTEXT) still runs at stop" in " ".join(
-            gateway.messages()
-        )
