@@ -97,6 +97,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Session-scoped servers and clients are torn down by now: whatever the tests opened and is
     still open leaked, and fails the run (the terminal summary lists it)."""
+    from harness.java import close_tool_batches
+
+    close_tool_batches()  # the session's kafka-configs JVMs, torn down as its servers are
     # objects no longer reachable close their descriptors when collected (a client a library built
     # and dropped when its constructor raised): only what is still held counts
     gc.collect()

@@ -196,7 +196,8 @@ class ToolBatch:
         argv = java_command(version, str(TOOL_BATCH_SOURCE), [main_class], "tools")
         self._process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self._answers: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._read_answers, daemon=True).start()
+        self._reader = threading.Thread(target=self._read_answers, daemon=True)
+        self._reader.start()
 
     def _read_answers(self) -> None:
         for line in self._process.stdout:
@@ -225,6 +226,7 @@ class ToolBatch:
         )
 
     def close(self) -> None:
+        """Stop the JVM and close both pipes (the reader ends at the JVM's end of output)."""
         if self._process.poll() is None:
             self._process.stdin.close()
             try:
@@ -232,16 +234,35 @@ class ToolBatch:
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
+        self._reader.join(timeout=10)
+        for pipe in (self._process.stdin, self._process.stdout):
+            if not pipe.closed:
+                pipe.close()
+
+
+#: the ToolBatches :func:`tool_batch` started, for :func:`close_tool_batches`
+_STARTED_BATCHES: list[ToolBatch] = []
 
 
 @functools.lru_cache(maxsize=None)
 def tool_batch(version: str, main_class: str) -> ToolBatch:
-    """The shared ToolBatch of (version, main class) for this test session (closed at exit)."""
+    """The shared ToolBatch of (version, main class) for this test session (closed by
+    :func:`close_tool_batches`, which the test session calls at its end, or at exit)."""
     import atexit
 
     batch = ToolBatch(version, main_class)
+    _STARTED_BATCHES.append(batch)
     atexit.register(batch.close)
     return batch
+
+
+def close_tool_batches() -> None:
+    """Stop every shared ToolBatch JVM: the session does it before it checks what was left open
+    (an atexit close would come after, and each JVM's two pipes would read as leaks)."""
+    for batch in _STARTED_BATCHES:
+        batch.close()
+    _STARTED_BATCHES.clear()
+    tool_batch.cache_clear()
 
 
 def run_config_command(version: str, args: Sequence[str], timeout: float = 120) -> subprocess.CompletedProcess:
