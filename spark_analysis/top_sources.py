@@ -40,8 +40,7 @@ def readings_from_samples(samples: Iterable[tuple[str, Mapping[str, str], float]
         if metric is None:
             continue
         key = SeriesKey(metric.kind, metric.user or "", metric.client_id or "", metric.ip or "")
-        target = rates if metric.column == "rate" else throttles
-        target[key] = max(target.get(key, 0.0), 0.0 if math.isnan(value) else value)
+        _keep(rates if metric.column == "rate" else throttles, key, value)
     return _readings(rates, throttles)
 
 
@@ -99,9 +98,7 @@ def parse_exposition(text: str, known: dict | None = None) -> dict[SeriesKey, Re
         except ValueError:
             continue
         key, column = series
-        target = rates if column == "rate" else throttles
-        # one page names a series once; a naming scheme that repeats it must not double it
-        target[key] = max(target.get(key, 0.0), 0.0 if math.isnan(number) else number)
+        _keep(rates if column == "rate" else throttles, key, number)
     if seen_lines and not rates and not throttles and not _looks_like_exposition(text):
         raise SourceUnreachable("not a Prometheus metrics page")
     return _readings(rates, throttles)
@@ -127,6 +124,12 @@ def _quota_series(line: str) -> tuple[tuple[SeriesKey, str] | None, str, bool]:
 def _looks_like_exposition(text: str) -> bool:
     lines = [line for line in text.splitlines()[:50] if line and line[0] != "#"]
     return any(_LINE.match(line) for line in lines)
+
+
+def _keep(values: dict[SeriesKey, float], key: SeriesKey, value: float) -> None:
+    """One source's value of a series (NaN: nothing measured). A source names a series once; a
+    naming scheme that repeats it must not double it, so a repeat keeps the larger value."""
+    values[key] = max(values.get(key, 0.0), 0.0 if math.isnan(value) else value)
 
 
 def _readings(rates: dict[SeriesKey, float], throttles: dict[SeriesKey, float]) -> dict[SeriesKey, Reading]:

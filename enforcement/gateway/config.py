@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from kconfigs.errors import UsageError, ValidationError
+from kconfigs.profiles import store_option_fields
 
 if TYPE_CHECKING:
     from kconfigs.profiles import StoreOptions
@@ -218,16 +219,8 @@ def _is_wildcard(host: str) -> bool:
         return False
 
 
-#: the settings that name the quota store, as StoreOptions fields (plus the profile)
-STORE_SETTINGS = (
-    "zookeeper",
-    "bootstrap_server",
-    "bootstrap_controller",
-    "command_config",
-    "store_path",
-    "zk_auth",
-    "zk_tls_config_file",
-)
+#: the settings that name the quota store: the StoreOptions fields a command line sets (plus the profile)
+STORE_SETTINGS = store_option_fields()
 
 _ADDRESS_FIELDS = {"listen": "listen address", "metrics_listen": "metrics address"}
 _ASYNCIO_ONLY = "belonged to the removed asyncio data path"
@@ -325,13 +318,7 @@ _COERCERS = {
 _TEXT_SETTINGS = frozenset(
     {
         "advertised_host",
-        "zookeeper",
-        "bootstrap_server",
-        "bootstrap_controller",
-        "command_config",
-        "store_path",
-        "zk_auth",
-        "zk_tls_config_file",
+        *STORE_SETTINGS,
         "profile",
         "tls_cert_file",
         "tls_key_file",
