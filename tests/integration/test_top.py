@@ -20,6 +20,7 @@ import threading
 import time
 import urllib.request
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -338,8 +339,13 @@ def test_a_prometheus_server_gives_the_same_rows_as_the_exporter_it_scrapes(clus
             assert time.monotonic() < deadline, "Prometheus never stored the exporter's quota series"
             time.sleep(0.5)
         common = ("--bootstrap-server", broker.bootstrap, "--once", "-o", "json")
-        via_prometheus = json.loads(_top("--prometheus-url", prometheus.url, *common).stdout)
-        direct = json.loads(_top("--jmx-exporter", agent, *common).stdout)
+        # both snapshots at once: a throttled client's Rate moves from one second to the next, and
+        # Prometheus' latest sample is at most one scrape (1 s) old
+        with ThreadPoolExecutor(2) as pool:
+            answers = pool.map(
+                lambda source: _top(*source, *common), (("--prometheus-url", prometheus.url), ("--jmx-exporter", agent))
+            )
+            via_prometheus, direct = (json.loads(done.stdout) for done in answers)
     finally:
         prometheus.stop()
     assert [s["name"] for s in via_prometheus["sources"]] == [f"prometheus {prometheus.url}"]
