@@ -114,20 +114,3 @@ def file_format(path: str, given: str | None = None) -> str:
 def check_inputs(paths: list[str], given: str | None = None) -> list[tuple[str, str]]:
     """(file, format) of every file the DUMP arguments name. :raises UsageError:"""
     return [(path, file_format(path, given)) for path in expand_inputs(paths)]
-
-
-def refuse_outputs_over_inputs(outputs: dict[str, str | None], inputs: list[str]) -> None:
-    """An output that would replace an input file is refused (``outputs``: {flag: path}).
-
-    ``inputs`` are the files as read: every dump file a directory or glob named, and the quota
-    files. The same file under another name (a symlink, a hard link, ``./``) is the same input;
-    so is a symlink at the output path, whatever it points to, when it points to an input.
-    :raises UsageError:
-    """
-    read = [os.path.realpath(path) for path in inputs if os.path.exists(path)]
-    for flag, path in outputs.items():
-        if not path or not os.path.exists(path):
-            continue
-        target = os.path.realpath(path)
-        if any(target == r or os.path.samefile(target, r) for r in read):
-            raise UsageError(f"{flag} {path} is one of the inputs: writing it would replace what was read")

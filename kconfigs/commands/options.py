@@ -280,13 +280,15 @@ def refuse_empty(_ctx, param, value):
 
 
 def refuse_output_over_inputs(outputs: dict[str, str | None], inputs) -> None:
-    """An output file that is one of the input files is refused before anything runs: the
-    command would replace the data it read. ``outputs``: {flag: path}. :raises UsageError:"""
+    """An output that would replace an input file is refused before anything runs
+    (``outputs``: {flag: path}; ``inputs``: the files as read, every file a directory or glob
+    named included). The same file under another name (a symlink, a hard link, ``./``) is the
+    same input; so is a symlink at the output path pointing to one. :raises UsageError:"""
     import os
 
-    files = [path for path in inputs if path and os.path.isfile(path)]
+    read = [path for path in inputs if path and os.path.exists(path)]
     for flag, path in outputs.items():
-        if path and os.path.exists(path) and any(os.path.samefile(path, f) for f in files):
+        if path and os.path.exists(path) and any(os.path.samefile(path, r) for r in read):
             raise UsageError(f"{flag} {path} is one of the inputs: writing it would replace what was read")
 
 

@@ -51,8 +51,9 @@ def input_args(kwargs: dict):
 def refuse_overwriting_inputs(kwargs: dict, outputs: dict[str, str | None]) -> None:
     """An output that would replace an input (a dump file, also one a directory or glob names,
     or the --quotas / --proposed file) is refused before anything runs. :raises UsageError:"""
+    from kconfigs.commands.options import refuse_output_over_inputs
     from kconfigs.errors import UsageError
-    from kconfigs_analysis.dump_inputs import expand_inputs, refuse_outputs_over_inputs
+    from kconfigs_analysis.dump_inputs import expand_inputs
 
     dumps = [p for p in kwargs.get("inputs") or () if p]  # an empty one is refused by input_args
     try:
@@ -60,7 +61,7 @@ def refuse_overwriting_inputs(kwargs: dict, outputs: dict[str, str | None]) -> N
     except UsageError:  # a path that names nothing: input_args says so, after the option checks
         files = [p for p in dumps if os.path.exists(p)]
     quota_files = [kwargs.get(k) for k in ("quota_file", "proposed_file") if kwargs.get(k)]
-    refuse_outputs_over_inputs(outputs, files + quota_files)
+    refuse_output_over_inputs(outputs, files + quota_files)
 
 
 def check_dump_arguments(kwargs: dict) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -239,18 +240,29 @@ def test_an_empty_client_id_is_a_client_id_and_resolves_as_kafka_does(quotas):
     }
 
 
+@pytest.mark.parametrize("spelling", ["as named", "symlink", "./ spelling", "hard link"])
 @pytest.mark.parametrize("victim", ["trace", "quotas"])
-def test_simulate_refuses_an_out_file_that_is_one_of_its_inputs(tmp_path, quotas, capsys, victim):
-    """--out onto the trace replaced the trace with the results."""
+def test_simulate_refuses_an_out_file_that_is_one_of_its_inputs(tmp_path, quotas, capsys, victim, spelling):
+    """--out onto the trace replaced the trace with the results; another name for the same file
+    is the same input."""
     trace = tmp_path / "trace.csv"
     trace.write_text("time_ms,user,client_id,ip,kind,value\n0,alice,app,,produce,100\n")
     files = {"trace": trace, "quotas": Path(quotas)}
     before = {name: path.read_bytes() for name, path in files.items()}
+    out = files[victim]
+    if spelling == "symlink":
+        (tmp_path / "link.csv").symlink_to(out)
+        out = tmp_path / "link.csv"
+    elif spelling == "./ spelling":
+        out = f"{out.parent}/./{out.name}"
+    elif spelling == "hard link":
+        os.link(out, tmp_path / "hard.csv")
+        out = tmp_path / "hard.csv"
     with pytest.raises(SystemExit) as exit_info:
-        main(["simulate", "--trace", str(trace), "--quotas", quotas, "--out", str(files[victim])])
+        main(["simulate", "--trace", str(trace), "--quotas", quotas, "--out", str(out)])
     assert exit_info.value.code == 1
     assert capsys.readouterr() == (
         "",
-        f"--out {files[victim]} is one of the inputs: writing it would replace what was read\n",
+        f"--out {out} is one of the inputs: writing it would replace what was read\n",
     )
     assert {name: path.read_bytes() for name, path in files.items()} == before
