@@ -34,6 +34,8 @@ reconciles on a period):
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from dataclasses import dataclass, field
 from typing import Hashable, Mapping
 
@@ -43,6 +45,44 @@ DEFAULT_PERIOD_MS = 250
 DEFAULT_EXPIRY_MS = 1000
 #: each live instance's weight is at least this share of Q / (live instances)
 DEFAULT_FLOOR = 0.05
+
+
+#: a report's header: format version, flags (LEAVING), entity count
+_HEADER = struct.Struct("<BBI")
+#: one entity in a report: its digest and its demand (12 bytes)
+_ENTRY = struct.Struct("<Qf")
+REPORT_VERSION = 1
+LEAVING = 1
+BYTES_PER_ENTITY = _ENTRY.size
+
+
+def entity_digest(name: str) -> int:
+    """An entity's 64-bit name in reports: every instance derives it from the sensor name
+    (``Produce-<user>:<client-id>``), which the same quotas give on every instance. A collision
+    between two live entities is about n^2 / 2^65 likely (n = 10^5: 3e-10)."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "little")
+
+
+def encode_report(demands: Mapping[int, float], leaving: bool = False) -> bytes:
+    """One instance's report: a 6-byte header and 12 bytes per entity (digest, float32 demand;
+    a demand needs no more than float32's 7 digits)."""
+    parts = [_HEADER.pack(REPORT_VERSION, LEAVING if leaving else 0, len(demands))]
+    parts.extend(_ENTRY.pack(digest, demand) for digest, demand in demands.items())
+    return b"".join(parts)
+
+
+def decode_report(data: bytes) -> tuple[dict[int, float], bool]:
+    """(entity digest -> demand, whether the sender is leaving). :raises ValueError: not a report
+    of this format (another version, or cut short)."""
+    if len(data) < _HEADER.size:
+        raise ValueError("fleet report shorter than its header")
+    version, flags, count = _HEADER.unpack_from(data)
+    if version != REPORT_VERSION:
+        raise ValueError(f"fleet report version {version}, expected {REPORT_VERSION}")
+    body = memoryview(data)[_HEADER.size :]
+    if len(body) != count * _ENTRY.size:
+        raise ValueError(f"fleet report of {count} entities has {len(body)} body bytes")
+    return dict(_ENTRY.iter_unpack(body)), bool(flags & LEAVING)
 
 
 def demand_from_throttle(observed_rate: float, share: float, throttle_ms: float, window_ms: float) -> float:
@@ -98,6 +138,11 @@ class ReportBoard:
         for instance in [i for i, at in self._received_at.items() if now_ms - at > self.expiry_ms]:
             self._forget_entities(instance)
             del self._received_at[instance]
+
+    def leave(self, instance: Hashable) -> None:
+        """An instance said it stops (SIGTERM): its share returns to the others at once."""
+        self._forget_entities(instance)
+        self._received_at.pop(instance, None)
 
     def instances(self) -> set:
         return set(self._received_at)
@@ -163,6 +208,10 @@ class FleetView:
         if previous is not None and now_ms - previous[0] <= self.board.expiry_ms:
             return Allocation(previous[1].share, previous[1].fleet_size, True)
         return Allocation(quota / self.last_fleet_size, self.last_fleet_size, True)
+
+    def fleet_demand(self, entity: Hashable, my_demand: float) -> float:
+        """The fleet's total demand for ``entity``: every live report's and this instance's."""
+        return my_demand + sum(self.board.demands_for(entity).values())
 
     def new_entity_share(self, quota: float, now_ms: int) -> float:
         """The share an entity gets on its first request here, before the next allocation:

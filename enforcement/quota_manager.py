@@ -73,6 +73,10 @@ class ClientQuotaManager:
         self._bindings: dict[str, dict[str, RateSensor]] = {}  # user -> client-id -> sensor
         self.sensors = SensorRegistry(settings.expiry_ms)
         self.throttle_sensors = SensorRegistry(settings.expiry_ms)
+        #: sensor name -> the fraction of its quota this instance holds it to (a fleet's share);
+        #: a sensor not named here holds ``new_sensor_share`` of its quota from its creation
+        self._fleet_shares: dict[str, float] = {}
+        self.new_sensor_share = 1.0
 
     @property
     def enabled(self) -> bool:
@@ -136,7 +140,7 @@ class ClientQuotaManager:
             s.samples,
             s.window_ms,
             s.legacy_pre_3_8,
-            bound=self._bound(user, client_id, user_tag, client_tag),
+            bound=self._shared(name, self._bound(user, client_id, user_tag, client_tag)),
             cap_ms=s.cap_ms,
             now_ms=now_ms,
             name=name,
@@ -149,6 +153,22 @@ class ClientQuotaManager:
         value, _level = self._snapshot.limit_for_tags(self.key, user, client_id, user_tag, client_tag)
         return UNLIMITED if value is None else value
 
+    def _shared(self, name: str, quota: float) -> float:
+        if quota == UNLIMITED:
+            return quota
+        return quota * self._fleet_shares.get(name, self.new_sensor_share)
+
+    def quota_of(self, sensor: RateSensor) -> float:
+        """The quota configured for ``sensor``'s entity, before any fleet share (UNLIMITED: none)."""
+        return self._bound(sensor.user, sensor.client_id, sensor.tags["user"], sensor.tags["client-id"])
+
+    def set_fleet_share(self, sensor: RateSensor, fraction: float) -> None:
+        """Hold ``sensor`` to ``fraction`` of its quota from its next charge on: the share of an
+        entity's quota a fleet of gateway instances gives this one. The bound is the sensor's own
+        field, read by every charge (the native data plane's included); history is kept."""
+        self._fleet_shares[sensor.name] = fraction
+        sensor.bound = self._shared(sensor.name, self.quota_of(sensor))
+
     def swap_snapshot(self, snapshot: QuotaSnapshot) -> None:
         """``updateQuotaMetricConfigs``: re-bound live sensors in place (history kept); a removed
         quota becomes Long.MAX_VALUE. New tag shapes take effect through fresh bindings."""
@@ -156,11 +176,14 @@ class ClientQuotaManager:
         self._enabled = snapshot.enabled_mask(self.key) != 0
         self._bindings = {}
         for sensor in self.sensors.values():
-            sensor.bound = self._bound(sensor.user, sensor.client_id, sensor.tags["user"], sensor.tags["client-id"])
+            sensor.bound = self._shared(sensor.name, self.quota_of(sensor))
 
     def expire(self, now_ms: int) -> int:
         self._bindings = {}
-        return self.sensors.expire(now_ms) + self.throttle_sensors.expire(now_ms)
+        removed = self.sensors.expire(now_ms) + self.throttle_sensors.expire(now_ms)
+        for name in [name for name in self._fleet_shares if self.sensors.get(name) is None]:
+            del self._fleet_shares[name]
+        return removed
 
     def limits(self) -> Iterator[MetricSample]:
         """The quota each live sensor is held to (its bound, in the unit of its usage metric),

@@ -7,7 +7,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kconfigs_enforcement.fleet_share import FleetView, ReportBoard, demand_from_throttle, proportional_shares
+from kconfigs_enforcement.fleet_share import (
+    BYTES_PER_ENTITY,
+    FleetView,
+    ReportBoard,
+    decode_report,
+    demand_from_throttle,
+    encode_report,
+    entity_digest,
+    proportional_shares,
+)
 from kconfigs_enforcement.throttle import throttle_ms_for
 
 MB = 1_000_000.0
@@ -83,3 +92,48 @@ def test_a_new_report_replaces_the_instances_last_one():
     view.board.receive("b", {"bob": 1 * MB}, now_ms=250)  # b's alice traffic is gone
     assert view.board.demands_for("alice") == {}
     assert view.allocate({"alice": 4 * MB}, {"alice": 1 * MB}, now_ms=300)["alice"].share == 4 * MB
+
+
+def test_a_report_is_six_bytes_and_twelve_per_entity_and_decodes_to_what_was_sent():
+    demands = {entity_digest("Produce-alice:"): 1.5 * MB, entity_digest("Fetch-bob:c1"): 250.0}
+    report = encode_report(demands)
+    assert BYTES_PER_ENTITY == 12 and len(report) == 6 + 12 * 2
+    decoded, leaving = decode_report(report)
+    assert not leaving
+    assert decoded == pytest.approx(demands, rel=1e-7)  # float32: 7 digits
+    assert decode_report(encode_report({}, leaving=True)) == ({}, True)
+
+
+@pytest.mark.parametrize(
+    "data, reason",
+    [
+        (b"", "shorter than its header"),
+        (b"\x02\x00\x00\x00\x00\x00", "version 2"),
+        (encode_report({1: 1.0})[:-1], "has 11 body bytes"),
+    ],
+)
+def test_a_report_not_of_this_format_is_refused_saying_why(data, reason):
+    with pytest.raises(ValueError, match=reason):
+        decode_report(data)
+
+
+def test_entity_digests_are_the_same_on_every_instance_and_differ_between_entities():
+    assert entity_digest("Produce-alice:") == entity_digest("Produce-alice:")
+    names = [f"Produce-user{i}:" for i in range(10_000)] + [f"Fetch-user{i}:" for i in range(10_000)]
+    assert len({entity_digest(name) for name in names}) == len(names)
+
+
+def test_an_instance_that_says_it_leaves_returns_its_share_at_once():
+    view = FleetView("a")
+    view.board.receive("b", {"alice": 3 * MB}, now_ms=0)
+    assert view.allocate({"alice": 4 * MB}, {"alice": 3 * MB}, now_ms=10)["alice"].share == pytest.approx(2 * MB)
+    view.board.leave("b")
+    assert view.live_instances(20) == {"a"}
+    assert view.fleet_demand("alice", 3 * MB) == 3 * MB
+
+
+def test_the_fleet_demand_adds_every_live_instances_report():
+    view = FleetView("a")
+    view.board.receive("b", {"alice": 2 * MB}, now_ms=0)
+    view.board.receive("c", {"alice": 1 * MB, "bob": 5 * MB}, now_ms=0)
+    assert view.fleet_demand("alice", 0.5 * MB) == pytest.approx(3.5 * MB)
