@@ -12,6 +12,7 @@ from kconfigs_enforcement.fleet_share import (
     FleetView,
     ReportBoard,
     decode_report,
+    demand_estimate,
     demand_from_throttle,
     encode_report,
     entity_digest,
@@ -137,3 +138,37 @@ def test_the_fleet_demand_adds_every_live_instances_report():
     view.board.receive("b", {"alice": 2 * MB}, now_ms=0)
     view.board.receive("c", {"alice": 1 * MB, "bob": 5 * MB}, now_ms=0)
     assert view.fleet_demand("alice", 0.5 * MB) == pytest.approx(3.5 * MB)
+
+
+def test_a_held_sensor_asks_for_more_than_its_share_and_an_unheld_one_for_its_rate():
+    assert demand_estimate(0.5 * MB, 1 * MB) == 0.5 * MB
+    assert demand_estimate(0.95 * MB, 1 * MB) == pytest.approx(1.05 * MB)
+    assert demand_estimate(1.2 * MB, 1 * MB) == pytest.approx(1.05 * MB)  # a throttle cycle's swing
+    assert demand_estimate(3 * MB, 1 * MB) == 3 * MB  # a surge: clients moved here
+    # throttled lately: held, whatever its rate over the window shows between two bursts
+    assert demand_estimate(0.3 * MB, 1 * MB, throttled=True) == pytest.approx(1.05 * MB)
+
+
+def test_held_instances_take_what_an_underused_one_leaves_and_keep_their_ratio_among_themselves():
+    # Q = 3 MB/s over a, b, c at 1 MB/s each; c's clients use 0.2 MB/s: a and b are held, each
+    # instance's rate follows min(its share, what its clients offer: a, b 5 MB/s, c 0.2 MB/s)
+    quota, offered = 3 * MB, {"a": 5 * MB, "b": 5 * MB, "c": 0.2 * MB}
+    shares = {i: 1 * MB for i in offered}
+    for _ in range(40):
+        demands = {i: demand_estimate(min(shares[i], offered[i]), shares[i]) for i in offered}
+        shares = proportional_shares(quota, demands)
+    used = sum(min(shares[i], offered[i]) for i in offered)
+    assert used == pytest.approx(quota, rel=0.03)
+    assert shares["a"] == pytest.approx(shares["b"])
+
+
+def test_demands_are_smoothed_over_periods_and_a_gone_entity_is_dropped_at_once():
+    view = FleetView("a", smoothing=0.5)
+    assert view.smooth({"alice": 4 * MB}) == {"alice": 4 * MB}
+    assert view.smooth({"alice": 2 * MB, "bob": 1 * MB}) == {"alice": 3 * MB, "bob": 1 * MB}
+    assert view.smooth({"bob": 3 * MB}) == {"bob": 2 * MB}
+    view = FleetView("a")
+    view.smooth({"alice": 1 * MB})
+    for _ in range(8):  # 2 s of 250 ms periods after a step from 1 to 2 MB/s
+        smoothed = view.smooth({"alice": 2 * MB})
+    assert smoothed["alice"] == pytest.approx(2 * MB, rel=0.06)
