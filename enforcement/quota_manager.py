@@ -77,6 +77,8 @@ class ClientQuotaManager:
         #: a sensor not named here holds ``new_sensor_share`` of its quota from its creation
         self._fleet_shares: dict[str, float] = {}
         self.new_sensor_share = 1.0
+        #: sensor name -> its quota under this snapshot (the fleet link asks every period)
+        self._quotas: dict[str, float] = {}
 
     @property
     def enabled(self) -> bool:
@@ -160,12 +162,18 @@ class ClientQuotaManager:
 
     def quota_of(self, sensor: RateSensor) -> float:
         """The quota configured for ``sensor``'s entity, before any fleet share (UNLIMITED: none)."""
-        return self._bound(sensor.user, sensor.client_id, sensor.tags["user"], sensor.tags["client-id"])
+        quota = self._quotas.get(sensor.name)
+        if quota is None:
+            quota = self._bound(sensor.user, sensor.client_id, sensor.tags["user"], sensor.tags["client-id"])
+            self._quotas[sensor.name] = quota
+        return quota
 
     def set_fleet_share(self, sensor: RateSensor, fraction: float) -> None:
         """Hold ``sensor`` to ``fraction`` of its quota from its next charge on: the share of an
         entity's quota a fleet of gateway instances gives this one. The bound is the sensor's own
         field, read by every charge (the native data plane's included); history is kept."""
+        if self._fleet_shares.get(sensor.name) == fraction:
+            return
         self._fleet_shares[sensor.name] = fraction
         sensor.bound = self._shared(sensor.name, self.quota_of(sensor))
 
@@ -175,6 +183,7 @@ class ClientQuotaManager:
         self._snapshot = snapshot
         self._enabled = snapshot.enabled_mask(self.key) != 0
         self._bindings = {}
+        self._quotas = {}
         for sensor in self.sensors.values():
             sensor.bound = self._shared(sensor.name, self.quota_of(sensor))
 
@@ -183,6 +192,8 @@ class ClientQuotaManager:
         removed = self.sensors.expire(now_ms) + self.throttle_sensors.expire(now_ms)
         for name in [name for name in self._fleet_shares if self.sensors.get(name) is None]:
             del self._fleet_shares[name]
+        for name in [name for name in self._quotas if self.sensors.get(name) is None]:
+            del self._quotas[name]
         return removed
 
     def limits(self) -> Iterator[MetricSample]:

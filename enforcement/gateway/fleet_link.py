@@ -107,6 +107,7 @@ class FleetLink:
         self.reports_sent = 0
         self.entities_reported = 0
         self.members: tuple[str, ...] = (self.instance_id,)
+        self._digests: dict[str, int] = {}  # sensor name -> entity digest
 
     # --- life cycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -206,18 +207,22 @@ class FleetLink:
         now = self._clock_ms()
         with self._lock:
             sensors = [(m, s) for m in self._managers() for s in list(m.sensors.values())]
-            quotas, demands, named = {}, {}, {}
+            quotas, demands, named, digests = {}, {}, {}, {}
             for manager, sensor in sensors:
                 quota = manager.quota_of(sensor)
                 if quota == UNLIMITED:
                     continue
-                digest = entity_digest(sensor.name)
+                digest = self._digests.get(sensor.name)
+                if digest is None:
+                    digest = entity_digest(sensor.name)
+                digests[sensor.name] = digest
                 named[digest] = (manager, sensor)
                 quotas[digest] = quota
                 rate = sensor.measure(now)
                 if rate > 0:
                     demands[digest] = demand_estimate(rate, sensor.bound, self._throttled_lately(manager, sensor, now))
             demands = self.view.smooth(demands)
+            self._digests = digests  # the live sensors' only: names churn
             allocations = self.view.allocate(quotas, demands, now)
             live = self.view.live_instances(now)
             new_share = 1.0 / (len(live) if len(live) > 1 else self.view.last_fleet_size)
