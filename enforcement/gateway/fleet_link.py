@@ -49,6 +49,9 @@ log = logging.getLogger("kconfigs.gateway")
 #: second, so one second more than the quota's own window would be; this is both, with slack)
 HELD_MS = 3_000
 
+#: how long one attempt to reach the cluster may take, and the pause between attempts
+BOOTSTRAP_TIMEOUT_MS, RECONNECT_S = 5_000, 1.0
+
 #: topic configs when the gateway creates the topic
 TOPIC_CONFIGS = {"cleanup.policy": "delete", "retention.ms": "60000", "segment.ms": "60000"}
 
@@ -83,6 +86,7 @@ class FleetLink:
         expiry_ms: int = DEFAULT_EXPIRY_MS,
         clock_ms: Callable[[], int] = MONOTONIC.now_ms,
         client_options: dict | None = None,
+        bootstrap_timeout_ms: int = BOOTSTRAP_TIMEOUT_MS,
     ):
         self.fleet = fleet
         self.topic = topic or default_topic(fleet)
@@ -93,14 +97,17 @@ class FleetLink:
         self._period_ms = period_ms
         self._clock_ms = clock_ms
         self._client_options = client_options or {}
+        self._bootstrap_timeout_ms = bootstrap_timeout_ms
         self.view = FleetView(self.instance_id, ReportBoard(expiry_ms))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._connector: threading.Thread | None = None
         self._producer = None
         self._consumer = None
         self._last_ack_ms: int | None = None
         self._started_ms = clock_ms()
         self.reachable = False
+        self._said_unreachable = False
         self.shares: list[EntityShare] = []
         self.fleet_rates: dict[tuple[str, str, str], float] = {}  # (quota type, user tag, client tag)
         self.bytes_sent = 0
@@ -113,12 +120,15 @@ class FleetLink:
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=f"fleet-{self.fleet}", daemon=True)
         self._thread.start()
+        self._connector = threading.Thread(target=self._keep_connected, name=f"fleet-{self.fleet}-connect", daemon=True)
+        self._connector.start()
 
     def stop(self, timeout_s: float = 2.0) -> None:
         """Stop reporting and tell the others (their share grows at once, not after the expiry)."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout_s)
+        for thread in (self._thread, self._connector):
+            if thread is not None:
+                thread.join(timeout_s)
         producer, consumer = self._producer, self._consumer
         if producer is not None:
             try:
@@ -132,36 +142,58 @@ class FleetLink:
 
     # --- the loop ---------------------------------------------------------------------------
     def _run(self) -> None:
+        """Every period, whether the topic is reachable or not: the shares are applied either way
+        (from the reports, or the safe share)."""
         while not self._stop.is_set():
             started = self._clock_ms()
-            try:
-                self._connect()
-                self._read_reports()
-            except Exception as err:  # noqa: BLE001 - any client failure: serve on the safe share
-                self._drop_clients(err)
+            if self._consumer is not None:
+                try:
+                    self._read_reports()
+                except Exception as err:  # noqa: BLE001 - any client failure: serve on the safe share
+                    self._drop_clients(err)
             self._allocate_and_report()
             self._update_reachability()
             self._stop.wait(max(0.0, (self._period_ms - (self._clock_ms() - started)) / 1000))
 
+    def _keep_connected(self) -> None:
+        """Make the clients (and the topic) when there are none, on a thread of its own: a
+        cluster that does not answer blocks a client's bootstrap for its timeout."""
+        while not self._stop.is_set():
+            if self._producer is None:
+                try:
+                    self._connect()
+                except Exception as err:  # noqa: BLE001 - retried; the loop serves on the safe share
+                    self._drop_clients(err)
+            self._stop.wait(RECONNECT_S)
+
     def _connect(self) -> None:
-        if self._producer is not None:
-            return
         from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
+        from kconfigs_enforcement.gateway.config import parse_address
+        from kconfigs_enforcement.gateway.health import unreachable_reason
+
+        # a TCP dial first: a kafka-python client whose bootstrap fails leaves its sockets open
+        addresses = [parse_address(address, "bootstrap server") for address in self._bootstrap.split(",")]
+        reason = unreachable_reason(addresses, self._bootstrap_timeout_ms / 1000)
+        if reason is not None:
+            raise ConnectionError(f"{self._bootstrap}: {reason}")
         options = {"bootstrap_servers": self._bootstrap.split(","), **self._client_options}
         self._ensure_topic(options)
-        self._producer = KafkaProducer(acks=1, linger_ms=0, max_block_ms=self._period_ms * 4, retries=0, **options)
         consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **options)
         partition = TopicPartition(self.topic, 0)
         consumer.assign([partition])
         consumer.seek_to_end(partition)
         self._consumer = consumer
+        # a send never waits longer than half a period for metadata: the loop goes on
+        self._producer = KafkaProducer(acks=1, linger_ms=0, max_block_ms=self._period_ms // 2, retries=0, **options)
+        if self._stop.is_set():  # stopped while connecting: stop() has closed what it saw
+            self._drop_clients(None)
 
     def _ensure_topic(self, options: dict) -> None:
         from kafka.admin import KafkaAdminClient, NewTopic
         from kafka.errors import TopicAlreadyExistsError
 
-        admin = KafkaAdminClient(**options)
+        admin = KafkaAdminClient(bootstrap_timeout_ms=self._bootstrap_timeout_ms, **options)
         try:
             if self.topic in admin.list_topics():
                 return
@@ -268,9 +300,10 @@ class FleetLink:
         now = self._clock_ms()
         since = self._last_ack_ms if self._last_ack_ms is not None else self._started_ms
         reachable = self._last_ack_ms is not None and now - since <= self.view.board.expiry_ms
+        never_reached = self._last_ack_ms is None and now - self._started_ms > self.view.board.expiry_ms
         if reachable and not self.reachable:
             log.info("fleet %s: coordination topic %s reachable: sharing quotas by demand", self.fleet, self.topic)
-        elif not reachable and self.reachable:
+        elif not reachable and (self.reachable or (never_reached and not self._said_unreachable)):
             log.warning(
                 "fleet %s: coordination topic %s unreachable: serving on the safe share "
                 "(the last share for %d ms, then quota / %d, the last fleet size)",
@@ -279,6 +312,7 @@ class FleetLink:
                 self.view.board.expiry_ms,
                 self.view.last_fleet_size,
             )
+            self._said_unreachable = True
         self.reachable = reachable
 
     # --- what operators see -----------------------------------------------------------------
