@@ -321,8 +321,12 @@ class FleetLink:
         quota_type = {"produce": "Produce", "fetch": "Fetch"}.get(kind)
         if quota_type is None:
             return None
-        for (shared_type, user_tag, client_tag), rate in self.fleet_rates.items():
-            if shared_type == quota_type and user_tag in (user or "", "") and client_tag in (client_id or "", ""):
+        user, client_id = user or "", client_id or ""
+        rates = self.fleet_rates
+        # a sensor's tags are the names its quota's level keeps ("" for the one it does not)
+        for tags in ((user, client_id), (user, ""), ("", client_id), ("", "")):
+            rate = rates.get((quota_type, *tags))
+            if rate is not None:
                 return rate
         return None
 

@@ -176,6 +176,15 @@ def test_a_fleet_holds_each_client_to_its_quota_in_total_whatever_the_split_and_
         shares = [g.share(split_id) for g in fleet]
         assert 0.95 * QUOTA <= split_rate <= 1.05 * QUOTA, (split_rate, shares)
         assert 0.95 * QUOTA <= one_rate <= 1.05 * QUOTA, one_rate
+        # the usage log carries the fleet's total (its demand: a held instance asks 5 % over its share)
+        fleet_rates = [
+            line["fleet_rate"]
+            for line in read_usage(fleet[0].usage)
+            if line["client_id"] == split_id
+            and line["kind"] == "produce"
+            and steady_start_ms <= line["ts_ms"] <= steady_end_ms
+        ]
+        assert fleet_rates and 0.9 * QUOTA <= sorted(fleet_rates)[len(fleet_rates) // 2] <= 1.2 * QUOTA, fleet_rates
         # each instance computes its share from the others' last reports: a period apart at most
         assert sum(shares) == pytest.approx(QUOTA, rel=0.05), shares
 

@@ -72,3 +72,13 @@ def test_fleet_settings_are_checked_in_one_line():
     ):
         with pytest.raises(ValidationError, match=message):
             config_from_mapping({**base, **settings}).validate()
+
+
+def test_a_usage_line_finds_the_fleet_rate_of_the_sensor_its_entity_charges():
+    link = FleetLink("f1", "127.0.0.1:9092", lambda: [], threading.RLock())
+    link.fleet_rates = {("Produce", "", "app"): 5.0, ("Produce", "alice", ""): 7.0, ("Fetch", "", ""): 9.0}
+    assert link.fleet_rate_for("produce", "bob", "app") == 5.0  # a client-id quota: shared by users
+    assert link.fleet_rate_for("produce", "alice", "other") == 7.0  # a user quota
+    assert link.fleet_rate_for("fetch", None, None) == 9.0
+    assert link.fleet_rate_for("produce", "carol", "x") is None
+    assert link.fleet_rate_for("request", "alice", "") is None  # request_percentage is per instance
