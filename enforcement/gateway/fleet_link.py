@@ -163,7 +163,7 @@ class FleetLink:
                 try:
                     self._connect()
                 except Exception as err:  # noqa: BLE001 - retried; the loop serves on the safe share
-                    self._drop_clients(err)
+                    log.debug("fleet %s: cannot reach the coordination topic: %s", self.fleet, err)
             self._stop.wait(RECONNECT_S)
 
     def _connect(self) -> None:
@@ -180,14 +180,21 @@ class FleetLink:
         options = {"bootstrap_servers": self._bootstrap.split(","), **self._client_options}
         self._ensure_topic(options)
         consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **options)
-        partition = TopicPartition(self.topic, 0)
-        consumer.assign([partition])
-        consumer.seek_to_end(partition)
-        self._consumer = consumer
-        # a send never waits longer than half a period for metadata: the loop goes on
-        self._producer = KafkaProducer(acks=1, linger_ms=0, max_block_ms=self._period_ms // 2, retries=0, **options)
+        try:
+            partition = TopicPartition(self.topic, 0)
+            consumer.assign([partition])
+            consumer.seek_to_end(partition)
+            # a send never waits longer than half a period for metadata: the loop goes on
+            producer = KafkaProducer(acks=1, linger_ms=0, max_block_ms=self._period_ms // 2, retries=0, **options)
+        except Exception:
+            consumer.close()
+            raise
         if self._stop.is_set():  # stopped while connecting: stop() has closed what it saw
-            self._drop_clients(None)
+            producer.close(timeout=0.5)
+            consumer.close()
+            return
+        # both at once, from this thread: the loop reads and sends only through a complete pair
+        self._consumer, self._producer = consumer, producer
 
     def _ensure_topic(self, options: dict) -> None:
         from kafka.admin import KafkaAdminClient, NewTopic
