@@ -220,9 +220,10 @@ class FetchQuotaManager(ClientQuotaManager):
 
     def max_value_in_window(self, user: str, client_id: str) -> float | None:
         """``getMaxValueInQuotaWindow``: the most one Fetch can return without being throttled on
-        an otherwise empty window, Q·(N-1)·W; None without a quota. A broker caps a consumer's
-        Fetch ``max_bytes`` (and ``min_bytes``) to it: a larger response would be throttled, and
-        so answered empty, on every try, and the consumer would never get past it."""
+        an otherwise empty window, Q·(N-1)·W (Q: this instance's share of the quota in a fleet);
+        None without a quota. A broker caps a consumer's Fetch ``max_bytes`` (and ``min_bytes``)
+        to it: a larger response would be throttled, and so answered empty, on every try, and the
+        consumer would never get past it."""
         if not self._enabled:
             return None
         user_tag, client_tag = self._snapshot.metric_tags(user, client_id, self.key)
@@ -230,7 +231,9 @@ class FetchQuotaManager(ClientQuotaManager):
         if quota is None:
             return None
         s = self._settings
-        return quota * (s.samples - 1) * (s.window_ms / 1000)
+        # in a fleet, of this instance's share: a response over it would be answered empty too
+        share = self._fleet_shares.get(f"{self.quota_type}-{user_tag}:{client_tag}", self.new_sensor_share)
+        return quota * share * (s.samples - 1) * (s.window_ms / 1000)
 
     def record_fetch(self, user: str, client_id: str, nbytes: int, now_ms: int, request_throttle_ms: int = 0) -> int:
         """Record; if this *or the request quota* throttles, unrecord the bytes (KafkaApis

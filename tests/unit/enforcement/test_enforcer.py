@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import random
 
+import pytest
+
 from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot
 from kconfigs_enforcement.producer_ids import new_filter
 
@@ -196,3 +198,12 @@ def test_a_sensor_created_in_a_fleet_starts_at_the_share_for_new_entities_and_un
     assert enforcer.fetch.sensor_for("bob", "c", T0).bound == enforcer.fetch.quota_of(
         enforcer.fetch.sensor_for("bob", "c", T0)
     )
+
+
+def test_a_fetch_is_capped_at_what_the_instances_share_lets_through_on_an_empty_window():
+    # consumer_byte_rate 1000 B/s, 11 samples of 1 s: Q·(N-1)·W = 10 000 B; a third of it here
+    enforcer = enforcer_with(({"user": "alice"}, {"consumer_byte_rate": 1000}))
+    assert enforcer.fetch.max_value_in_window("alice", "c") == 10_000
+    sensor = enforcer.fetch.sensor_for("alice", "c", T0)
+    enforcer.fetch.set_fleet_share(sensor, 1 / 3)
+    assert enforcer.fetch.max_value_in_window("alice", "c") == pytest.approx(10_000 / 3)
