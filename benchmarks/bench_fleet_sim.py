@@ -30,11 +30,17 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _results import machine, write_section  # noqa: E402
 
-from kconfigs_enforcement.fleet_share import DEFAULT_PERIOD_MS, FleetView, ReportBoard  # noqa: E402
+from kconfigs_enforcement.fleet_share import (  # noqa: E402
+    BYTES_PER_ENTITY,
+    DEFAULT_PERIOD_MS,
+    FleetView,
+    ReportBoard,
+)
 
-#: bytes per (entity, demand) entry of a report: an entity key (kind, user, client-id; ~40 B
-#: for typical names) and a float, in a compact binary record; plus a per-report header
-ENTRY_BYTES, REPORT_HEADER_BYTES = 48, 64
+#: the gateway's report format (fleet_share.encode_report: a 64-bit entity digest and a float32
+#: per entity, a 6-byte header) plus Kafka's record overhead per report (a one-record batch: 61 B
+#: of batch header, ~8 B of record framing and the 32-byte instance id as its key)
+ENTRY_BYTES, REPORT_HEADER_BYTES = BYTES_PER_ENTITY, 6 + 61 + 8 + 32
 SPLITS = ((1, 1, 1), (8, 1, 1), (1, 0, 0))
 SHIFT_S, JOIN_S, KILL_S, END_S, RECONNECT_S = 10.0, 20.0, 30.0, 40.0, 1.0
 
@@ -205,8 +211,10 @@ construction (the shares add up to Q and follow demand, so the fleet lets throug
 what the simulation measures is the allocation's dynamics — one period to converge after a
 start or a shift, the one-period overshoot while a report lags a change (a join, clients
 reconnecting after a kill) — and the coordination cost, which grows with the fleet: every
-instance reads every other's report. The gateway's own enforcement (Kafka's windowed Rate, 11 s)
-and real clients are measured only once the instances exchange reports through a topic.
+instance reads every other's report. The simulation reports demand as offered; the gateway
+estimates it from its sensors (fleet_share.demand_estimate, smoothed over periods), and its own
+enforcement (Kafka's windowed Rate) with real clients through a real topic is measured by
+tests/integration/test_gateway_fleet.py (docs/gateway.md, "Fleets").
 """
 
 

@@ -34,6 +34,8 @@ reconciles on a period):
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from dataclasses import dataclass, field
 from typing import Hashable, Mapping
 
@@ -43,6 +45,49 @@ DEFAULT_PERIOD_MS = 250
 DEFAULT_EXPIRY_MS = 1000
 #: each live instance's weight is at least this share of Q / (live instances)
 DEFAULT_FLOOR = 0.05
+#: each period's demand moves the reported one this far (an exponential average over ~3 periods):
+#: a sensor's rate over a short quota window swings with every throttle cycle, and each swing of
+#: a share throttles a client at the new bound for what it sent at the old one; 8 periods (2 s)
+#: leave 6 % of a step
+DEFAULT_SMOOTHING = 0.3
+
+
+#: a report's header: format version, flags (LEAVING), entity count
+_HEADER = struct.Struct("<BBI")
+#: one entity in a report: its digest and its demand (12 bytes)
+_ENTRY = struct.Struct("<Qf")
+REPORT_VERSION = 1
+LEAVING = 1
+BYTES_PER_ENTITY = _ENTRY.size
+
+
+def entity_digest(name: str) -> int:
+    """An entity's 64-bit name in reports: every instance derives it from the sensor name
+    (``Produce-<user>:<client-id>``), which the same quotas give on every instance. A collision
+    between two live entities is about n^2 / 2^65 likely (n = 10^5: 3e-10)."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "little")
+
+
+def encode_report(demands: Mapping[int, float], leaving: bool = False) -> bytes:
+    """One instance's report: a 6-byte header and 12 bytes per entity (digest, float32 demand;
+    a demand needs no more than float32's 7 digits)."""
+    parts = [_HEADER.pack(REPORT_VERSION, LEAVING if leaving else 0, len(demands))]
+    parts.extend(_ENTRY.pack(digest, demand) for digest, demand in demands.items())
+    return b"".join(parts)
+
+
+def decode_report(data: bytes) -> tuple[dict[int, float], bool]:
+    """(entity digest -> demand, whether the sender is leaving). :raises ValueError: not a report
+    of this format (another version, or cut short)."""
+    if len(data) < _HEADER.size:
+        raise ValueError("fleet report shorter than its header")
+    version, flags, count = _HEADER.unpack_from(data)
+    if version != REPORT_VERSION:
+        raise ValueError(f"fleet report version {version}, expected {REPORT_VERSION}")
+    body = memoryview(data)[_HEADER.size :]
+    if len(body) != count * _ENTRY.size:
+        raise ValueError(f"fleet report of {count} entities has {len(body)} body bytes")
+    return dict(_ENTRY.iter_unpack(body)), bool(flags & LEAVING)
 
 
 def demand_from_throttle(observed_rate: float, share: float, throttle_ms: float, window_ms: float) -> float:
@@ -53,6 +98,36 @@ def demand_from_throttle(observed_rate: float, share: float, throttle_ms: float,
     if throttle_ms <= 0 or share <= 0 or window_ms <= 0:
         return observed_rate
     return max(observed_rate, share * (1.0 + throttle_ms / window_ms))
+
+
+#: a sensor whose rate over its window is at least this share of its bound is held by it
+SATURATED = 0.9
+#: a held instance asks for this much more than its share, so the shares move toward it
+PROBE = 0.05
+#: a held sensor whose rate is over this many times its bound shows a surge (clients moved here)
+SURGE = 2.0
+
+
+def demand_estimate(rate: float, bound: float, throttled: bool = False) -> float:
+    """An instance's demand for one entity from its sensor's rate over the quota window, the
+    bound it holds the sensor to and whether it throttled a client of it lately (step 1 as the
+    gateway measures it).
+
+    Unheld (no throttle, the rate under ``SATURATED`` of the bound), the rate is the demand. A
+    held sensor's rate says nothing of what its clients offer: each throttle cycle is a burst and
+    a pause (a muted client offers nothing until its throttle ends), so the rate sits at or under
+    the bound however much more they would send. A held instance asks for its share plus
+    ``PROBE``: while every instance is held the shares keep their ratios (all ask 5 % more); an
+    instance using less than its share asks for what it uses, and the held ones take the rest
+    within a few periods. Without this an instance whose clients recover slowly from a throttle
+    would report less than its share, get less, and report less again. A held rate counts only
+    past ``SURGE`` times the bound (connections moved here): below that it is throttle-cycle
+    noise, and each swing it gave the share would throttle a client at the new bound for what it
+    sent at the old one.
+    """
+    if bound > 0 and (throttled or rate >= SATURATED * bound):
+        return rate if rate > SURGE * bound else bound * (1.0 + PROBE)
+    return rate
 
 
 def proportional_shares(quota: float, demands: Mapping[Hashable, float], floor: float = DEFAULT_FLOOR) -> dict:
@@ -99,6 +174,11 @@ class ReportBoard:
             self._forget_entities(instance)
             del self._received_at[instance]
 
+    def leave(self, instance: Hashable) -> None:
+        """An instance said it stops (SIGTERM): its share returns to the others at once."""
+        self._forget_entities(instance)
+        self._received_at.pop(instance, None)
+
     def instances(self) -> set:
         return set(self._received_at)
 
@@ -125,6 +205,19 @@ class FleetView:
     #: entity -> (allocated at, Allocation)
     last: dict = field(default_factory=dict)
     last_fleet_size: int = 1
+    smoothing: float = DEFAULT_SMOOTHING
+    #: entity -> this instance's smoothed demand
+    smoothed: dict = field(default_factory=dict)
+
+    def smooth(self, demands: Mapping[Hashable, float]) -> dict:
+        """This period's demands averaged with the previous periods' (``smoothing`` of the step);
+        an entity with no demand this period is dropped at once (its clients left)."""
+        previous, a = self.smoothed, self.smoothing
+        self.smoothed = {
+            entity: demand if entity not in previous else previous[entity] + a * (demand - previous[entity])
+            for entity, demand in demands.items()
+        }
+        return dict(self.smoothed)
 
     def live_instances(self, now_ms: int) -> set:
         """The instances whose last report is at most the board's expiry old, and this one."""
@@ -163,6 +256,10 @@ class FleetView:
         if previous is not None and now_ms - previous[0] <= self.board.expiry_ms:
             return Allocation(previous[1].share, previous[1].fleet_size, True)
         return Allocation(quota / self.last_fleet_size, self.last_fleet_size, True)
+
+    def fleet_demand(self, entity: Hashable, my_demand: float) -> float:
+        """The fleet's total demand for ``entity``: every live report's and this instance's."""
+        return my_demand + sum(self.board.demands_for(entity).values())
 
     def new_entity_share(self, quota: float, now_ms: int) -> float:
         """The share an entity gets on its first request here, before the next allocation:

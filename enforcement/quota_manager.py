@@ -73,6 +73,12 @@ class ClientQuotaManager:
         self._bindings: dict[str, dict[str, RateSensor]] = {}  # user -> client-id -> sensor
         self.sensors = SensorRegistry(settings.expiry_ms)
         self.throttle_sensors = SensorRegistry(settings.expiry_ms)
+        #: sensor name -> the fraction of its quota this instance holds it to (a fleet's share);
+        #: a sensor not named here holds ``new_sensor_share`` of its quota from its creation
+        self._fleet_shares: dict[str, float] = {}
+        self.new_sensor_share = 1.0
+        #: sensor name -> its quota under this snapshot (the fleet link asks every period)
+        self._quotas: dict[str, float] = {}
 
     @property
     def enabled(self) -> bool:
@@ -136,7 +142,7 @@ class ClientQuotaManager:
             s.samples,
             s.window_ms,
             s.legacy_pre_3_8,
-            bound=self._bound(user, client_id, user_tag, client_tag),
+            bound=self._shared(name, self._bound(user, client_id, user_tag, client_tag)),
             cap_ms=s.cap_ms,
             now_ms=now_ms,
             name=name,
@@ -149,18 +155,46 @@ class ClientQuotaManager:
         value, _level = self._snapshot.limit_for_tags(self.key, user, client_id, user_tag, client_tag)
         return UNLIMITED if value is None else value
 
+    def _shared(self, name: str, quota: float) -> float:
+        if quota == UNLIMITED:
+            return quota
+        return quota * self._fleet_shares.get(name, self.new_sensor_share)
+
+    def quota_of(self, sensor: RateSensor) -> float:
+        """The quota configured for ``sensor``'s entity, before any fleet share (UNLIMITED: none)."""
+        quota = self._quotas.get(sensor.name)
+        if quota is None:
+            quota = self._bound(sensor.user, sensor.client_id, sensor.tags["user"], sensor.tags["client-id"])
+            self._quotas[sensor.name] = quota
+        return quota
+
+    def set_fleet_share(self, sensor: RateSensor, fraction: float) -> None:
+        """Hold ``sensor`` to ``fraction`` of its quota from its next charge on: the share of an
+        entity's quota a fleet of gateway instances gives this one. The bound is the sensor's own
+        field, read by every charge (the native data plane's included); history is kept."""
+        if self._fleet_shares.get(sensor.name) == fraction:
+            return
+        self._fleet_shares[sensor.name] = fraction
+        sensor.bound = self._shared(sensor.name, self.quota_of(sensor))
+
     def swap_snapshot(self, snapshot: QuotaSnapshot) -> None:
         """``updateQuotaMetricConfigs``: re-bound live sensors in place (history kept); a removed
         quota becomes Long.MAX_VALUE. New tag shapes take effect through fresh bindings."""
         self._snapshot = snapshot
         self._enabled = snapshot.enabled_mask(self.key) != 0
         self._bindings = {}
+        self._quotas = {}
         for sensor in self.sensors.values():
-            sensor.bound = self._bound(sensor.user, sensor.client_id, sensor.tags["user"], sensor.tags["client-id"])
+            sensor.bound = self._shared(sensor.name, self.quota_of(sensor))
 
     def expire(self, now_ms: int) -> int:
         self._bindings = {}
-        return self.sensors.expire(now_ms) + self.throttle_sensors.expire(now_ms)
+        removed = self.sensors.expire(now_ms) + self.throttle_sensors.expire(now_ms)
+        for name in [name for name in self._fleet_shares if self.sensors.get(name) is None]:
+            del self._fleet_shares[name]
+        for name in [name for name in self._quotas if self.sensors.get(name) is None]:
+            del self._quotas[name]
+        return removed
 
     def limits(self) -> Iterator[MetricSample]:
         """The quota each live sensor is held to (its bound, in the unit of its usage metric),
@@ -186,9 +220,10 @@ class FetchQuotaManager(ClientQuotaManager):
 
     def max_value_in_window(self, user: str, client_id: str) -> float | None:
         """``getMaxValueInQuotaWindow``: the most one Fetch can return without being throttled on
-        an otherwise empty window, Q·(N-1)·W; None without a quota. A broker caps a consumer's
-        Fetch ``max_bytes`` (and ``min_bytes``) to it: a larger response would be throttled, and
-        so answered empty, on every try, and the consumer would never get past it."""
+        an otherwise empty window, Q·(N-1)·W (Q: this instance's share of the quota in a fleet);
+        None without a quota. A broker caps a consumer's Fetch ``max_bytes`` (and ``min_bytes``)
+        to it: a larger response would be throttled, and so answered empty, on every try, and the
+        consumer would never get past it."""
         if not self._enabled:
             return None
         user_tag, client_tag = self._snapshot.metric_tags(user, client_id, self.key)
@@ -196,7 +231,9 @@ class FetchQuotaManager(ClientQuotaManager):
         if quota is None:
             return None
         s = self._settings
-        return quota * (s.samples - 1) * (s.window_ms / 1000)
+        # in a fleet, of this instance's share: a response over it would be answered empty too
+        share = self._fleet_shares.get(f"{self.quota_type}-{user_tag}:{client_tag}", self.new_sensor_share)
+        return quota * share * (s.samples - 1) * (s.window_ms / 1000)
 
     def record_fetch(self, user: str, client_id: str, nbytes: int, now_ms: int, request_throttle_ms: int = 0) -> int:
         """Record; if this *or the request quota* throttles, unrecord the bytes (KafkaApis

@@ -35,6 +35,12 @@ from kconfigs.commands.options import refuse_empty, store_options
     help="Append a JSON-lines usage log here (docs/usage-log.md).",
 )
 @click.option(
+    "--fleet",
+    "fleet_name",
+    callback=refuse_empty,
+    help="Share each quota with the other instances of this fleet name (docs/gateway.md).",
+)
+@click.option(
     "--quota-admin",
     type=click.Choice(["auto", "gateway", "passthrough"]),
     help="Who answers DescribeClientQuotas/AlterClientQuotas (default auto).",

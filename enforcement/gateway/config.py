@@ -6,6 +6,7 @@ in the file are the field names below. Every limit and timeout is named with its
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -77,6 +78,12 @@ class GatewayConfig:
     log_format: str = "json"
     #: data plane worker threads (0 = one per core)
     worker_threads: int = 0
+    #: instances with the same fleet name in front of one cluster share each quota (docs/gateway.md)
+    fleet_name: str | None = None
+    #: the coordination topic (None: __kconfigs_fleet_<fleet_name>, created when missing)
+    fleet_topic: str | None = None
+    #: how often the instances of a fleet report their usage and recompute their shares
+    fleet_period_ms: int = 250
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def validate(self) -> "GatewayConfig":
@@ -115,6 +122,17 @@ class GatewayConfig:
             raise ValidationError("tls_client_ca_file (mTLS) needs tls_cert_file and tls_key_file")
         if self.worker_threads < 0:
             raise ValidationError(f"Gateway setting worker_threads must be >= 0, got {self.worker_threads}")
+        if not 100 <= self.fleet_period_ms <= 500:
+            raise ValidationError(f"Gateway setting fleet_period_ms must be 100 to 500, got {self.fleet_period_ms}")
+        for name in ("fleet_name", "fleet_topic"):
+            value = getattr(self, name)
+            if value is not None and not _FLEET_NAME.fullmatch(value):
+                raise ValidationError(
+                    f"Gateway setting {name} must be 1 to 200 of the characters a topic name takes "
+                    f"(letters, digits, '.', '_', '-'), got '{value}'"
+                )
+        if self.fleet_topic and not self.fleet_name:
+            raise ValidationError("fleet_topic needs fleet_name (the instances that share the topic)")
         if not 0 <= self.broker_port_start <= 65535:
             raise ValidationError(f"broker_port_start must be a port number, got {self.broker_port_start}")
         for host, port in self.upstreams:
@@ -324,8 +342,12 @@ _TEXT_SETTINGS = frozenset(
         "tls_key_file",
         "tls_client_ca_file",
         "usage_log_path",
+        "fleet_name",
+        "fleet_topic",
     }
 )
+
+_FLEET_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
 
 def load_toml(path: str | Path) -> dict[str, Any]:

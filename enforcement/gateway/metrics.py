@@ -186,14 +186,61 @@ class _StreamedCollector:
         return [frames, spliced]
 
 
+class FleetCollector:
+    """A fleet's state per instance: its share of each entity's quota, the fleet's total rate of
+    that entity, whether the coordination topic is reachable, the members seen and the
+    coordination bytes sent (``link``: a ``FleetLink``)."""
+
+    def __init__(self, link: Any):
+        self._link = link
+
+    def describe(self) -> list:
+        return []
+
+    def collect(self) -> Iterable[Any]:
+        link = self._link
+        labels = ["fleet", "quota_type", "user", "client_id"]
+        share = GaugeMetricFamily(
+            "kconfigs_fleet_share", "This instance's share of the entity's quota (per second)", labels=labels
+        )
+        total = GaugeMetricFamily(
+            "kconfigs_fleet_total_rate", "The fleet's total rate of the entity (per second)", labels=labels
+        )
+        for entity in link.shares:
+            values = [link.fleet, entity.quota_type, entity.user_tag, entity.client_tag]
+            share.add_metric(values, entity.share)
+            total.add_metric(values, entity.fleet_rate)
+        yield share
+        yield total
+        up = GaugeMetricFamily(
+            "kconfigs_fleet_coordination_up",
+            "1 while the coordination topic takes this instance's reports, 0 while it serves on the safe share",
+            labels=["fleet"],
+        )
+        up.add_metric([link.fleet], 1.0 if link.reachable else 0.0)
+        yield up
+        members = GaugeMetricFamily("kconfigs_fleet_members", "Live instances of the fleet seen", labels=["fleet"])
+        members.add_metric([link.fleet], len(link.members))
+        yield members
+        sent = CounterMetricFamily(
+            "kconfigs_fleet_report_bytes", "Coordination bytes this instance produced", labels=["fleet"]
+        )
+        sent.add_metric([link.fleet], link.bytes_sent)
+        yield sent
+
+
 def start_http_endpoint(
-    stats: GatewayStats, host: str, port: int, not_ready: Callable[[], str | None] = lambda: None
+    stats: GatewayStats,
+    host: str,
+    port: int,
+    not_ready: Callable[[], str | None] = lambda: None,
+    detail: Callable[[], str] = lambda: "",
 ) -> Any:
     """Serve the metrics on ``http://host:port/metrics``, liveness on ``/healthz`` (200 while the
     process serves) and readiness on ``/readyz`` (200, or 503 with ``not_ready()``'s one-line
-    reason). Any other path is a 404, so a mistyped scrape path fails visibly instead of
-    scraping the same page. Returns the server (``.shutdown()``). :raises OSError: the address
-    cannot be bound (e.g. in use)."""
+    reason), either followed by ``detail()``'s line when it has one. Any other path is a 404, so a
+    mistyped scrape path fails visibly instead of scraping the same page. Returns the server
+    (``.shutdown()``). :raises OSError: the address cannot be bound (e.g. in use)."""
     import socket
     import threading
     from socketserver import ThreadingMixIn
@@ -214,11 +261,12 @@ def start_http_endpoint(
         if path == "/healthz":
             return text(start_response, "200 OK", "ok")
         if path == "/readyz":
-            reason = not_ready()
+            reason, more = not_ready(), detail()
+            more = f"\n{more}" if more else ""
             return (
-                text(start_response, "200 OK", "ready")
+                text(start_response, "200 OK", "ready" + more)
                 if reason is None
-                else text(start_response, "503 Service Unavailable", reason)
+                else text(start_response, "503 Service Unavailable", reason + more)
             )
         return text(start_response, "404 Not Found", "Not found: the metrics are at /metrics")
 

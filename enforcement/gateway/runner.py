@@ -126,9 +126,12 @@ async def serve(config: GatewayConfig, store, store_options: "StoreOptions", usa
     await loop.run_in_executor(None, reloader.start)
     readiness = Readiness(config.upstreams, reloader.first_snapshot.is_set, described)
     first_load = loop.create_task(_say_if_no_quotas_yet(reloader.first_snapshot, described, FIRST_LOAD_WAIT_S))
+    fleet = start_fleet_link(config, gateway)
     try:
-        await _serve_until_signal(config, gateway, loop, readiness)
+        await _serve_until_signal(config, gateway, loop, readiness, fleet)
     finally:
+        if fleet is not None:
+            await loop.run_in_executor(None, fleet.stop)
         first_load.cancel()
         stopped = reloader.close(WATCH_CLOSE_WAIT_S)
         if not stopped:
@@ -174,7 +177,38 @@ async def _say_if_no_quotas_yet(loaded: asyncio.Event, described: str, wait_s: f
         )
 
 
-async def _serve_until_signal(config: GatewayConfig, gateway, loop, readiness) -> None:
+def start_fleet_link(config: GatewayConfig, gateway):
+    """With a fleet name: the link that shares this instance's produce and fetch quotas with the
+    fleet's other instances, through a topic on the upstream cluster (None without one)."""
+    if not config.fleet_name:
+        return None
+    from kconfigs_enforcement.gateway.fleet_link import FleetLink
+    from kconfigs_enforcement.gateway.metrics import FleetCollector
+
+    gate = gateway.quotas
+
+    def shared_managers() -> list:
+        # the gate's enforcer appears with the first snapshot; its lock orders sensor changes
+        enforcer = gate._enforcer
+        return [] if enforcer is None else [enforcer.produce, enforcer.fetch]
+
+    bootstrap = ",".join(f"{host}:{port}" for host, port in config.upstreams)
+    link = FleetLink(
+        config.fleet_name, bootstrap, shared_managers, gate._lock, config.fleet_topic, config.fleet_period_ms
+    )
+    gateway.stats.registry.register(FleetCollector(link))
+    link.start()
+    log.info(
+        "fleet %s: instance %s shares its quotas through topic %s every %d ms",
+        link.fleet,
+        link.instance_id,
+        link.topic,
+        config.fleet_period_ms,
+    )
+    return link
+
+
+async def _serve_until_signal(config: GatewayConfig, gateway, loop, readiness, fleet=None) -> None:
     from kconfigs_enforcement.gateway.metrics import start_http_endpoint
 
     stop = asyncio.Event()
@@ -182,10 +216,17 @@ async def _serve_until_signal(config: GatewayConfig, gateway, loop, readiness) -
         loop.add_signal_handler(signum, stop.set)
     with _bind_errors(config.listen):
         await gateway.start()
+    if fleet is not None and gateway.usage_log is not None:
+        gateway.usage_log.fleet_rate_lookup = fleet.fleet_rate_for
     try:
         with _bind_errors(config.metrics_listen):
             metrics_server = (
-                start_http_endpoint(gateway.stats, *config.metrics_listen, not_ready=readiness.not_ready)
+                start_http_endpoint(
+                    gateway.stats,
+                    *config.metrics_listen,
+                    not_ready=readiness.not_ready,
+                    detail=fleet.readiness_detail if fleet is not None else lambda: "",
+                )
                 if config.metrics_listen
                 else None
             )

@@ -104,6 +104,8 @@ class UsageLog:
         #: lines that could not be written (disk full...), since start
         self.lost_lines = 0
         self._failing = False
+        #: (kind, user, client_id) -> the fleet's total rate of that entity, for a gateway in a fleet
+        self.fleet_rate_lookup: Callable[[str, str | None, str | None], float | None] | None = None
 
     def _align(self, now_ms: int) -> int:
         return now_ms - now_ms % self.window_ms
@@ -159,6 +161,8 @@ class UsageLog:
                 "throttle_ms": _number(throttle_ms),
                 "quota": self._quota_lookup(kind, user, client_id, ip),
             }
+            if self.fleet_rate_lookup is not None:
+                line["fleet_rate"] = self.fleet_rate_lookup(kind, user, client_id)
             lines.append(json.dumps(line, separators=(",", ":")) + "\n")
         self._totals.clear()
         if lines:

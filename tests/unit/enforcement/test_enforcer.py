@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import random
 
+import pytest
+
 from kconfigs_enforcement import EnforcementConfig, Enforcer, QuotaSnapshot
 from kconfigs_enforcement.producer_ids import new_filter
 
@@ -173,3 +175,35 @@ def test_a_fetch_may_ask_for_at_most_the_quota_window_bytes():
     defaults = enforcer_with(({"client-id": "app"}, {"consumer_byte_rate": 2_000_000}))  # N=11, W=1 s
     assert defaults.fetch.max_value_in_window("", "app") == 20_000_000
     assert enforcer_with().fetch.max_value_in_window("", "app") is None  # fetch quotas disabled
+
+
+def test_a_fleet_share_bounds_the_sensor_every_charge_reads_and_survives_a_reload():
+    # alice's quota is 1000 B/s; this instance holds 40 % of it: 9000 B over 10 s = 900 B/s is
+    # over 400 -> (900 - 400) / 400 * 10 000 = 12 500 ms
+    enforcer = enforcer_with(({"user": "alice"}, {"producer_byte_rate": 1000}))
+    sensor = enforcer.produce.sensor_for("alice", "c", T0)
+    assert enforcer.produce.quota_of(sensor) == 1000
+    enforcer.produce.set_fleet_share(sensor, 0.4)
+    assert sensor.bound == 400
+    assert enforcer.record_produce("alice", "c", 9000, T0) == 12_500
+    enforcer.swap_snapshot(QuotaSnapshot.from_records([({"user": "alice"}, {"producer_byte_rate": 2000})]))
+    assert sensor.bound == 800 and enforcer.produce.quota_of(sensor) == 2000
+
+
+def test_a_sensor_created_in_a_fleet_starts_at_the_share_for_new_entities_and_unlimited_stays_unlimited():
+    enforcer = enforcer_with(({"user": "alice"}, {"producer_byte_rate": 900}), ({"user": "bob"}, {}))
+    enforcer.produce.new_sensor_share = 1 / 3
+    assert enforcer.produce.sensor_for("alice", "c", T0).bound == 300
+    enforcer.fetch.new_sensor_share = 0.5
+    assert enforcer.fetch.sensor_for("bob", "c", T0).bound == enforcer.fetch.quota_of(
+        enforcer.fetch.sensor_for("bob", "c", T0)
+    )
+
+
+def test_a_fetch_is_capped_at_what_the_instances_share_lets_through_on_an_empty_window():
+    # consumer_byte_rate 1000 B/s, 11 samples of 1 s: Q·(N-1)·W = 10 000 B; a third of it here
+    enforcer = enforcer_with(({"user": "alice"}, {"consumer_byte_rate": 1000}))
+    assert enforcer.fetch.max_value_in_window("alice", "c") == 10_000
+    sensor = enforcer.fetch.sensor_for("alice", "c", T0)
+    enforcer.fetch.set_fleet_share(sensor, 1 / 3)
+    assert enforcer.fetch.max_value_in_window("alice", "c") == pytest.approx(10_000 / 3)
