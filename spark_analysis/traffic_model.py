@@ -19,7 +19,9 @@ What a broker's poll says (Kafka's ``ClientQuotaManager``; quota-enforcement.md 
   at; read backwards, D = O × (1 + X / W). Every other sample's demand is its observed rate: its
   throttle-time remembers an earlier interval.
 
-The replay charges each sample's demand as a steady flow over the sample's interval: one request
+The replay charges each sample's demand as a steady flow over the sample's interval (for polls
+5.5 to 11 s apart, the flow whose Rate, with the last part of the interval before, reads the
+sample: ``whatif._flow_of_rates``; otherwise the rate itself): one request
 every :data:`SLOT_MS` of D × that time, the last one at the sample's own time, each recorded at
 :func:`recorded_share` of its amount so that Kafka's Rate reads the flow's own rate. A client the replay
 throttles is muted for the throttle time, as a broker mutes its channel (KIP-219): a request due
