@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import sys
 import tomllib
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -58,12 +59,16 @@ def format_for_path(path: str, explicit: str | None = None) -> str:
 
 
 def read_quota_file(path: str, fmt: str | None = None) -> list[DesiredQuota]:
-    """The entries of the quota file at ``path``, in ``fmt`` or the format its suffix names (TOML
-    by default): the one reader of quota files on disk for ``resolve``, ``simulate`` and
-    ``analyze``. :raises UsageError: unreadable; :raises ValidationError: not UTF-8, bad content"""
+    """The entries of the quota file at ``path`` ("-" = standard input), in ``fmt`` or the format
+    its suffix names (TOML by default): the one reader of quota files for ``apply``, ``diff``,
+    ``resolve``, ``simulate`` and ``analyze`` (``kconfigs.quota_records`` makes records of them).
+    :raises UsageError: unreadable; :raises ValidationError: not UTF-8, bad content"""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
     except OSError as err:
         raise UsageError(f"Cannot read quota file {path}: {err.strerror}") from None
     except UnicodeDecodeError:

@@ -2,8 +2,10 @@
 
 Model per entity (a user+client pair): a log-normal base demand, a daily sine, noise and rare
 bursts. Each entity has a quota (some tight, some generous, some absent) and, like a broker,
-the observed rate is capped near the quota while the client is throttled; the throttle time is
-Kafka's ``(O - T) / T × W`` with W = 11 one-second samples (quota-enforcement.md §2.2).
+the observed rate is capped near the quota while the client is throttled; the throttle is Kafka's
+``(O - T) / T × W`` with W = 11 one-second samples (quota-enforcement.md §2.2), and a broker's
+``throttle-time`` reads the Avg of the throttles of the last 60 s (``traffic_model``), so a poll
+reads throttled for a minute after its client's last throttle.
 
 Writes ``<out>/quotas.toml`` (the quotas in force, plus two idle ones), ``<out>/truth.json``
 (per entity: quota, demand and observed percentiles, throttled fraction) and the dump files.
@@ -22,10 +24,11 @@ import numpy as np
 from kconfigs.sanitize import sanitize
 from kconfigs_analysis.kinds import KIND_QUOTA_KEY
 from kconfigs_analysis.quotas import render_quota_toml
+from kconfigs_analysis.traffic_model import QUOTA_WINDOW_MS, THROTTLE_AVG_MS
 
 KINDS = ("fetch", "produce")  # JmxTool order: Fetch sorts before Produce
 KIND_KEY = {kind: KIND_QUOTA_KEY[kind] for kind in KINDS}
-WINDOW_MS = 11_000  # quota.window.num (11) × quota.window.size.seconds (1)
+WINDOW_MS = QUOTA_WINDOW_MS  # quota.window.num (11) × quota.window.size.seconds (1)
 CHUNK_ROWS = 2_000
 
 
@@ -70,17 +73,36 @@ def _demand(model: EntityModel, kind_index: int, times_ms: np.ndarray, rng: np.r
     return model.base[kind_index] * seasonal * noise * bursts
 
 
-def _observe(demand: np.ndarray, quota: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """(observed rate, throttle ms): over the quota the broker holds the rate near the quota (1 %
-    above it, or the demand when that is less), and the throttle time is the delay that brings
-    the demand down to the rate held, ``(D - O) / O × W`` (at least 0.1 ms: it was throttled),
-    so that ``traffic_model.demand_rate`` reads the demand back from the sample."""
+def _observe(window_demand: np.ndarray, quota: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """(observed rate, throttle ms) of each poll, from the demand's Rate over the quota window
+    (``window_demand``, :func:`quota_window_rates`): a broker reads that Rate while it is at most the
+    quota; over it the broker throttles and holds the rate near the quota (1 % above it, or the
+    demand when that is less), and the throttle time is the delay that brings the demand down to
+    the rate held, ``(D - O) / O × W`` (at least 0.1 ms: it was throttled), so that
+    ``traffic_model.demand_rate`` reads the demand back from the sample."""
     if quota is None:
-        return demand, np.zeros_like(demand)
-    over = demand > quota
-    held = np.where(over, np.minimum(demand, quota * 1.01), demand)
-    throttle = np.where(over, np.maximum(np.round((demand - held) / held * WINDOW_MS, 1), 0.1), 0.0)
+        return window_demand, np.zeros_like(window_demand)
+    over = window_demand > quota
+    held = np.where(over, np.minimum(window_demand, quota * 1.01), window_demand)
+    throttle = np.where(over, np.maximum(np.round((window_demand - held) / held * WINDOW_MS, 1), 0.1), 0.0)
     return held, throttle
+
+
+def quota_window_rates(demand: np.ndarray, before: np.ndarray, interval_ms: int) -> tuple[np.ndarray, np.ndarray]:
+    """The demand's rate over Kafka's quota window (11 s) ending at each poll, from the demand of
+    each polled interval and of the intervals before them (``before``; the first interval's own
+    demand stands for those before the dump). Returns (rates, ``before`` for the next polls).
+
+    Worked example, 10-s polls: 11 s hold this interval's 10 s and the last second of the one
+    before: demands 1.0 then 2.0 MB/s read (10 × 2.0 + 1 × 1.0) / 11 = 1.91 MB/s at the second poll.
+    """
+    overlap_ms = np.clip(WINDOW_MS - interval_ms * np.arange(math.ceil(WINDOW_MS / interval_ms)), 0, interval_ms)
+    weights = overlap_ms / overlap_ms.sum()  # weights[k]: share of the window in the k-th interval back
+    kept = len(weights) - 1
+    pad = np.full(max(kept - len(before), 0), demand[0] if len(demand) else 0.0)
+    history = np.concatenate([pad, before, demand])
+    rates = np.convolve(history, weights, mode="valid")[-len(demand) :] if len(demand) else demand
+    return rates, history[len(history) - kept :] if kept else history[:0]
 
 
 def java_double(value: float) -> str:
@@ -177,13 +199,48 @@ def _chunks(spec: GeneratorSpec, rows_total: int):
         yield spec.start_ms + spec.interval_ms * np.arange(first, first + count, dtype=np.int64)
 
 
-def _broker_series(spec, models, rng, times_ms, truth, tags):
-    """Yield (broker, kind, model, tag key, observed, throttle) for one chunk of timestamps."""
+def throttle_time_readings(throttle: np.ndarray, before: np.ndarray, interval_ms: int) -> tuple[np.ndarray, np.ndarray]:
+    """A broker's ``throttle-time`` at each poll, given the throttle (ms, 0 = none) of each polled
+    interval, and the throttles of the intervals before them (``before``): the Avg of the throttles
+    recorded in the :data:`THROTTLE_AVG_MS` before the poll, 0 (the broker's NaN) when there were
+    none. A client held at its quota through an interval is throttled once more by the first
+    request of the next (the Rate's window is still full at the quota), so an interval's throttles
+    reach the polls of the 60 s after that interval's end. Returns (readings, the throttles to
+    pass as ``before`` for the next polls).
+
+    Worked example, 10-s polls: one interval throttled 5,500 ms reads 5,500 at its own poll and
+    the 6 after it (60 s), then 0; two throttled intervals 20 s apart (1,000 and 3,000 ms) read
+    2,000 at the second one's poll.
+    """
+    lookback = math.ceil(THROTTLE_AVG_MS / interval_ms) + 1  # polls an interval's throttles reach
+    kept = lookback - 1  # ``before`` holds at most this many
+    history = np.concatenate([before, throttle])
+    sums = np.concatenate([[0.0], np.cumsum(history)])
+    counts = np.concatenate([[0], np.cumsum(history > 0)])
+    end = np.arange(len(before), len(history)) + 1
+    start = np.maximum(end - lookback, 0)
+    count = counts[end] - counts[start]
+    readings = np.where(count > 0, (sums[end] - sums[start]) / np.maximum(count, 1), 0.0)
+    return np.round(readings, 1), history[len(history) - kept :] if kept else history[:0]
+
+
+def _broker_series(spec, models, rng, times_ms, truth, tags, throttles_before):
+    """Yield (broker, kind, model, tag key, observed, throttle) for one chunk of timestamps. A
+    broker's ``throttle`` is its throttle-time reading (:func:`throttle_time_readings`); a usage
+    log's is its window's own. ``throttles_before`` keeps each series' earlier throttles and demand."""
+    per_window = spec.fmt == "usage-log"
     for broker in range(spec.brokers):
         for k, kind in enumerate(KINDS):
             for m in models:
                 demand = _demand(m, k, times_ms, rng) / spec.brokers
-                observed, throttle = _observe(demand, m.quota[kind])
+                series = (broker, kind, m.client_id)
+                window_demand, throttles_before[(series, "demand")] = quota_window_rates(
+                    demand, throttles_before.get((series, "demand"), np.zeros(0)), spec.interval_ms
+                )
+                observed, throttle = _observe(window_demand, m.quota[kind])
+                if not per_window:
+                    before = throttles_before.get(series, np.zeros(0))
+                    throttle, throttles_before[series] = throttle_time_readings(throttle, before, spec.interval_ms)
                 key = (kind, *tags[(kind, m.user, m.client_id)])
                 truth.add(key, broker, observed, throttle, demand)
                 yield broker, kind, m, key, observed, throttle
@@ -197,10 +254,13 @@ def _jmx_column(kind: str, user: str | None, client: str | None, attribute: str)
 def _write_jmxtool(spec, models, rng, truth, tags, rows_total) -> list[str]:
     paths = [os.path.join(spec.out_dir, f"broker-{b + 1}.jmx.csv") for b in range(spec.brokers)]
     handles = [open(p, "w", encoding="utf-8") for p in paths]
+    throttles_before: dict = {}
     header_done = False
     for times_ms in _chunks(spec, rows_total):
         columns: list[dict] = [dict() for _ in range(spec.brokers)]
-        for broker, kind, _m, key, observed, throttle in _broker_series(spec, models, rng, times_ms, truth, tags):
+        for broker, kind, _m, key, observed, throttle in _broker_series(
+            spec, models, rng, times_ms, truth, tags, throttles_before
+        ):
             columns[broker][_jmx_column(kind, key[1], key[2], "byte-rate")] = observed
             columns[broker][_jmx_column(kind, key[1], key[2], "throttle-time")] = np.where(
                 throttle > 0, throttle, np.nan
@@ -221,9 +281,12 @@ def _write_jmxtool(spec, models, rng, truth, tags, rows_total) -> list[str]:
 def _write_prometheus(spec, models, rng, truth, tags, rows_total) -> list[str]:
     paths = [os.path.join(spec.out_dir, f"broker-{b + 1}.prom") for b in range(spec.brokers)]
     handles = [open(p, "w", encoding="utf-8") for p in paths]
+    throttles_before: dict = {}
     for times_ms in _chunks(spec, rows_total):
         lines: list[list[tuple]] = [[] for _ in range(spec.brokers)]
-        for broker, kind, _m, key, observed, throttle in _broker_series(spec, models, rng, times_ms, truth, tags):
+        for broker, kind, _m, key, observed, throttle in _broker_series(
+            spec, models, rng, times_ms, truth, tags, throttles_before
+        ):
             labels = ",".join(
                 f'{n}="{v}"' for n, v in (("client_id", key[2]), ("user", sanitize(key[1]) if key[1] else None)) if v
             )
@@ -243,9 +306,12 @@ def _write_prometheus(spec, models, rng, truth, tags, rows_total) -> list[str]:
 def _write_usage_log(spec, models, rng, truth, tags, rows_total) -> list[str]:
     """Gateway usage log: 1-s windows, raw identities (no broker split: brokers = 1)."""
     path = os.path.join(spec.out_dir, "gateway-usage.jsonl")
+    throttles_before: dict = {}
     with open(path, "w", encoding="utf-8") as handle:
         for times_ms in _chunks(spec, rows_total):
-            for _, kind, m, _, observed, throttle in _broker_series(spec, models, rng, times_ms, truth, tags):
+            for _, kind, m, _, observed, throttle in _broker_series(
+                spec, models, rng, times_ms, truth, tags, throttles_before
+            ):
                 quota = json.dumps(m.quota[kind])
                 head = (
                     f'{{"window_ms":1000,"user":{json.dumps(m.user)},"client_id":"{m.client_id}","ip":null,'

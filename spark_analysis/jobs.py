@@ -229,7 +229,9 @@ class WhatIfArgs:
     current: quota_io.QuotaSource = quota_io.NO_QUOTA_SOURCE  # quotas in force: replayed too, for the comparison
 
 
-def _whatif_events(spark: SparkSession, inputs: InputArgs, files: list, step: Step) -> DataFrame:
+def _whatif_events(
+    spark: SparkSession, inputs: InputArgs, files: list, step: Step, in_force: list | None = None
+) -> DataFrame:
     """Events from ``simulate`` traces, or derived from metric dumps / usage logs."""
     from kconfigs_analysis import whatif
 
@@ -240,7 +242,7 @@ def _whatif_events(spark: SparkSession, inputs: InputArgs, files: list, step: St
         step(f"reading {len(traces)} trace(s)")
         return whatif.load_trace(spark, [f.read_path for f in files])
     samples, _, _, _ = load_samples(spark, inputs, step, files)
-    return whatif.events_from_samples(samples)
+    return whatif.events_from_samples(samples, in_force)
 
 
 def _throttled_fraction(row: dict, prefix: str = "") -> float:
@@ -296,10 +298,10 @@ def run_whatif(spark: SparkSession, args: WhatIfArgs, step: Step = lambda _: Non
 
     files = input_files(args.inputs, step)
     with sized_for(spark, input_bytes(files)):
-        events = _whatif_events(spark, args.inputs, files, step).persist(StorageLevel.MEMORY_AND_DISK)
+        current = args.current.records
+        events = _whatif_events(spark, args.inputs, files, step, current).persist(StorageLevel.MEMORY_AND_DISK)
         step("replaying proposed quotas")
         after = whatif.replay_events(spark, events, args.proposed)
-        current = args.current.records
         before = whatif.replay_events(spark, events, current) if current is not None else None
         rows = [r.asDict() for r in whatif.compare(before, after).collect()]
     return _rollup_whatif(rows, args.proposed)

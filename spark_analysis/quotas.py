@@ -19,9 +19,7 @@ from typing import Iterable, Mapping
 
 from kconfigs.atomic_file import write_file_atomically
 from kconfigs.keys import CLIENT_KEYS
-
-#: (entity {"user"/"client-id"/"ip": name, None = default}, {quota key: value})
-QuotaRecordTuple = tuple[dict[str, "str | None"], dict[str, float]]
+from kconfigs.quota_records import QuotaRecordTuple  # (entity JSON, {key: value})
 
 
 @dataclass(frozen=True)
@@ -65,20 +63,19 @@ def parse_quota_toml(text: str, origin: str = "quota file") -> list[QuotaRecordT
 
 
 def load_quota_file(path: str) -> list[QuotaRecordTuple]:
-    """A quota file's records, TOML, JSON or YAML by suffix (``kconfigs.quotafile``, the reader
-    ``resolve`` and ``simulate`` use too). :raises UsageError: unreadable; :raises ValidationError:"""
-    from kconfigs.quotafile import read_quota_file, snapshot_records
+    """A quota file's records, TOML, JSON or YAML by suffix (``kconfigs.quota_records``, the loader
+    ``resolve``, ``simulate`` and the gateway use too). :raises UsageError: unreadable; :raises ValidationError:"""
+    from kconfigs.quota_records import records_from_file
 
-    return snapshot_records(read_quota_file(path))
+    return records_from_file(path)
 
 
 def records_from_store(store) -> list[QuotaRecordTuple]:
-    """Every quota in a kconfigs Store (``describe(MATCH_ALL)``), values as floats; SCRAM
-    credentials and other non-quota configs are left out (``quotafile.desired_from_records``)."""
-    from kconfigs.model import MATCH_ALL
-    from kconfigs.quotafile import desired_from_records, snapshot_records
+    """Every quota in a kconfigs Store (``kconfigs.quota_records``), values as floats; SCRAM
+    credentials and other non-quota configs are left out. :raises CorruptData: a value that is not a number"""
+    from kconfigs.quota_records import records_from_store as read_records
 
-    return snapshot_records(desired_from_records(store.describe(MATCH_ALL)))
+    return read_records(store)
 
 
 def render_quota_toml(records: Iterable[QuotaRecordTuple], header_lines: Iterable[str] = ()) -> str:

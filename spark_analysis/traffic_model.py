@@ -1,38 +1,39 @@
 """The what-if's model of the traffic behind a broker's quota samples. Pure: numbers in, numbers out.
 
-What a sample says (quota-enforcement.md §1, admin-tools-and-metric-dumps.md C.1):
+What a broker's poll says (Kafka's ``ClientQuotaManager``; quota-enforcement.md §1, §2, §8.1):
 
-- A ``byte-rate`` (or ``request-time``) read at time t is Kafka's ``Rate`` at t: what the
-  broker *recorded* over the last ``quota.window.num`` × ``quota.window.size.seconds``
-  (11 × 1 s), so a poll every 10 s describes the traffic of the interval that ends at the
-  sample, not of the one that starts there.
-- While a client is throttled, what the broker recorded is what it let through: the client's
-  demand D is more than the observed rate O. Kafka's delay for a rate O' over the bound T is
-  X = (O' - T) / T × W (W = the 11 s window, §2.2): the delay that brings the client from the
-  rate it asked for down to the rate it is held at. Read backwards, a throttled sample's
-  ``throttle-time`` X says by how much: D = O × (1 + X / W). An unthrottled sample's demand is
-  its observed rate.
+- ``byte-rate`` (or ``request-time``) at time t is the quota sensor's ``Rate`` at t: what the
+  broker *recorded* over ``quota.window.num`` × ``quota.window.size.seconds`` (11 × 1 s) before
+  t, so a poll describes the traffic of the interval that ends at it, not of the one after it.
+- ``throttle-time`` at t is another sensor, an ``Avg`` over ``metrics.num.samples`` ×
+  ``metrics.sample.window.ms`` (2 × 30 s) of the throttles the broker recorded (only those > 0).
+  It reads NaN when no throttle was recorded in the 60 s before t: a poll reads "throttled"
+  (:data:`THROTTLE_AVG_MS`) for a minute after the client's last throttle, whatever it did in
+  the poll's own interval. So the share of throttled samples is the share of polls with a
+  throttle in the minute before them, and the replay counts its samples by the same rule.
+- A broker throttles a record exactly when the Rate, with it, is over the quota, and then holds
+  the client at about the quota: a throttled sample whose Rate reads over the quota in force
+  (:data:`HELD_RATE_SHARE`) was held back in its interval and asked for more than it got.
+  Kafka's delay for a rate O' over the bound T is X = (O' - T) / T × W (W = the 11 s window,
+  §2.2), the delay that brings the client from the rate it asked for down to the rate it is held
+  at; read backwards, D = O × (1 + X / W). Every other sample's demand is its observed rate: its
+  throttle-time remembers an earlier interval.
 
-The replay therefore charges each sample's demand as a steady flow over the sample's interval:
-one request every :data:`SLOT_MS` of D × that time, the last one at the sample's own time. A
-client the replay throttles is muted for the throttle time, as a broker mutes its channel
-(KIP-219): a request due meanwhile waits for the mute's end, and what more falls due is lost, so
-a rate over the quota is held to about the quota and one under it passes whole. A throttled
-Fetch delivers nothing (its bytes are unrecorded) and is asked again at the mute's end. A
-sample's Rate covers the 11 s before it, so before an entity's first sample its demand is
-replayed for one more quota window, uncounted: the broker's sensor was warm when the dump began,
-and a fresh one would let a burst of quota × 10 s through. A
-sample counts as throttled when the broker held back its client in that interval (let through
-less than the sample's demand, :data:`HELD_BACK_TOLERANCE`) or throttled it at the sample's
-time (its last request throttled or muted: what the broker's metric showed at that poll). On
-generated dumps this reproduces each entity's throttled share within about 3 points: the
-generator throttles each sample on its own, where Kafka's 11 s window carries a throttled
-interval's traffic into the next one. The old model charged each 10 s
-sample as one request at its start: two such lumps fall inside one 11 s window, which doubled
-the measured rate and throttled steady clients under their quota.
+The replay charges each sample's demand as a steady flow over the sample's interval (for polls
+5.5 to 11 s apart, the flow whose Rate, with the last part of the interval before, reads the
+sample: ``whatif._flow_of_rates``; otherwise the rate itself): one request
+every :data:`SLOT_MS` of D × that time, the last one at the sample's own time, each recorded at
+:func:`recorded_share` of its amount so that Kafka's Rate reads the flow's own rate. A client the replay
+throttles is muted for the throttle time, as a broker mutes its channel (KIP-219): a request due
+meanwhile waits for the mute's end, and what more falls due is lost, so a rate over the quota is
+held to about the quota and one under it passes whole. A throttled Fetch delivers nothing (its
+bytes are unrecorded) and is asked again at the mute's end. Before an entity's first sample its
+demand is replayed for one more quota window, uncounted: the broker's sensor was warm when the
+dump began, and a fresh one would let a burst of quota × 10 s through.
 
-Gateway usage-log lines are measured per window at the gateway, which logs what was sent: their
-demand is their observed rate and their window is given (``window_ms``), starting at ``ts_ms``.
+Gateway usage-log lines are measured per window at the gateway, which logs what was sent and the
+throttles it returned in that window: their demand is their observed rate, their window is given
+(``window_ms``, starting at ``ts_ms``), and a line is throttled for a throttle in its own window.
 """
 
 from __future__ import annotations
@@ -41,14 +42,23 @@ from dataclasses import dataclass, field
 
 #: quota.window.num × quota.window.size.seconds (Kafka's defaults: 11 × 1 s)
 QUOTA_WINDOW_MS = 11_000
-#: the replay's request spacing. A Rate measured as a request is recorded counts that request
-#: with no time for it: one request per second reads a steady D as about 1.1 × D (11 requests
-#: over a 10 s span), which throttled clients 9 % under their quota; ten per second, 1 %.
+#: the replay's request spacing: a speed knob (a 10-s sample is interval / SLOT_MS requests).
+#: A Rate window of E ms over requests s ms apart holds E / s + 1 of them, so a steady flow read
+#: as requests measures (E + s) / E of its rate (one a second: 1.09 ×, which throttled clients
+#: 9 % under their quota); :func:`recorded_share` takes that out. Coarser slots hold a client far
+#: over its quota off the quota: at 200 ms a Fetch 4 × over it gets 5.2 % under (a throttled
+#: Fetch delivers nothing and is asked again only when its mute ends), at 100 ms under 1 %.
 SLOT_MS = 100
-#: a sample is throttled when the broker let through less than its demand by more than this
-#: share (the client was held back in that interval; a request delayed by a mute and sent
-#: within it is not held back), or when its last request was throttled or muted
-HELD_BACK_TOLERANCE = 0.01
+#: quota.window.size.seconds: one sample of the Rate
+QUOTA_SAMPLE_MS = 1000
+#: what a broker's ``throttle-time`` (an Avg, not a quota Rate) remembers: metrics.num.samples (2)
+#: × metrics.sample.window.ms (30 s). It records only throttles > 0 and reads NaN once none was
+#: recorded in that time, so a poll reads "throttled" for 60 s after the client's last throttle
+THROTTLE_AVG_MS = 60_000
+#: a throttled sample was held back in its own interval when its Rate reads over the quota in
+#: force (a broker throttles a record exactly when the Rate, with it, is over the quota); with
+#: no quota known, within 1 % of its series' highest rate (the rate the broker held it to)
+HELD_RATE_SHARE = {"quota": 1.0, "series_max": 0.99}
 #: kinds whose throttled request delivers nothing: a broker answers a throttled Fetch with an
 #: empty response and unrecords its bytes (quota-enforcement.md §2.3); a throttled Produce is
 #: appended all the same
@@ -64,6 +74,24 @@ def demand_rate(observed_rate: float, throttle_ms: float | None, window_ms: int 
     if not throttle_ms or throttle_ms <= 0:
         return observed_rate
     return observed_rate * (1 + throttle_ms / window_ms)
+
+
+def recorded_share(slot_ms: int) -> float:
+    """The share of a slot's request the replay records, so that a flow replayed as one request
+    per ``slot_ms`` never reads above its own rate in Kafka's Rate. A Rate sample is purged 11 s
+    after its last request, and the sample before the oldest one kept ended one slot before it
+    began, so the window's span E moves from 11 s - slot to 12 s - slot (3.8+: quota-enforcement.md
+    §1.5) and holds E / slot + 1 requests: a Rate over it reads (E + slot) / E × the flow, highest
+    at the shortest span, 11 s / (11 s - slot). Each request records the inverse share of its
+    amount: the Rate then reads the flow's rate at the shortest span and less elsewhere (ten a
+    second: at most 0.8 % under), and a flow at its quota is never throttled.
+
+    Worked example: one request a second, E = 10 s at the shortest: 11 requests of 1 MB read
+    11 MB / 10 s = 1.1 MB/s for a 1 MB/s flow; recorded as 10/11 MB each, 1.0 MB/s.
+    """
+    if slot_ms <= 0:
+        return 1.0
+    return max(QUOTA_WINDOW_MS - min(slot_ms, QUOTA_SAMPLE_MS), 1) / QUOTA_WINDOW_MS
 
 
 def slot_count(interval_ms: int, slot_ms: int = SLOT_MS) -> int:
@@ -95,8 +123,8 @@ class ElasticClient:
     kind: str
     muted_until_ms: int = -(2**62)
     pending: int = 0
-    sample_demand: float = 0.0  # of the sample being replayed
-    sample_delivered: float = 0.0
+    last_throttle_ms: int = -(2**62)  # when the broker last throttled it (what throttle-time remembers)
+    share: float = 1.0  # of a request's amount the broker records (:func:`recorded_share`)
     totals: ClientTotals = field(default_factory=ClientTotals)
     counting: bool = True  # False while its warm-up is replayed (added up apart, then dropped)
     warm_up: ClientTotals = field(default_factory=ClientTotals)
@@ -132,13 +160,12 @@ class SensorGroupReplay:
         import heapq
 
         self._advance(now_ms)
-        throttle_ms, accepted = self._send(key, now_ms, value)
+        throttle_ms, accepted = self._send(key, now_ms, max(1, int(value * client.share)))  # never over
         throttled = throttle_ms > 0
-        delivered = 0 if throttled and client.kind in EMPTY_WHEN_THROTTLED else value
-        client.tally.delivered += delivered
-        client.sample_delivered += delivered
+        client.tally.delivered += 0 if throttled and client.kind in EMPTY_WHEN_THROTTLED else value
         record_result(client.tally, throttle_ms, accepted)
         if throttled:
+            client.last_throttle_ms = now_ms
             if client.kind in EMPTY_WHEN_THROTTLED:  # nothing came back: asked again when the mute ends
                 client.pending = max(client.pending, value)
             client.muted_until_ms = now_ms + throttle_ms
@@ -158,27 +185,36 @@ class SensorGroupReplay:
                 self._deliver(key, client, end_ms, value)
 
     def elastic(
-        self, key: tuple, kind: str, now_ms: int, value: int, slot_ms: int, last_of_sample: bool, counted: bool = True
+        self,
+        key: tuple,
+        kind: str,
+        now_ms: int,
+        value: int,
+        slot_ms: int,
+        last_of_sample: bool,
+        counted: bool = True,
+        throttle_lookback_ms: int = THROTTLE_AVG_MS,
     ) -> None:
-        """A modelled request of a sample's demand; ``last_of_sample`` closes that sample. A request
-        not ``counted`` is warm-up (the traffic before the first sample): replayed, not added up."""
+        """A modelled request of a sample's demand; ``last_of_sample`` closes that sample, which
+        counts as throttled when the client was throttled in the ``throttle_lookback_ms`` before
+        it (a broker's throttle-time: :data:`THROTTLE_AVG_MS`; a usage-log line: its window). A
+        request not ``counted`` is warm-up (the traffic before the first sample): replayed, not
+        added up."""
         self._wake_until(now_ms)
-        client = self.clients.setdefault(key, ElasticClient(kind, counting=counted))
+        client = self.clients.get(key)
+        if client is None:
+            client = self.clients[key] = ElasticClient(kind, counting=counted, share=recorded_share(slot_ms))
         if counted and not client.counting:  # the warm-up is over: the first sample starts now
-            client.counting, client.sample_demand, client.sample_delivered = True, 0.0, 0.0
+            client.counting = True
         client.tally.demand += value
         client.tally.span_ms += slot_ms
-        client.sample_demand += value
-        throttled_now = now_ms < client.muted_until_ms
-        if throttled_now:
+        if now_ms < client.muted_until_ms:
             client.pending = max(client.pending, value)
         else:
-            throttled_now = self._deliver(key, client, now_ms, value)
+            self._deliver(key, client, now_ms, value)
         if last_of_sample:
-            held_back = client.sample_delivered < (1 - HELD_BACK_TOLERANCE) * client.sample_demand
             client.totals.samples += 1
-            client.totals.throttled_samples += held_back or throttled_now
-            client.sample_demand = client.sample_delivered = 0.0
+            client.totals.throttled_samples += now_ms - client.last_throttle_ms < throttle_lookback_ms
 
     def as_sent(self, key: tuple, kind: str, now_ms: int, value: int) -> None:
         """A request exactly as recorded (a trace event, a connection): no client model."""

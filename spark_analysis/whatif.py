@@ -53,10 +53,11 @@ def load_trace(spark: SparkSession, path: str) -> DataFrame:
         F.lit(False).alias("last_of_sample"),
         F.lit(False).alias("elastic"),
         F.lit(True).alias("counted"),
+        F.lit(0).cast("long").alias("throttle_lookback_ms"),
     )
 
 
-def events_from_samples(samples: DataFrame) -> DataFrame:
+def events_from_samples(samples: DataFrame, in_force: list | None = None) -> DataFrame:
     """Canonical rate samples -> the requests of ``traffic_model``: each sample's demand as one
     request per second of its interval, the last one at the sample's time.
 
@@ -68,6 +69,10 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
     own window from its start. A connection sample of n/s becomes round(n × 1 s) connections per
     second of its interval (the broker delays a connection; it does not mute a client). An
     amount that rounds to 0 is no request: a broker records nothing then.
+
+    ``in_force``: the quota records the broker enforced when the dump was taken; a throttled
+    sample at its quota was held back (``traffic_model``). Without them, a series' highest rate
+    stands for its quota.
     """
     series = ["source", "kind", "user", "client_id", "ip"]
     # a Prometheus scrape has its rate and its throttle time on two lines (two rows)
@@ -81,14 +86,22 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
         F.median("_gap_ms").over(Window.partitionBy(*series)), F.median("_gap_ms").over(Window.partitionBy("source"))
     )
     in_step = F.col("_gap_ms") <= 2 * F.col("_usual_ms")  # null (first sample) -> the usual spacing
-    with_usual = with_gap.select("*", usual_ms.alias("_usual_ms"))
+    with_usual = _with_quota_in_force(with_gap.select("*", usual_ms.alias("_usual_ms")), in_force)
     sampled_ms = F.when(in_step, F.col("_gap_ms")).otherwise(F.col("_usual_ms"))
     interval_ms = F.coalesce(F.col("window_ms"), sampled_ms).cast("long")
     end_ms = F.when(F.col("window_ms").isNotNull(), F.col("ts_ms") + F.col("window_ms")).otherwise(F.col("ts_ms"))
-    throttle_ms = F.when(F.col("window_ms").isNull(), F.col("throttle_ms"))  # usage log: what was sent
+    # a broker sample held back in its own interval asked for more than it got (traffic_model);
+    # a usage-log line is what was sent
+    share = traffic_model.HELD_RATE_SHARE
+    held_at = F.coalesce(
+        F.col("_quota") * share["quota"], F.max("rate").over(Window.partitionBy(*series)) * share["series_max"]
+    )
+    held = (F.col("throttle_ms") > 0) & (F.col("rate") > held_at)
     demand = F.when(
-        throttle_ms > 0, F.col("rate") * (1 + throttle_ms / F.lit(float(traffic_model.QUOTA_WINDOW_MS)))
+        F.col("window_ms").isNull() & held,
+        F.col("rate") * (1 + F.col("throttle_ms") / F.lit(float(traffic_model.QUOTA_WINDOW_MS))),
     ).otherwise(F.col("rate"))
+    lookback_ms = F.coalesce(F.col("window_ms"), F.lit(traffic_model.THROTTLE_AVG_MS)).cast("long")
     slots = F.greatest(F.lit(1), F.round(interval_ms / F.lit(float(traffic_model.SLOT_MS)))).cast("int")
     # a series' first broker sample is the Rate of the quota window before it: replayed from the
     # window's start, the part before the sample's own interval as uncounted warm-up
@@ -102,7 +115,10 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
         slots.alias("_slots"),
         warm.alias("_warm"),
         demand.alias("_d"),
+        lookback_ms.alias("_lookback_ms"),
+        (F.col("window_ms").isNull() & in_step).alias("_follows"),
     ).filter(F.col("_interval_ms").isNotNull())
+    with_slots = with_slots.withColumn("_d", _flow_of_rates(series))
     slot_ms = (F.col("_interval_ms") / F.col("_slots")).cast("long")
     factor = F.create_map(*(F.lit(x) for pair in _AMOUNT_PER_RATE_MS.items() for x in pair))
     amount = F.round(F.col("_d") * slot_ms * factor[F.col("kind")]).cast("long")
@@ -130,7 +146,45 @@ def events_from_samples(samples: DataFrame) -> DataFrame:
         (~is_connection & (F.col("_k") == F.col("_slots"))).alias("last_of_sample"),
         (~is_connection).alias("elastic"),
         (F.col("_k") >= 1).alias("counted"),
+        F.col("_lookback_ms").alias("throttle_lookback_ms"),
     )
+
+
+def _flow_of_rates(series: list[str]):
+    """The steady flow of each broker sample's interval whose Rate over the quota window reads
+    the sample's (demand) rate. The window W (11 s) of a poll I ms after the one before, with
+    W / 2 <= I < W, holds this interval and the last W - I ms of the one before, so the rate
+    R = (I × F + (W - I) × F') / W and F = (W × R - (W - I) × R') / I, the previous sample's rate
+    R' standing for its flow F'. Other spacings, a series' first sample and usage-log lines
+    (measured per window) keep their rate as their flow.
+
+    Worked example, 10-s polls: rates 1.0 then 1.91 MB/s: (11 × 1.91 - 1 × 1.0) / 10 = 2.0 MB/s.
+    """
+    window_ms = float(traffic_model.QUOTA_WINDOW_MS)
+    interval_ms = F.col("_interval_ms").cast("double")
+    previous = F.lag("_d").over(Window.partitionBy(*series).orderBy("_end_ms"))
+    inverted = (window_ms * F.col("_d") - (window_ms - interval_ms) * previous) / interval_ms
+    spans_two = (interval_ms >= window_ms / 2) & (interval_ms < window_ms) & previous.isNotNull()
+    return F.when(F.col("_follows") & spans_two, F.greatest(inverted, F.lit(0.0))).otherwise(F.col("_d"))
+
+
+def _with_quota_in_force(samples: DataFrame, in_force: list | None) -> DataFrame:
+    """``samples`` with ``_quota``: the quota in force of each series (null: unknown or none),
+    resolved on the driver for the distinct series (as the report resolves them)."""
+    from kconfigs_analysis.kinds import KIND_QUOTA_KEY as keys
+    from kconfigs_analysis.quotas import resolve_entities
+
+    if not in_force:
+        return samples.withColumn("_quota", F.lit(None).cast("double"))
+    entity = ["kind", "user", "client_id", "ip"]
+    series = [tuple(r) for r in samples.select(*entity).distinct().collect() if r["kind"] in keys]
+    rows = [(q.kind, q.user, q.client_id, q.ip, q.quota) for q in resolve_entities(in_force, series, keys)]
+    quotas = local_frame(
+        samples.sparkSession, rows, "kind string, user string, client_id string, ip string, _quota double"
+    ).alias("q")
+    same = [samples[c].eqNullSafe(F.col(f"q.{c}")) for c in entity]
+    joined = samples.join(F.broadcast(quotas), on=same, how="left")
+    return joined.select(*(samples[c] for c in samples.columns), F.col("q._quota").alias("_quota"))
 
 
 def _sensor_key(snapshot, kind: str, user: str, client_id: str, ip: str) -> str:
@@ -184,7 +238,14 @@ def _replay_function(records: list, origin_ms: int, config_kwargs: dict):
             key = (row.source, row.kind, row.user, row.client_id, row.ip)
             if row.elastic:
                 group.elastic(
-                    key, row.kind, int(row.time_ms), int(row.value), int(row.slot_ms), bool(row.last_of_sample)
+                    key,
+                    row.kind,
+                    int(row.time_ms),
+                    int(row.value),
+                    int(row.slot_ms),
+                    bool(row.last_of_sample),
+                    bool(row.counted),
+                    int(row.throttle_lookback_ms),
                 )
             else:
                 group.as_sent(key, row.kind, int(row.time_ms), int(row.value))

@@ -31,9 +31,9 @@ def load_quota_file(path: str) -> list[tuple[dict, dict]]:
 
     :raises UsageError: the file cannot be read; :raises ValidationError: bad content
     """
-    from kconfigs.quotafile import read_quota_file, snapshot_records
+    from kconfigs.quota_records import records_from_file
 
-    return snapshot_records(read_quota_file(path))
+    return records_from_file(path)
 
 
 def load_snapshot(quotas_path: str | None, store_kwargs: dict):
@@ -56,25 +56,14 @@ def load_snapshot(quotas_path: str | None, store_kwargs: dict):
 
 
 def _store_records(options) -> list:
-    from kconfigs.keys import quota_configs
-    from kconfigs.model import MATCH_ALL
-    from kconfigs.quotafile import number_from_store
+    from kconfigs.quota_records import records_from_store
     from kconfigs.stores.factory import Access, open_store
 
     store = open_store(options, access=Access.READ)
     try:
-        records = store.describe(MATCH_ALL)
+        return records_from_store(store)
     finally:
         store.close()
-    # each value converted here, where one that is not a number can be named (entity and key);
-    # every entity kept, SCRAM-only users included: ZooKeeper mode's quota types count them
-    return [
-        (
-            record.entity.to_json(),
-            {key: number_from_store(record.entity, key, raw) for key, raw in quota_configs(record.configs).items()},
-        )
-        for record in records
-    ]
 
 
 def _format_value(value: float | None) -> str:

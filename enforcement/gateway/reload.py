@@ -15,8 +15,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kconfigs.keys import quota_configs
 from kconfigs.model import QuotaEntity
+from kconfigs.quota_records import AS_BROKER, quota_numbers
 from kconfigs.stores.base import StoreChange
 
 log = logging.getLogger("kconfigs.gateway")
@@ -26,34 +26,21 @@ Records = list[tuple[dict, dict[str, float]]]
 def parsed_quotas(
     view: dict[QuotaEntity, dict[str, str]], previous: dict[QuotaEntity, dict[str, float]] | None = None
 ) -> dict[QuotaEntity, dict[str, float]]:
-    """The quota keys of a store view as numbers, by entity (entities without quotas left out).
+    """The quota keys of a store view as numbers, by entity (entities without quotas left out),
+    read as a broker reads them (``kconfigs.quota_records.AS_BROKER``, the loader every command uses).
 
     A value that is not a number (a hand-edited znode) keeps the value ``previous`` had for that
     entity and key, as a ZooKeeper-mode broker keeps its quota when it fails to parse a change;
     with none before it is left out. Either way it is logged. A user's SCRAM credentials share
     its entry: they are left out unread, never logged."""
-    parsed: dict[QuotaEntity, dict[str, float]] = {}
-    for entity, configs in view.items():
-        before = (previous or {}).get(entity, {})
-        quotas: dict[str, float] = {}
-        for key, raw in quota_configs(configs).items():
-            try:
-                quotas[key] = float(raw)
-            except (TypeError, ValueError):
-                if key in before:
-                    quotas[key] = before[key]
-                    log.error(
-                        "non-numeric quota %s=%r for %s: keeping its previous value %s",
-                        key,
-                        raw,
-                        entity.to_json(),
-                        before[key],
-                    )
-                else:
-                    log.error("non-numeric quota %s=%r for %s: ignored", key, raw, entity.to_json())
-        if quotas:
-            parsed[entity] = quotas
-    return parsed
+    return quota_numbers(view, AS_BROKER, previous, _log_unreadable)
+
+
+def _log_unreadable(entity: QuotaEntity, key: str, raw: str, kept: float | None) -> None:
+    if kept is None:
+        log.error("non-numeric quota %s=%r for %s: ignored", key, raw, entity.to_json())
+    else:
+        log.error("non-numeric quota %s=%r for %s: keeping its previous value %s", key, raw, entity.to_json(), kept)
 
 
 @dataclass(frozen=True)

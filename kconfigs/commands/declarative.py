@@ -42,16 +42,9 @@ class DriftFound(KconfigsError):
 
 def read_quota_file(path: str, fmt: str | None):
     """The validated entries of a quota file ("-" = stdin). :raises UsageError, ValidationError:"""
-    from kconfigs.errors import UsageError
-    from kconfigs.quotafile import format_for_path, parse_quota_text
+    from kconfigs.quotafile import read_quota_file as read_entries
 
-    try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-    except OSError as err:
-        raise UsageError(f"Cannot read quota file {path}: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"Quota file {path} is not UTF-8 text") from None
-    return parse_quota_text(text, format_for_path(path, fmt), path)
+    return read_entries(path, fmt)
 
 
 def _read_store(kwargs: dict, *, access: Access):

@@ -673,16 +673,17 @@ def known_dump(tmp_path_factory) -> tuple[Path, list[dict]]:
     """A generated JmxTool dump and its truth (each entity's demand per sample). One broker: the
     generator splits an entity's demand over the brokers, and the tight quotas should bite."""
     out = tmp_path_factory.mktemp("known") / "dump"
-    generate(GeneratorSpec(samples=4000, out_dir=str(out), fmt="jmxtool", entities=8, brokers=1))
+    # 1,000 polls per entity and kind: a throttled poll's minute of throttle-time is 7 polls, under 1 point
+    generate(GeneratorSpec(samples=8000, out_dir=str(out), fmt="jmxtool", entities=4, brokers=1))
     truth = [r for r in json.loads((out / "truth.json").read_text())["entities_truth"] if r["quota"]]
     return out, truth
 
 
 def test_whatif_of_the_quotas_in_force_reproduces_the_observed_throttling(spark, known_dump):
-    """Replaying the quotas in force gives each entity the share of samples the brokers throttled
-    (within 3 points: the generator throttles each sample on its own, Kafka's window does not).
-    Charging each 10-s sample as one request at its start put two requests in Kafka's 11-s
-    window: 49.5 % of events throttled where the dump said 1 %."""
+    """Replaying the quotas in force gives each entity the share of samples the broker throttled,
+    within 2 points. Charging each 10-s sample as one request at its start put two requests in
+    Kafka's 11-s window: 49.5 % of events throttled where the dump said 1 %; counting a sample
+    throttled for its own interval only missed the minute a broker's throttle-time remembers."""
     dump, truth = known_dump
     rows = _whatif_rows(dump, dump / "quotas.toml", "--quotas", str(dump / "quotas.toml"))
     assert {t["throttled_fraction"] > 0.3 for t in truth} == {True, False}  # both heavy and light throttling
@@ -695,7 +696,7 @@ def test_whatif_of_the_quotas_in_force_reproduces_the_observed_throttling(spark,
         )
         for t in truth
     }
-    assert all(abs(got - want) <= 0.03 for got, want in off.values()), off
+    assert all(abs(got - want) <= 0.02 for got, want in off.values()), off
     assert all(r["current_throttled_fraction"] == r["throttled_fraction"] for r in replayed.values())
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kconfigs_analysis.traffic_model import QUOTA_WINDOW_MS, SLOT_MS, SensorGroupReplay, demand_rate
+from kconfigs_analysis.traffic_model import QUOTA_WINDOW_MS, SLOT_MS, SensorGroupReplay, demand_rate, recorded_share
 from kconfigs_enforcement import Enforcer, QuotaSnapshot
 from kconfigs_enforcement.replay import UsageEvent, decide
 
@@ -83,3 +83,71 @@ def test_a_warm_up_before_the_first_sample_spends_a_fresh_sensors_allowance_unco
     assert (totals.samples, totals.throttled_samples, totals.span_ms) == (6, 6, 6 * SAMPLE_MS)
     assert totals.demand == 2 * quota * 6 * SAMPLE_MS / 1000
     assert totals.delivered / (totals.span_ms / 1000) == pytest.approx(quota, rel=0.05)
+
+
+def _client_replay(kind: str, quota_per_s: float):
+    key = {"produce": "producer_byte_rate", "fetch": "consumer_byte_rate"}[kind]
+    enforcer = Enforcer(QuotaSnapshot.from_records([({"user": "u", "client-id": "c"}, {key: quota_per_s})]))
+
+    def send(key, now_ms, value):
+        result = decide(enforcer, UsageEvent(now_ms, "u", "c", "", kind, value))
+        return result.throttle_ms, result.accepted
+
+    return SensorGroupReplay(send, advance=lambda now_ms: None)
+
+
+def _samples(group, kind: str, demands_per_s: list[float], start_ms: int = 1_000_000) -> None:
+    slots = SAMPLE_MS // SLOT_MS
+    for sample, demand in enumerate(demands_per_s):
+        for k in range(1, slots + 1):
+            now_ms = start_ms + sample * SAMPLE_MS + k * SLOT_MS
+            group.elastic(("u", "c"), kind, now_ms, round(demand * SLOT_MS / 1000), SLOT_MS, k == slots)
+
+
+def test_a_sample_reads_throttled_for_the_minute_after_the_last_throttle():
+    """A broker's throttle-time is an Avg over 2 × 30 s: NaN (not throttled) only once no
+    throttle was recorded in the 60 s before the poll. One 10-s burst over the quota, then
+    traffic well under it: the burst's poll and the 6 after it read throttled (the last
+    throttle falls in the burst's last second or the next interval's first), then none."""
+    group = _client_replay("produce", 1_000_000)
+    _samples(group, "produce", [500_000] * 3 + [3_000_000] + [500_000] * 12)
+    totals = group.finish()[("u", "c")]
+    assert (totals.samples, totals.throttled_samples) == (16, 7)
+
+
+def test_a_steady_flow_at_its_quota_reads_its_own_rate():
+    """A flow of 99.5 % of the quota for 60 samples is never throttled: each request is recorded
+    at recorded_share of its bytes, so Kafka's Rate reads the flow's rate, not (E + s) / E of it."""
+    for kind in ("produce", "fetch"):
+        group = _client_replay(kind, 1_000_000)
+        _samples(group, kind, [995_000] * 60)
+        totals = group.finish()[("u", "c")]
+        assert (totals.throttled_samples, totals.throttled_events, totals.delivered) == (0, 0, totals.demand)
+
+
+def test_the_recorded_share_takes_out_the_request_kafkas_window_counts_in_excess():
+    # one a second: 11 requests over a 10-s span -> 10/11 each; ten a second: 110 over 10.9 s
+    assert recorded_share(1000) == pytest.approx(10 / 11)
+    assert recorded_share(100) == pytest.approx(109 / 110)
+    assert recorded_share(0) == 1.0
+
+
+def test_a_quota_at_the_highest_demand_throttles_nothing_and_passes_it_whole():
+    demands = [400_000, 900_000, 1_000_000, 700_000, 1_000_000, 1_000_000, 300_000] * 5
+    group = _client_replay("produce", max(demands))
+    _samples(group, "produce", demands)
+    totals = group.finish()[("u", "c")]
+    assert (totals.throttled_samples, totals.throttled_events) == (0, 0) and totals.delivered == totals.demand
+
+
+def test_a_usage_log_line_is_throttled_for_a_throttle_in_its_own_window():
+    group = _client_replay("produce", 1_000_000)
+    slots = 1000 // SLOT_MS
+    for line, demand in enumerate([5_000_000] * 12 + [100_000] * 3):
+        for k in range(1, slots + 1):
+            now_ms = 1_000_000 + line * 1000 + k * SLOT_MS
+            group.elastic(
+                ("u", "c"), "produce", now_ms, round(demand * SLOT_MS / 1000), SLOT_MS, k == slots, True, 1000
+            )
+    totals = group.finish()[("u", "c")]
+    assert totals.samples == 15 and totals.throttled_samples <= 13  # the quiet lines after the burst are not
