@@ -325,9 +325,12 @@ class FleetLink:
     # --- what operators see -----------------------------------------------------------------
     def fleet_rate_for(self, kind: str, user: str | None, client_id: str | None) -> float | None:
         """The fleet's total rate for a usage-log entry (None: not a shared kind or entity)."""
-        quota_type = {"produce": "Produce", "fetch": "Fetch"}.get(kind)
-        if quota_type is None:
+        from kconfigs.keys import QUOTA_KINDS
+
+        key = QUOTA_KINDS.get(kind)
+        if key is None:
             return None
+        quota_type = key.metric_group  # only the shared kinds' sensors have fleet rates
         user, client_id = user or "", client_id or ""
         rates = self.fleet_rates
         # a sensor's tags are the names its quota's level keeps ("" for the one it does not)
