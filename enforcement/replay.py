@@ -27,6 +27,7 @@ from kconfigs.keys import QUOTA_KINDS
 from kconfigs_enforcement.enforcer import DEFAULT_CONFIG, EnforcementConfig, Enforcer
 from kconfigs_enforcement.rates import NATIVE, record_and_throttle_each
 from kconfigs_enforcement.resolution import QuotaSnapshot
+from kconfigs_enforcement.throttle import combined_throttle
 
 EXPIRE_INTERVAL_MS = 30_000  # Metrics' ExpireSensorTask period
 #: events per batch: enough to amortise the call into the rate core, few enough to stream results
@@ -71,9 +72,17 @@ def decide(enforcer: Enforcer, event: UsageEvent) -> ReplayResult:
         raise ValueError(f"Unknown event kind: {kind}")
     quota_type, record = QUOTA_KINDS[kind].metric_group, recorders[kind]
     throttle_ms = record(event.user, event.client_id, event.value, now_ms)
-    if throttle_ms > 0:
+    if _recorded(kind, throttle_ms):
         enforcer.record_throttle(quota_type, event.user, event.client_id, throttle_ms, now_ms)
     return ReplayResult(event, throttle_ms, True)
+
+
+def _recorded(kind: str, throttle_ms: int) -> bool:
+    """KIP-219 for an event, which carries one quota: a bandwidth (produce / fetch) or the request
+    quota; its throttle is recorded as the gateway records a request's (``combined_throttle``)."""
+    if kind == "request":
+        return combined_throttle(0, throttle_ms).recorded_by == "request"
+    return combined_throttle(throttle_ms, 0).recorded_by == "bandwidth"
 
 
 def replay(
@@ -133,7 +142,7 @@ def decide_batch(enforcer: Enforcer, events: list[UsageEvent]) -> list[ReplayRes
     throttles = record_and_throttle_each(sensors, values, times_ms, unrecord)
     for i, manager, throttle_ms in zip(positions, batched, throttles):
         event = events[i]
-        if throttle_ms > 0:  # KIP-219: the event's one quota is the winner, on its throttle-time
+        if _recorded(event.kind, throttle_ms):
             manager.record_throttle(event.user, event.client_id, throttle_ms, event.time_ms)
         # tuple.__new__ directly: a NamedTuple's generated __new__ is one more Python call per event
         results[i] = tuple.__new__(ReplayResult, (event, throttle_ms, True))

@@ -89,6 +89,12 @@ class QuotaSnapshot:
         self._cache: dict = {}
         self._san_cache: dict = {}
 
+    def forget_resolutions(self) -> None:
+        """Drop the cached resolutions (they are recomputed on demand): after a sensor expiry run,
+        so that the client-ids gone idle do not stay in memory until the cache fills."""
+        self._cache.clear()
+        self._san_cache.clear()
+
     @classmethod
     def from_records(cls, records: Iterable, zookeeper_masks: bool = False) -> "QuotaSnapshot":
         """``records``: ``(entity, quotas)`` pairs (``entity`` as ``QuotaEntity.to_json()``) or

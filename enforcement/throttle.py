@@ -9,6 +9,8 @@ X = (600-500)/500 * 10 500 = 2100 ms.
 
 from __future__ import annotations
 
+from typing import Literal, NamedTuple
+
 from kconfigs_enforcement.rates import SampledRate
 from kconfigs_enforcement.stats import java_round
 
@@ -38,3 +40,24 @@ def token_bucket_throttle_ms(tokens: float, quota: float) -> int:
     Example (StrictControllerMutationQuotaTest): tokens -80, Q = 10/s: round(80/10*1000) = 8000 ms.
     """
     return java_round(-tokens / quota * 1000)
+
+
+class CombinedThrottle(NamedTuple):
+    """KIP-219 for one request charged to a bandwidth quota and the request quota."""
+
+    #: what the response carries and the connection is muted for
+    throttle_ms: int
+    #: whose ``throttle-time`` records it (None: no throttle)
+    recorded_by: Literal["bandwidth", "request"] | None
+
+
+def combined_throttle(bandwidth_ms: int, request_ms: int) -> CombinedThrottle:
+    """``KafkaApis`` (Produce and Fetch): the larger throttle applies, and only its quota records it;
+    the bandwidth quota only when strictly larger (a tie goes to the request quota). The data plane
+    applies the same rule (``quota.rs combined_throttle``; both checked against
+    ``enforcement/kip219_vectors.csv``)."""
+    if bandwidth_ms <= 0 and request_ms <= 0:
+        return CombinedThrottle(0, None)
+    if bandwidth_ms > request_ms:
+        return CombinedThrottle(bandwidth_ms, "bandwidth")
+    return CombinedThrottle(request_ms, "request")

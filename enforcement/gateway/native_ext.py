@@ -5,9 +5,9 @@ other command runs without it (enforcement falls back to the pure-Python rate co
 from __future__ import annotations
 
 try:
-    from kconfigs_enforcement._native import DataPlane
+    from kconfigs_enforcement._native import DataPlane, ManualClock
 except ImportError:  # built without cargo
-    DataPlane = None
+    DataPlane = ManualClock = None
 
 #: why ``kconfigs serve`` cannot run here (None: it can)
 UNAVAILABLE = (

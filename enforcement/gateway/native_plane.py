@@ -16,11 +16,10 @@ data plane asks for nothing while no quota is installed.
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kconfigs.clock import MONOTONIC
 from kconfigs.errors import UsageError
@@ -30,7 +29,7 @@ from kconfigs_enforcement.gateway.auth_probe import AnonymousProbe
 from kconfigs_enforcement.gateway.config import Address, GatewayConfig
 from kconfigs_enforcement.gateway.headers import parse_request_prefix
 from kconfigs_enforcement.gateway.metrics import GatewayStats
-from kconfigs_enforcement.gateway.native_ext import UNAVAILABLE, DataPlane
+from kconfigs_enforcement.gateway.native_ext import UNAVAILABLE, DataPlane, ManualClock
 from kconfigs_enforcement.gateway.quotas import QuotaGate
 from kconfigs_enforcement.gateway.usage_log import AppendedFile, UsageLog, open_usage_log
 
@@ -54,14 +53,40 @@ def throttle_first_versions() -> list[tuple[int, int]]:
     return [(k, v) for k in _API_KEYS for v in _VERSIONS if codec.throttle_time_is_first_field(k, v)]
 
 
-class Bridge:
-    """What the data plane may ask of the control plane. Called from data-plane threads."""
+class ControlPlane(Protocol):
+    """Every call the data plane (Rust) makes into Python, by name, from its worker threads. Rust
+    calls none of them per request once an entity's sensors are resolved; ``resolve`` and
+    ``max_fetch_bytes`` once per new (kind, user, client-id), ``connection_attempt`` /
+    ``connection_closed`` per connection while quotas are installed."""
+
+    def log(self, level: str, message: str) -> None: ...
+    def event(self, name: str, label: str) -> None: ...
+    def over_limit(self, ip: str, listener: str, reason: str) -> None: ...
+    def connection_attempt(self, ip: str) -> tuple[bool, int]: ...
+    def connection_closed(self, ip: str) -> None: ...
+    def resolve(self, kind: str, user: str, client_id: str | None) -> tuple[Any, bool]: ...
+    def max_fetch_bytes(self, user: str, client_id: str | None) -> float | None: ...
+    def unrecord_sensor(self, user: str, client_id: str | None) -> Any: ...
+    def on_producer_ids(self, user: str, client_id: str | None, ip: str, ids: list[int]) -> int: ...
+    def owned_ranges(self, upstream_keys: list[int]) -> tuple[list[int], list[tuple[int, int, int]]]: ...
+    def admin_answer(
+        self,
+        api_key: int,
+        version: int,
+        correlation_id: int,
+        frame: bytes,
+        principal: str,
+        authenticated: bool,
+        upstream: tuple[str, int],
+    ) -> bytes | None: ...
+
+
+class Bridge(ControlPlane):
+    """The gateway's :class:`ControlPlane`. Called from data-plane threads."""
 
     def __init__(self, quotas: QuotaGate, stats: GatewayStats, admin: Any, probe: AnonymousProbe):
         self.quotas, self.stats, self.admin, self.probe = quotas, stats, admin, probe
         self._last_limit_log_ms = -10_000
-        #: (api key, version, upstream addresses) of recent address rewrites
-        self.rewrites: collections.deque = collections.deque(maxlen=10_000)
 
     # ---- logging and metrics ----
     def log(self, level: str, message: str) -> None:
@@ -78,10 +103,6 @@ class Bridge:
             self.stats.throttled(label)
         elif name == "bad_frame":
             self.stats.bad_frame(label)
-
-    def rewritten(self, api_key: int, version: int, addresses: list[tuple[str, int]]) -> None:
-        """An address-bearing response was rewritten (kept for inspection, bounded)."""
-        self.rewrites.append((api_key, version, [tuple(a) for a in addresses]))
 
     def over_limit(self, ip: str, listener: str, reason: str) -> None:
         self.stats.connection_over_limit(listener, reason)
@@ -111,32 +132,12 @@ class Bridge:
         """Asked with ``resolve`` for a new (fetch, user, client-id)."""
         return self.quotas.max_fetch_bytes(user, client_id)
 
-    def may_throttle(self, user: str, client_id: str | None, kinds: list[str]) -> bool:
-        return self.quotas.may_throttle(user, client_id, tuple(kinds))
-
-    def wants_producer_ids(self, user: str) -> bool:
-        return self.quotas.wants_producer_ids(user)
-
-    def on_produce(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
-        return self.quotas.on_produce(user, client_id, ip, nbytes)
-
-    def on_fetch(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
-        return self.quotas.on_fetch(user, client_id, ip, nbytes)
-
-    def on_fetch_replaced(
-        self, user: str, client_id: str | None, ip: str, nbytes: int, request_throttle_ms: int
-    ) -> int:
-        return self.quotas.on_fetch_replaced(user, client_id, ip, nbytes, request_throttle_ms)
-
-    def on_request_time(self, user: str, client_id: str | None, ip: str, time_ns: int) -> int:
-        return self.quotas.on_request_time(user, client_id, ip, time_ns)
+    def unrecord_sensor(self, user: str, client_id: str | None) -> Any:
+        """The sensor a Fetch throttled by the request quota alone unrecords into (fetch quotas disabled)."""
+        return self.quotas.unrecord_sensor(user, client_id)
 
     def on_producer_ids(self, user: str, client_id: str | None, ip: str, ids: list[int]) -> int:
         return self.quotas.on_producer_ids(user, client_id, ip, set(ids))
-
-    def record_throttle(self, quota_type: str, user: str, client_id: str | None, throttle_ms: int) -> int:
-        self.quotas.record_throttle(quota_type, user, client_id, throttle_ms)
-        return 0
 
     # ---- quota admin (DescribeClientQuotas / AlterClientQuotas) ----
     def owned_ranges(self, upstream_keys: list[int]) -> tuple[list[int], list[tuple[int, int, int]]]:
@@ -189,11 +190,17 @@ class _Registry:
         return {tuple(upstream): tuple(advertised) for upstream, advertised in self._plane.mapping()}
 
 
-def native_charging(quotas: QuotaGate) -> bool:
-    """Whether the data plane charges quotas itself: it reads CLOCK_MONOTONIC, so only while the
-    control plane does too (a test's manual clock keeps every charge on the bridge), and only into
-    native sensors (``KCONFIGS_PURE_PYTHON=1`` keeps them pure Python)."""
-    return rates.NATIVE and quotas.on_monotonic_clock
+def _native_clock(quotas: QuotaGate) -> Any:
+    """The clock the data plane charges at: None for the monotonic one (it reads CLOCK_MONOTONIC
+    itself), else the gate's ``ManualClock`` (shared memory, no Python call per charge).
+
+    :raises UsageError: for another clock, which the data plane could not read
+    """
+    if quotas.clock is MONOTONIC:
+        return None
+    if ManualClock is not None and isinstance(quotas.clock, ManualClock):
+        return quotas.clock
+    raise UsageError("The gateway's quotas run on the monotonic clock or native_ext.ManualClock")
 
 
 class NativeGateway:
@@ -211,6 +218,10 @@ class NativeGateway:
         at ``start``."""
         if DataPlane is None:
             raise RuntimeError(UNAVAILABLE)
+        if not rates.NATIVE:  # the data plane records into native sensors only
+            raise UsageError(
+                f"kconfigs serve charges quotas in the native rate core, not pure Python ({rates.DESCRIPTION})"
+            )
         self.config = config
         self._usage_out = usage_out
         self.quotas = quotas or QuotaGate(
@@ -220,12 +231,11 @@ class NativeGateway:
         self.admin = admin
         self._bridge = Bridge(self.quotas, self.stats, admin, AnonymousProbe(config.upstream_connect_timeout_ms / 1000))
         try:
-            self._plane = DataPlane(self._settings(), self._bridge, config.worker_threads)
+            self._plane = DataPlane(self._settings(), self._bridge, config.worker_threads, _native_clock(self.quotas))
         except ValueError as err:  # TLS files: unreadable, not PEM, or a key that is not the certificate's
             raise UsageError(f"Cannot start the data plane: {err}") from None
         self.quotas.load_listeners.append(self._quotas_loaded)
         self._plane.set_quota_active(self.quotas.active)
-        self._plane.set_native_charging(native_charging(self.quotas))
         if admin is not None:
             self._plane.set_admin_owned(sorted(admin.owned_apis()))
         self.registry = _Registry(self._plane)
@@ -285,7 +295,7 @@ class NativeGateway:
     @property
     def rewrites(self) -> list[tuple[int, int, list[Address]]]:
         """(api key, version, upstream addresses) of the address rewrites so far (the latest 10,000)."""
-        return list(self._bridge.rewrites)
+        return [(key, version, [tuple(a) for a in addresses]) for key, version, addresses in self._plane.rewrites()]
 
     def node_endpoint_checks(self) -> dict[tuple[int, int], int]:
         """{(api key, version): Produce / Fetch responses checked for KIP-951 NodeEndpoints}."""
@@ -315,10 +325,13 @@ class NativeGateway:
         self._drain_task = asyncio.create_task(self._drain_throttles_periodically())
         if out is not None:
             self.usage_log = UsageLog(
-                out, self.config.usage_log_window_ms, self.quotas.quota_for, lost=self.stats.usage_lines_lost
+                out,
+                self.config.usage_log_window_ms,
+                self.quotas.quota_for,
+                clock_ms=self.quotas.clock.wall_ms,
+                lost=self.stats.usage_lines_lost,
             )
-            self.quotas.usage_sinks.append(self.usage_log.record)  # what is still charged in Python
-            self.usage_log.sources.append(self._plane.drain_usage)  # what the data plane charged
+            self.usage_log.sources.append(self._plane.drain_usage)  # every charge is the data plane's
             self._plane.set_usage_window(self.config.usage_log_window_ms)
             self._usage_task = asyncio.create_task(self.usage_log.run_periodic_flush())
         host = self.config.listen[0]
@@ -337,9 +350,25 @@ class NativeGateway:
     async def _expire_sensors_periodically(self, interval_s: float = 30.0) -> None:
         while True:  # Kafka's expiry task runs every 30 s
             await asyncio.sleep(interval_s)
-            self._drain_throttles()  # recorded before their sensors can expire
-            self.quotas.expire()
-            self._plane.invalidate_quotas()  # expired sensors are gone: resolve again
+            self.expire_sensors()
+
+    def expire_sensors(self) -> None:
+        """Kafka's ``ExpireSensorTask``: sensors idle for an hour go (the gateway runs it every 30 s)."""
+        self._drain_throttles()  # recorded before their sensors can expire
+        self.quotas.expire()
+        self._plane.invalidate_quotas()  # expired sensors are gone: resolve again
+
+    def charge(
+        self, kind: str, user: str, client_id: str | None, ip: str, value: int, request_throttle_ms: int = 0
+    ) -> int:
+        """Charge one request of ``kind`` as a worker thread does ("produce" / "fetch": bytes,
+        "request": thread time in ns), without sockets: for tests and benchmarks that drive the
+        charging path in process. Returns the throttle in ms."""
+        return self._plane.charge(kind, user, client_id, ip, value, request_throttle_ms)
+
+    def close(self) -> None:
+        """Release a gateway that was never started (its worker threads)."""
+        self._plane.stop(0)
 
     async def stop(self) -> None:
         """Stop accepting, let in-flight requests finish (bounded by drain_timeout_ms), close."""

@@ -1,8 +1,10 @@
-"""The gateway's door to the ``enforcement`` library: charge an entity, get a throttle.
+"""The gateway's door to the ``enforcement`` library: which sensor and quota apply to an entity.
 
-``gateway/`` moves bytes and ``enforcement`` decides. This adapter supplies ``now_ms`` from a
-monotonic clock, swaps quota snapshots on reload, and feeds the usage log. With no quotas
-configured it charges nothing (Kafka records nothing for a quota type until one exists).
+``gateway/`` moves bytes and ``enforcement`` decides. The data plane charges produce, fetch and
+request time itself, into the sensors this gate resolves for it (``resolve``), at the gate's
+clock; this adapter swaps quota snapshots on reload and decides what the data plane asks of it
+(connection attempts, producer ids). With no quotas configured nothing is charged (Kafka records
+nothing for a quota type until one exists).
 """
 
 from __future__ import annotations
@@ -12,16 +14,16 @@ import logging
 import threading
 from typing import Any, Callable, Iterable, Mapping
 
-from kconfigs.clock import MONOTONIC
+from kconfigs.clock import MONOTONIC, Clock
 from kconfigs.keys import QUOTA_KINDS
 
 log = logging.getLogger("kconfigs.gateway")
 PRODUCER_IDS_RATE = QUOTA_KINDS["producer_id"].name
 #: (entity dict {"user"/"client-id"/"ip": name or None = default}, {quota key: float})
 QuotaRecords = Iterable[tuple[Mapping[str, str | None], Mapping[str, float]]]
-_KIND_KEYS = {kind: QUOTA_KINDS[kind].name for kind in ("produce", "fetch", "request", "producer_id")}
-_CLIENT_QUOTA_KEYS = tuple(_KIND_KEYS[kind] for kind in ("produce", "fetch", "request"))
-UsageSink = Callable[[str, str | None, str, str, float, int], None]
+#: the quota key behind each kind the data plane charges
+KIND_KEYS = {kind: QUOTA_KINDS[kind].name for kind in ("produce", "fetch", "request", "producer_id")}
+_CLIENT_QUOTA_KEYS = tuple(KIND_KEYS[kind] for kind in ("produce", "fetch", "request"))
 
 
 def _locked(method):
@@ -37,9 +39,6 @@ def _locked(method):
     return wrapper
 
 
-monotonic_ms = MONOTONIC.now_ms
-
-
 class QuotaGate:
     """Per-gateway-instance quota state (like Kafka's per-broker quota managers)."""
 
@@ -47,24 +46,21 @@ class QuotaGate:
         self,
         window_num: int = 11,
         window_size_seconds: int = 1,
-        clock_ms: Callable[[], int] = monotonic_ms,
+        clock: Clock = MONOTONIC,
         enforce_producer_ids: bool = True,
     ):
+        """``clock``: the time quotas are charged at; the data plane reads it too, so it is the
+        monotonic clock or the extension's ``ManualClock`` (``native_ext.ManualClock``)."""
         self._lock = threading.RLock()
-        self._clock_ms = clock_ms
+        self.clock = clock
+        self._clock_ms = clock.now_ms
         self._window = (window_num, window_size_seconds)
         self._enforcer: Any = None
         self._producer_id_users: frozenset[str | None] | None = frozenset()
         self._any_client_quota = False
         self._enforce_producer_ids = enforce_producer_ids
-        self.usage_sinks: list[UsageSink] = []
         #: called after each snapshot install (the native data plane learns whether to charge)
         self.load_listeners: list[Callable[[], None]] = []
-
-    @property
-    def on_monotonic_clock(self) -> bool:
-        """Whether ``now_ms`` is CLOCK_MONOTONIC's (``time.monotonic_ns``) in ms."""
-        return self._clock_ms == monotonic_ms
 
     @property
     def active(self) -> bool:
@@ -111,7 +107,7 @@ class QuotaGate:
         if self._enforcer is None or not self._any_client_quota:
             return False
         snapshot, client_id = self._enforcer.snapshot, client_id or ""
-        return any(snapshot.resolve(user, client_id, _KIND_KEYS[kind]).value is not None for kind in kinds)
+        return any(snapshot.resolve(user, client_id, KIND_KEYS[kind]).value is not None for kind in kinds)
 
     @_locked
     def resolve(self, kind: str, user: str, client_id: str | None) -> tuple[Any, bool]:
@@ -129,63 +125,18 @@ class QuotaGate:
         sensor = managers[kind].recording_sensor(user, client_id, self._clock_ms())
         return sensor, self.may_throttle(user, client_id, (kind,))
 
-    def on_produce(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
-        return self._charge(
-            "produce", user, client_id, ip, nbytes, lambda e, now: e.record_produce(user, client_id or "", nbytes, now)
-        )
-
-    def on_fetch(self, user: str, client_id: str | None, ip: str, nbytes: int) -> int:
-        # Not Enforcer.record_fetch: Kafka unrecords a throttled fetch because it sends an empty
-        # response instead; the gateway forwards the broker's response as it is (no fabricated
-        # records), so the bytes were delivered and must stay counted.
-        return self._charge(
-            "fetch", user, client_id, ip, nbytes, lambda e, now: e.fetch.record(user, client_id or "", nbytes, now)
-        )
+    @_locked
+    def unrecord_sensor(self, user: str, client_id: str | None) -> Any:
+        """The fetch sensor Kafka's ``unrecordQuotaSensor`` creates even with fetch quotas disabled
+        (a Fetch throttled by the request quota alone); the data plane unrecords into it."""
+        return self._enforcer.fetch.sensor_for(user, client_id or "", self._clock_ms())
 
     @_locked
-    def on_fetch_replaced(
-        self, user: str, client_id: str | None, ip: str, nbytes: int, request_throttle_ms: int
-    ) -> int:
-        """A Fetch as a broker charges it (KafkaApis handleFetchRequest): when this or the request
-        quota throttles, the data plane answers with an empty throttled response instead, so the
-        bytes are unrecorded (the consumer fetches the same offsets again: nothing is lost)."""
-        if self._enforcer is None:
-            return 0
-        throttle_ms = int(
-            self._enforcer.record_fetch(user, client_id or "", nbytes, self._clock_ms(), request_throttle_ms) or 0
-        )
-        delivered = 0 if throttle_ms > 0 or request_throttle_ms > 0 else nbytes
-        for sink in self.usage_sinks:
-            sink("fetch", user, client_id or "", ip, delivered, throttle_ms)
-        return throttle_ms
-
-    def on_request_time(self, user: str, client_id: str | None, ip: str, time_ns: int) -> int:
-        return self._charge(
-            "request",
-            user,
-            client_id,
-            ip,
-            time_ns,
-            lambda e, now: e.record_request_time(user, client_id or "", time_ns, now),
-        )
-
     def on_producer_ids(self, user: str, client_id: str | None, ip: str, ids: set[int]) -> int:
-        if not ids:
+        """KIP-936: the throttle for ``user``'s new producer ids (the data plane counts them)."""
+        if not ids or self._enforcer is None:
             return 0
-        return self._charge(
-            "producer_id", user, client_id, ip, len(ids), lambda e, now: e.record_producer_ids(user, ids, now)
-        )
-
-    @_locked
-    def _charge(
-        self, kind: str, user: str, client_id: str | None, ip: str, value: float, record: Callable[[Any, int], int]
-    ) -> int:
-        if self._enforcer is None:
-            return 0
-        throttle_ms = int(record(self._enforcer, self._clock_ms()) or 0)
-        for sink in self.usage_sinks:
-            sink(kind, user, client_id or "", ip, value, throttle_ms)
-        return throttle_ms
+        return int(self._enforcer.record_producer_ids(user, ids, self._clock_ms()) or 0)
 
     @_locked
     def record_throttle(
@@ -207,7 +158,7 @@ class QuotaGate:
         snapshot = self._enforcer.snapshot
         if kind == "connection":
             return snapshot.resolve_ip(ip or "").value
-        key = _KIND_KEYS.get(kind)
+        key = KIND_KEYS.get(kind)
         if key is None:
             return None
         try:
@@ -221,15 +172,6 @@ class QuotaGate:
         if self._enforcer is None:
             return True, 0
         decision = self._enforcer.connection_attempt(ip, self._clock_ms())
-        for sink in self.usage_sinks:
-            sink(
-                "connection",
-                None,
-                None,
-                ip,
-                1 if decision.accept else 0,
-                decision.delay_ms if not decision.accept else 0,
-            )
         return bool(decision.accept), int(decision.delay_ms or 0)
 
     @_locked
@@ -239,8 +181,10 @@ class QuotaGate:
 
     @_locked
     def expire(self) -> None:
-        if self._enforcer is not None:
-            self._enforcer.expire_sensors(self._clock_ms())
+        """Kafka's sensor expiry; the snapshot's cached resolutions go too when sensors went (the
+        data plane resolves each (kind, user, client-id) once, then asks again after this run)."""
+        if self._enforcer is not None and self._enforcer.expire_sensors(self._clock_ms()):
+            self._enforcer.snapshot.forget_resolutions()
 
     @_locked
     def limit_samples(self) -> list[Any]:

@@ -113,7 +113,7 @@ class UsageLog:
     def record(
         self, kind: str, user: str | None, client_id: str | None, ip: str | None, value: float, throttle_ms: int
     ) -> None:
-        """A usage sink for :class:`QuotaGate`."""
+        """Add usage to the current window by hand (the gateway's usage arrives through ``sources``)."""
         with self._lock:
             self.roll(self._clock_ms())
             totals = self._totals[(user, client_id, ip, kind)]

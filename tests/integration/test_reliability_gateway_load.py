@@ -136,28 +136,35 @@ def test_thousand_connections_each_held_to_its_quota(tansu_broker, tmp_path):
 
 
 def drive_million_client_ids(total: int = 1_000_000, waves: int = 4) -> list[dict]:
-    """``total`` distinct client ids in ``waves`` an hour apart on the gateway's QuotaGate (its
-    ``expire()`` is what the gateway runs every 30 s); memory is read after each wave."""
-    from kconfigs_enforcement import ManualClock
+    """``total`` distinct client ids in ``waves`` an hour apart, charged by the gateway's data plane
+    (``charge``: the worker threads' path) at a manual clock; its ``expire_sensors()`` is what the
+    gateway runs every 30 s; memory is read after each wave."""
+    from harness.charging import charging_gateway
+    from kconfigs_enforcement.gateway.native_ext import ManualClock
     from kconfigs_enforcement.gateway.quotas import QuotaGate
 
     clock = ManualClock(1_000_000)
-    gate = QuotaGate(clock_ms=clock.now_ms)
+    gate = QuotaGate(clock=clock)
     gate.load([({"client-id": None}, {"producer_byte_rate": 1e6, "request_percentage": 200.0})])
+    with charging_gateway(gate) as gateway:
+        return _million_client_id_waves(gateway, gate, clock, total, waves)
+
+
+def _million_client_id_waves(gateway, gate, clock, total: int, waves: int) -> list[dict]:
     per_wave, rows = total // waves, []
     gc.collect()
     baseline_blocks = sys.getallocatedblocks()
     for wave in range(waves):
         for i in range(wave * per_wave, (wave + 1) * per_wave):
             client_id = f"client-{i}"
-            gate.on_produce("ANONYMOUS", client_id, "10.0.0.1", 1000)
-            gate.on_request_time("ANONYMOUS", client_id, "10.0.0.1", 50_000)
+            gateway.charge("produce", "ANONYMOUS", client_id, "10.0.0.1", 1000)
+            gateway.charge("request", "ANONYMOUS", client_id, "10.0.0.1", 50_000)
             clock.sleep(1)
         gc.collect()
         live_sensors = len(gate._enforcer.produce.sensors) + len(gate._enforcer.request.sensors)
         grown_blocks = sys.getallocatedblocks() - baseline_blocks
         clock.sleep(3_600_001)  # an hour later, Kafka's ExpireSensorTask removes the idle sensors
-        gate.expire()
+        gateway.expire_sensors()
         gc.collect()
         rows.append(
             {

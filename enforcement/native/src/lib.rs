@@ -312,13 +312,21 @@ fn setting<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) ->
 pub struct DataPlane {
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     shared: Arc<Shared>,
+    /// what `charge` remembers between calls, as a connection does
+    memo: dataplane::quota::Memo,
 }
 
 #[pymethods]
 impl DataPlane {
     #[new]
-    #[pyo3(signature = (settings, bridge, workers=0))]
-    fn new(settings: &Bound<'_, PyDict>, bridge: Py<PyAny>, workers: usize) -> PyResult<Self> {
+    #[pyo3(signature = (settings, bridge, workers=0, clock=None))]
+    fn new(
+        settings: &Bound<'_, PyDict>,
+        bridge: Py<PyAny>,
+        workers: usize,
+        clock: Option<PyRef<'_, dataplane::quota::ManualClock>>,
+    ) -> PyResult<Self> {
+        let clock = clock.map_or_else(Default::default, |c| dataplane::quota::Clock::manual(c.now.clone()));
         let ms = |v: u64| Duration::from_millis(v);
         let ceilings: HashMap<i16, i16> = setting(settings, "ceilings")?;
         let throttle_first: Vec<(i16, i16)> = setting(settings, "throttle_first")?;
@@ -361,7 +369,8 @@ impl DataPlane {
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the data plane's threads: {e}")))?;
         Ok(DataPlane {
             runtime: Mutex::new(Some(runtime)),
-            shared: Shared::new(parsed, bridge),
+            shared: Shared::new(parsed, bridge, clock),
+            memo: Default::default(),
         })
     }
 
@@ -402,13 +411,6 @@ impl DataPlane {
         self.shared.quota_active.store(active, Ordering::SeqCst);
     }
 
-    /// Charge quotas on the worker threads (sensors resolved once through the bridge) rather
-    /// than through the bridge per request. Only with the control plane on the monotonic clock.
-    fn set_native_charging(&self, native: bool) {
-        self.shared.quotas.native.store(native, Ordering::SeqCst);
-        self.shared.quotas.invalidate();
-    }
-
     /// A reload or sensor expiry: resolved sensors are asked for again.
     fn invalidate_quotas(&self) {
         self.shared.quotas.invalidate();
@@ -417,6 +419,35 @@ impl DataPlane {
     /// Keep usage-log totals per `window_ms` wall-clock window (0 = no usage log).
     fn set_usage_window(&self, window_ms: i64) {
         self.shared.quotas.usage.window_ms.store(window_ms, Ordering::SeqCst);
+    }
+
+    /// Charge as a worker thread charges one request of `kind` ("produce": bytes, "fetch": bytes
+    /// of a response (with the request quota's throttle), "request": thread time in ns), for
+    /// in-process callers (tests, benchmarks) that drive the charging path without sockets.
+    /// Returns the throttle in ms.
+    #[pyo3(signature = (kind, user, client_id, ip, value, request_throttle_ms=0))]
+    fn charge(
+        &self,
+        kind: &str,
+        user: &str,
+        client_id: Option<String>,
+        ip: &str,
+        value: i64,
+        request_throttle_ms: i64,
+    ) -> PyResult<i64> {
+        let memo = &self.memo;
+        let s = &self.shared;
+        Ok(match kind {
+            "produce" => s.charge_produce(memo, user, &client_id, ip, value),
+            "request" => s.charge_request_time(memo, user, &client_id, ip, value),
+            "fetch" => s.charge_fetch_replaced(memo, user, &client_id, ip, value, request_throttle_ms),
+            _ => return Err(PyValueError::new_err(format!("unknown charge kind: {kind}"))),
+        })
+    }
+
+    /// (api key, version, upstream addresses) of the latest address rewrites (at most 10,000).
+    fn rewrites(&self) -> Vec<dataplane::plane::Rewrite> {
+        self.shared.rewrites.lock().unwrap().iter().cloned().collect()
     }
 
     /// The usage totals so far: (window start ms, kind, user, client-id, ip, value, throttle ms).
@@ -499,6 +530,7 @@ impl DataPlane {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RateCore>()?;
     m.add_class::<DataPlane>()?;
+    m.add_class::<dataplane::quota::ManualClock>()?;
     m.add_function(wrap_pyfunction!(py_java_round, m)?)?;
     m.add_function(wrap_pyfunction!(record_and_throttle_each, m)?)?;
     m.add_function(wrap_pyfunction!(_time_decisions_ns, m)?)?;

@@ -10,6 +10,7 @@ import socket
 import pytest
 from prometheus_client import generate_latest
 
+from harness.charging import charging_gateway
 from kconfigs.errors import ValidationError
 from kconfigs.model import QuotaEntity
 from kconfigs.profiles import StoreOptions
@@ -94,9 +95,10 @@ def test_an_active_entitys_limit_is_a_gauge_labelled_as_its_usage():
             ({"client-id": "reader"}, {"consumer_byte_rate": 4096.0, "request_percentage": 25.0}),
         ]
     )
-    quotas.on_produce("alice", "app", "10.0.0.1", 100)
-    quotas.on_fetch("bob", "reader", "10.0.0.2", 100)
-    quotas.on_produce("carol", "unlimited", "10.0.0.3", 100)  # no quota applies: no limit to show
+    with charging_gateway(quotas) as gateway:
+        gateway.charge("produce", "alice", "app", "10.0.0.1", 100)
+        gateway.charge("fetch", "bob", "reader", "10.0.0.2", 100)
+        gateway.charge("produce", "carol", "unlimited", "10.0.0.3", 100)  # no quota applies: no limit to show
     text = generate_latest(GatewayStats(quotas.metric_samples, limits=quotas.limit_samples).registry).decode()
     limits = sorted(line for line in text.splitlines() if line.startswith("kconfigs_gateway_quota_limit{"))
     assert limits == [

@@ -9,8 +9,10 @@ import threading
 
 import pytest
 
+from harness.charging import charging_gateway
 from harness.cli import run_main
 from kconfigs_enforcement.gateway import native_plane
+from kconfigs_enforcement.gateway.native_ext import ManualClock
 from kconfigs_enforcement.gateway.quotas import QuotaGate
 
 #: runs the CLI as an install built without cargo would: importing the extension fails
@@ -85,18 +87,19 @@ def test_throttle_first_versions_match_the_schemas():
 
 
 def _produce_rate(threads: int, per_thread: int, size: int) -> float:
-    gate = QuotaGate(window_num=11, clock_ms=lambda: 1_000)
+    gate = QuotaGate(window_num=11, clock=ManualClock(1_000))
     gate.load([({"client-id": "app"}, {"producer_byte_rate": 1e12})])
+    with charging_gateway(gate) as gateway:
 
-    def charge():
-        for _ in range(per_thread):
-            gate.on_produce("ANONYMOUS", "app", "127.0.0.1", size)
+        def charge():
+            for _ in range(per_thread):
+                gateway.charge("produce", "ANONYMOUS", "app", "127.0.0.1", size)
 
-    workers = [threading.Thread(target=charge) for _ in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
+        workers = [threading.Thread(target=charge) for _ in range(threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
     rates = [s.value for s in gate.metric_samples() if s.group == "Produce" and s.name == "byte-rate"]
     assert len(rates) == 1
     return rates[0]
@@ -106,3 +109,69 @@ def test_one_entity_charged_from_many_threads_is_charged_exactly():
     """The native data plane charges from its worker threads: one entity's connections on
     different threads must add up to exactly what one thread charging it all would."""
     assert _produce_rate(8, 2_000, 1000) == _produce_rate(1, 16_000, 1000)
+
+
+def test_the_control_plane_protocol_is_every_call_the_data_plane_makes():
+    """The Rust side calls the bridge by name: the names in its source are the Protocol's methods."""
+    import re
+    from pathlib import Path
+
+    import kconfigs_enforcement
+
+    source = Path(kconfigs_enforcement.__path__[0]) / "native" / "src"
+    rust = "\n".join(p.read_text() for p in source.rglob("*.rs"))
+    called = set(re.findall(r'call_method1\(\s*py,\s*"([a-z_]+)"', rust))
+    called |= set(re.findall(r'bridge_i64\(\s*"([a-z_]+)"', rust))
+    declared = {name for name in vars(native_plane.ControlPlane) if not name.startswith("_")}
+    assert called == declared
+    bridge = native_plane.Bridge
+    assert all(getattr(bridge, name) is not getattr(native_plane.ControlPlane, name) for name in declared)
+
+
+def test_a_bridge_error_is_logged_through_the_gateway_logger_and_fails_closed(caplog):
+    """A connection the control plane cannot judge (its connection_attempt raised) is refused,
+    and the error is one line of the gateway's log, not a traceback on stderr."""
+    import asyncio
+    import logging
+    import socket
+
+    from kconfigs_enforcement.gateway.config import GatewayConfig
+    from kconfigs_enforcement.gateway.native_plane import NativeGateway
+
+    async def attempt() -> tuple[bytes, float, float]:
+        config = GatewayConfig(upstreams=(("127.0.0.1", 9),), listen=("127.0.0.1", 0), advertised_host="127.0.0.1")
+        gateway = NativeGateway(config)
+        gateway.quotas.load([({"ip": None}, {"connection_creation_rate": 100.0})])
+
+        def broken(ip: str):
+            raise RuntimeError("quota state unavailable")
+
+        gateway._bridge.connection_attempt = broken
+        await gateway.start()
+        try:
+            with socket.create_connection(gateway.bootstrap_address, timeout=10) as conn:
+                conn.sendall(b"\x00\x00\x00\x0c\x00\x12\x00\x00\x00\x00\x00\x01\x00\x02ab")
+                answer = await asyncio.get_running_loop().run_in_executor(None, conn.recv, 64)
+        finally:
+            await gateway.stop()
+        stats = gateway.stats
+        return answer, stats._refused.labels("bootstrap")._value.get(), stats._accepted.labels("bootstrap")._value.get()
+
+    with caplog.at_level(logging.ERROR, logger="kconfigs.gateway"):
+        answer, refused, accepted = asyncio.run(attempt())
+    assert (answer, refused, accepted) == (b"", 1, 0)  # refused unanswered, never proxied
+    errors = [r.getMessage() for r in caplog.records if r.name == "kconfigs.gateway" and r.levelno >= logging.ERROR]
+    assert errors == ["control plane call connection_attempt failed: RuntimeError: quota state unavailable"], errors
+
+
+def test_api_keys_and_charged_kinds_are_the_same_on_both_sides():
+    """Kafka's API numbers come from the `kafka-protocol` crate on the Rust side; Python's names
+    for them, and the quota kinds the data plane charges, must be the same numbers and names."""
+    from kconfigs.keys import QUOTA_KINDS
+    from kconfigs_enforcement._native import testing
+    from kconfigs_enforcement.gateway import quotas, versions
+
+    python_keys = {name: getattr(versions, name) for name in dir(versions) if name in testing.API_KEYS}
+    assert len(python_keys) >= 8
+    assert python_keys == {name: testing.API_KEYS[name] for name in python_keys}
+    assert set(testing.CHARGED_KINDS) == set(quotas.KIND_KEYS) <= set(QUOTA_KINDS)

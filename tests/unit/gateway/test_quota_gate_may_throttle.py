@@ -1,6 +1,8 @@
 """QuotaGate.may_throttle decides which requests the gateway handles one at a time (as a broker
 does) so that a throttle applies from the very next request."""
 
+from harness.charging import charging_gateway
+from kconfigs_enforcement.gateway.native_ext import ManualClock
 from kconfigs_enforcement.gateway.quotas import QuotaGate
 
 
@@ -30,12 +32,13 @@ def test_a_default_request_quota_binds_every_non_exempt_request():
 def test_resolve_hands_out_the_sensor_the_gate_itself_records_into():
     """The native data plane records into the sensor ``resolve`` returns: it must be the one the
     gate's own charges and its metrics use, and None exactly when a charge records nothing."""
-    gate = QuotaGate(window_num=2, clock_ms=lambda: 5_000)
+    gate = QuotaGate(window_num=2, clock=ManualClock(5_000))
     assert gate.resolve("produce", "ANONYMOUS", "app") == (None, False)  # no quotas at all
     gate.load([({"client-id": "app"}, {"producer_byte_rate": 1000.0})])
     sensor, finite = gate.resolve("produce", "ANONYMOUS", "app")
     assert finite and sensor.bound == 1000.0
-    gate.on_produce("ANONYMOUS", "app", "10.0.0.7", 700)
+    with charging_gateway(gate) as gateway:
+        gateway.charge("produce", "ANONYMOUS", "app", "10.0.0.7", 700)
     sensor.record_and_throttle(800, 5_000)  # as the data plane does, from another thread
     rates = {s.tags["client-id"]: s.value for s in gate.metric_samples() if s.name == "byte-rate"}
     assert rates == {"app": 1500 / 1.0}

@@ -29,14 +29,14 @@ use super::splice::Pipe;
 use super::stream::{self, Fault, Forward};
 use super::tail::{EndpointTail, FetchTailRewrite, ShareFetchTailRewrite, TailRewrite};
 use super::wire::{
-    self, Malformed, RequestPrefix, API_VERSIONS, FETCH, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE, SHARE_ACKNOWLEDGE,
-    SHARE_FETCH,
+    self, Malformed, RequestPrefix, API_VERSIONS, FETCH, JOIN_GROUP, PRODUCE, SASL_AUTHENTICATE, SASL_HANDSHAKE,
+    SHARE_ACKNOWLEDGE, SHARE_FETCH, SYNC_GROUP,
 };
 
 const EXEMPT_APIS: [i16; 3] = [API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE];
 /// APIs that may wait in broker purgatory (long polls, group rendezvous): their upstream round
 /// trip is not service time, so only the gateway's own handling time counts for them.
-const PARKING_APIS: [i16; 4] = [FETCH, 11, 14, SHARE_FETCH];
+const PARKING_APIS: [i16; 4] = [FETCH, JOIN_GROUP, SYNC_GROUP, SHARE_FETCH];
 /// Fetches whose response bytes a broker charges to `consumer_byte_rate`, and that it answers
 /// empty when it throttles them (KafkaApis: Fetch, and ShareFetch as KIP-932 has it).
 const FETCHES: [i16; 2] = [FETCH, SHARE_FETCH];
@@ -84,9 +84,15 @@ impl From<std::io::Error> for Close {
     }
 }
 
+/// (api key, version, upstream addresses) of an address rewrite, kept for inspection.
+pub type Rewrite = (i16, i16, Vec<(String, i32)>);
+const MAX_RECENT_REWRITES: usize = 10_000;
+
 pub struct Shared {
     pub settings: Settings,
-    bridge: Py<PyAny>,
+    /// the latest address rewrites (observability; read by `DataPlane.rewrites`)
+    pub rewrites: Mutex<std::collections::VecDeque<Rewrite>>,
+    pub(crate) bridge: Py<PyAny>,
     pub quota_active: AtomicBool,
     /// resolved sensors, native charging and usage totals (quota.rs)
     pub quotas: Quotas,
@@ -110,13 +116,14 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(settings: Settings, bridge: Py<PyAny>) -> Arc<Shared> {
+    pub fn new(settings: Settings, bridge: Py<PyAny>, clock: quota::Clock) -> Arc<Shared> {
         let next_port = settings.broker_port_start;
         Arc::new(Shared {
             settings,
+            rewrites: Mutex::new(std::collections::VecDeque::new()),
             bridge,
             quota_active: AtomicBool::new(false),
-            quotas: Quotas::default(),
+            quotas: Quotas::with_clock(clock),
             admin_owned: Mutex::new(Vec::new()),
             mapping: Mutex::new(HashMap::new()),
             bind_lock: AsyncMutex::new(next_port),
@@ -192,24 +199,17 @@ impl Shared {
     where
         A: for<'py> pyo3::call::PyCallArgs<'py>,
     {
-        Python::attach(|py| match self.bridge.call_method1(py, name, args) {
-            Ok(v) => v.extract::<i64>(py).unwrap_or(0),
-            Err(e) => {
-                e.print(py);
-                0
-            }
-        })
-    }
-
-    fn bridge_bool<A>(&self, name: &str, args: A) -> bool
-    where
-        A: for<'py> pyo3::call::PyCallArgs<'py>,
-    {
-        Python::attach(|py| match self.bridge.call_method1(py, name, args) {
-            Ok(v) => v.is_truthy(py).unwrap_or(false),
-            Err(e) => {
-                e.print(py);
-                false
+        Python::attach(|py| {
+            match self
+                .bridge
+                .call_method1(py, name, args)
+                .and_then(|v| v.extract::<i64>(py))
+            {
+                Ok(v) => v,
+                Err(e) => {
+                    quota::bridge_error(py, &self.bridge, name, &e);
+                    0
+                }
             }
         })
     }
@@ -223,29 +223,9 @@ impl Shared {
         })
     }
 
-    /// The resolution when charging runs here; None = every charge goes through the bridge
-    /// (a manual clock in the control plane, or pure-Python sensors).
-    fn native_resolution(
-        &self,
-        memo: &Memo,
-        kind: Kind,
-        user: &str,
-        client_id: &Option<String>,
-    ) -> Option<Arc<Resolution>> {
-        if !self.quotas.native.load(Ordering::Relaxed) {
-            return None;
-        }
-        let resolved = self.resolution(memo, kind, user, client_id);
-        (!resolved.via_bridge).then_some(resolved)
-    }
-
     /// Whether a finite quota of one of `kinds` applies (the response may throttle).
     fn may_throttle(&self, memo: &Memo, user: &str, client_id: &Option<String>, kinds: &[Kind]) -> bool {
-        if self.quotas.native.load(Ordering::Relaxed) {
-            return kinds.iter().any(|&k| self.resolution(memo, k, user, client_id).finite);
-        }
-        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-        self.bridge_bool("may_throttle", (user, client_id.clone(), names))
+        kinds.iter().any(|&k| self.resolution(memo, k, user, client_id).finite)
     }
 
     /// The most a consumer's Fetch may ask for under its fetch quota (None: no cap).
@@ -254,17 +234,19 @@ impl Shared {
     }
 
     fn wants_producer_ids(&self, memo: &Memo, user: &str) -> bool {
-        if self.quotas.native.load(Ordering::Relaxed) {
-            return self.resolution(memo, Kind::ProducerIds, user, &None).finite;
-        }
-        self.bridge_bool("wants_producer_ids", (user,))
+        self.resolution(memo, Kind::ProducerIds, user, &None).finite
     }
 
-    fn charge_produce(&self, memo: &Memo, user: &str, client_id: &Option<String>, ip: &str, nbytes: i64) -> i64 {
-        let Some(r) = self.native_resolution(memo, Kind::Produce, user, client_id) else {
-            return self.bridge_i64("on_produce", (user, client_id.clone(), ip, nbytes));
-        };
-        let now_ms = quota::monotonic_ms();
+    pub(crate) fn charge_produce(
+        &self,
+        memo: &Memo,
+        user: &str,
+        client_id: &Option<String>,
+        ip: &str,
+        nbytes: i64,
+    ) -> i64 {
+        let r = self.resolution(memo, Kind::Produce, user, client_id);
+        let now_ms = self.quotas.clock.now_ms();
         let throttle_ms = r.sensor.as_ref().map_or(0, |s| quota::charge_bytes(s, nbytes, now_ms));
         let cid = client_id.as_deref().unwrap_or("");
         self.quotas
@@ -273,11 +255,16 @@ impl Shared {
         throttle_ms
     }
 
-    fn charge_request_time(&self, memo: &Memo, user: &str, client_id: &Option<String>, ip: &str, time_ns: i64) -> i64 {
-        let Some(r) = self.native_resolution(memo, Kind::Request, user, client_id) else {
-            return self.bridge_i64("on_request_time", (user, client_id.clone(), ip, time_ns));
-        };
-        let now_ms = quota::monotonic_ms();
+    pub(crate) fn charge_request_time(
+        &self,
+        memo: &Memo,
+        user: &str,
+        client_id: &Option<String>,
+        ip: &str,
+        time_ns: i64,
+    ) -> i64 {
+        let r = self.resolution(memo, Kind::Request, user, client_id);
+        let now_ms = self.quotas.clock.now_ms();
         let throttle_ms = r
             .sensor
             .as_ref()
@@ -289,7 +276,7 @@ impl Shared {
         throttle_ms
     }
 
-    fn charge_fetch_replaced(
+    pub(crate) fn charge_fetch_replaced(
         &self,
         memo: &Memo,
         user: &str,
@@ -298,29 +285,22 @@ impl Shared {
         nbytes: i64,
         request_throttle_ms: i64,
     ) -> i64 {
-        let Some(r) = self.native_resolution(memo, Kind::Fetch, user, client_id) else {
-            return self.bridge_i64(
-                "on_fetch_replaced",
-                (user, client_id.clone(), ip, nbytes, request_throttle_ms),
-            );
-        };
+        let r = self.resolution(memo, Kind::Fetch, user, client_id);
         let cid = client_id.as_deref().unwrap_or("");
-        let Some(sensor) = &r.sensor else {
-            if request_throttle_ms == 0 {
-                // fetch quotas disabled and nothing to unrecord: Kafka records nothing
-                self.quotas.usage.record(Kind::Fetch, user, cid, ip, nbytes as f64, 0);
-                return 0;
+        let now_ms = self.quotas.clock.now_ms();
+        let throttle_ms = match &r.sensor {
+            Some(sensor) => quota::charge_fetch_replaced(sensor, nbytes, request_throttle_ms, now_ms),
+            None if request_throttle_ms == 0 => 0, // fetch quotas disabled, nothing to unrecord
+            None => {
+                // rare: Kafka unrecords even with fetch quotas disabled, which creates the sensor;
+                // the next Fetch asks again which sensor applies
+                if let Some(sensor) = quota::unrecord_sensor(&self.bridge, user, cid) {
+                    quota::unrecord(&sensor, nbytes, now_ms);
+                }
+                self.quotas.forget(Kind::Fetch, user, cid);
+                0
             }
-            // rare: Kafka unrecords even with fetch quotas disabled, which creates the sensor;
-            // Python does that, and the next Fetch asks again which sensor applies
-            let throttle_ms = self.bridge_i64(
-                "on_fetch_replaced",
-                (user, client_id.clone(), ip, nbytes, request_throttle_ms),
-            );
-            self.quotas.forget(Kind::Fetch, user, cid);
-            return throttle_ms;
         };
-        let throttle_ms = quota::charge_fetch_replaced(sensor, nbytes, request_throttle_ms, quota::monotonic_ms());
         let delivered = if throttle_ms > 0 || request_throttle_ms > 0 {
             0
         } else {
@@ -332,29 +312,31 @@ impl Shared {
         throttle_ms
     }
 
-    /// KIP-219: the winning throttle on `<quota_type>` `throttle-time`; with native charging it is
-    /// queued for the control plane, which records it before metrics are read (no Python call
-    /// per throttled request).
+    /// New producer ids of `user` (KIP-936, counted by the control plane's producer-id manager).
+    fn charge_producer_ids(&self, user: &str, client_id: &Option<String>, ip: &str, ids: Vec<i64>) -> i64 {
+        let count = ids.len() as f64;
+        let throttle_ms = self.bridge_i64("on_producer_ids", (user, client_id.clone(), ip, ids));
+        let cid = client_id.as_deref().unwrap_or("");
+        self.quotas
+            .usage
+            .record(Kind::ProducerIds, user, cid, ip, count, throttle_ms);
+        throttle_ms
+    }
+
+    /// KIP-219: the winning throttle on `<quota_type>` `throttle-time`, queued for the control
+    /// plane, which records it before metrics are read (no Python call per throttled request).
     fn record_throttle(&self, quota_type: &'static str, user: &str, client_id: &Option<String>, throttle_ms: i64) {
         if throttle_ms <= 0 {
             return;
         }
-        if self.quotas.native.load(Ordering::Relaxed) {
-            let cid = client_id.as_deref().unwrap_or("");
-            self.quotas
-                .queue_throttle(quota_type, user, cid, throttle_ms, quota::monotonic_ms());
-        } else {
-            let _ = self.bridge_i64("record_throttle", (quota_type, user, client_id.clone(), throttle_ms));
-        }
+        let cid = client_id.as_deref().unwrap_or("");
+        self.quotas
+            .queue_throttle(quota_type, user, cid, throttle_ms, self.quotas.clock.now_ms());
     }
 
     /// A connection was muted (counted in the metrics).
     fn throttled(&self, listener: &str) {
-        if self.quotas.native.load(Ordering::Relaxed) {
-            self.quotas.count_throttled(listener);
-        } else {
-            self.event("throttled", listener);
-        }
+        self.quotas.count_throttled(listener);
     }
 
     pub fn log(&self, level: &str, msg: String) {
@@ -373,10 +355,11 @@ impl Shared {
     /// opened as needed, and the control plane told which were rewritten (its metrics).
     async fn advertise(self: &Arc<Self>, key: i16, version: i16, addresses: &[(String, i32)]) -> Result<(), Malformed> {
         self.map_addresses(addresses).await?;
-        let _ = Python::attach(|py| {
-            self.bridge
-                .call_method1(py, "rewritten", (key, version, addresses.to_vec()))
-        });
+        let mut recent = self.rewrites.lock().unwrap();
+        if recent.len() == MAX_RECENT_REWRITES {
+            recent.pop_front();
+        }
+        recent.push_back((key, version, addresses.to_vec()));
         Ok(())
     }
 
@@ -517,13 +500,18 @@ async fn serve_client(
     listener: String,
 ) {
     if shared.quota_active.load(Ordering::Relaxed) {
+        // fails closed: a connection the control plane could not judge is refused
         let (accept, delay_ms) = Python::attach(|py| {
             shared
                 .bridge
                 .call_method1(py, "connection_attempt", (ip.as_str(),))
                 .and_then(|v| v.extract::<(bool, i64)>(py))
-                .unwrap_or((true, 0))
+                .unwrap_or_else(|e| {
+                    quota::bridge_error(py, &shared.bridge, "connection_attempt", &e);
+                    (false, 0)
+                })
         });
+        shared.quotas.usage.record_connection(&ip, accept, delay_ms);
         if delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(delay_ms as u64)).await;
         }
@@ -1174,7 +1162,10 @@ impl Conn {
                 ),
                 "client",
             )),
-            Err(e) => Err(Close::Bad(format!("cannot answer api key {key}: {e}"), "client")),
+            Err(e) => {
+                Python::attach(|py| quota::bridge_error(py, &self.shared.bridge, "admin_answer", &e));
+                Err(Close::Bad(format!("cannot answer api key {key}: {e}"), "client"))
+            }
         }
     }
 
@@ -1209,10 +1200,9 @@ impl Conn {
                     new
                 };
                 if !new.is_empty() {
-                    pid_throttle = self.shared.bridge_i64(
-                        "on_producer_ids",
-                        (principal, prefix.client_id.clone(), self.ip.as_str(), new),
-                    );
+                    pid_throttle = self
+                        .shared
+                        .charge_producer_ids(principal, &prefix.client_id, self.ip.as_str(), new);
                 }
             }
             throttle_ms = self
@@ -1569,7 +1559,11 @@ impl Conn {
                 .bridge
                 .call_method1(py, "owned_ranges", (keys,))
                 .and_then(|v| v.extract::<(Vec<i16>, Vec<(i16, i16, i16)>)>(py))
-                .unwrap_or_default()
+                // no gateway-owned APIs: the broker's own quota admin answers (its ranges pass)
+                .unwrap_or_else(|e| {
+                    quota::bridge_error(py, &self.shared.bridge, "owned_ranges", &e);
+                    Default::default()
+                })
         });
         *self.shared.admin_owned.lock().unwrap() = owned;
         ranges
@@ -1619,14 +1613,15 @@ impl Conn {
             ),
             _ => (0, ""),
         };
-        // only the manager with the larger throttle records it; a tie goes to Request (Kafka)
-        if request_ms > 0 && request_ms >= bandwidth_ms {
-            self.shared.record_throttle("Request", principal, client_id, request_ms);
-        } else if bandwidth_ms > 0 {
-            self.shared
-                .record_throttle(bandwidth_type, principal, client_id, bandwidth_ms);
-        }
-        bandwidth_ms.max(request_ms)
+        let (throttle_ms, recorded_by) = quota::combined_throttle(bandwidth_ms, request_ms);
+        let quota_type = match recorded_by {
+            None => return 0,
+            Some(quota::RecordedBy::Request) => "Request",
+            Some(quota::RecordedBy::Bandwidth) => bandwidth_type,
+        };
+        self.shared
+            .record_throttle(quota_type, principal, client_id, throttle_ms);
+        throttle_ms
     }
 
     fn patch_throttle(&self, key: i16, version: i16, frame: &mut [u8], throttle_ms: i64) {

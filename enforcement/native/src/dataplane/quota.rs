@@ -10,7 +10,7 @@
 //! rate, one charge after another. The throttle math is the rate core's (`ring.rs`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -53,8 +53,6 @@ pub struct Resolution {
     pub sensor: Option<SharedSensor>,
     /// a finite quota applies (the response may throttle)
     pub finite: bool,
-    /// the sensor is not a native one (pure-Python rates): charge through the bridge
-    pub via_bridge: bool,
     /// Fetch only: the most a consumer's Fetch may ask for (the broker's
     /// `getMaxValueInQuotaWindow`, saturated to an int32 as Kafka's `.toInt`); None = no cap
     pub max_fetch_bytes: Option<i32>,
@@ -122,8 +120,8 @@ const MAX_QUEUED_THROTTLES: usize = 100_000;
 
 #[derive(Default)]
 pub struct Quotas {
-    /// off while the control plane's clock is not the monotonic one (tests with a manual clock)
-    pub native: AtomicBool,
+    /// the clock every charge, throttle and usage window reads
+    pub clock: Clock,
     generation: AtomicU64,
     cache: Mutex<Cache>,
     pub usage: Usage,
@@ -133,6 +131,17 @@ pub struct Quotas {
 }
 
 impl Quotas {
+    pub fn with_clock(clock: Clock) -> Quotas {
+        Quotas {
+            clock: clock.clone(),
+            usage: Usage {
+                clock,
+                ..Usage::default()
+            },
+            ..Quotas::default()
+        }
+    }
+
     pub fn queue_throttle(&self, quota_type: &'static str, user: &str, client_id: &str, throttle_ms: i64, now_ms: i64) {
         let mut queue = self.throttles.lock().unwrap();
         if queue.len() < MAX_QUEUED_THROTTLES {
@@ -259,7 +268,7 @@ pub fn ask_python(bridge: &Py<PyAny>, kind: Kind, user: &str, client_id: &str) -
                 // `as` truncates toward zero and saturates (NaN = 0), as Scala's Double.toInt
                 Ok(bytes) => bytes.map(|b| b as i32),
                 Err(e) => {
-                    e.print(py);
+                    bridge_error(py, bridge, "max_fetch_bytes", &e);
                     None
                 }
             }
@@ -272,44 +281,45 @@ fn ask_python_for_sensor(bridge: &Py<PyAny>, kind: Kind, user: &str, client_id: 
     Python::attach(|py| {
         let answer = bridge
             .call_method1(py, "resolve", (kind.name(), user, client_id))
-            .and_then(|v| v.extract::<(Py<PyAny>, bool)>(py));
+            .and_then(|v| v.extract::<(Option<PyRef<'_, RateCore>>, bool)>(py));
         match answer {
-            Ok((sensor, finite)) => {
-                if sensor.is_none(py) {
-                    return Resolution {
-                        sensor: None,
-                        finite,
-                        via_bridge: false,
-                        max_fetch_bytes: None,
-                    };
-                }
-                match sensor.extract::<PyRef<'_, RateCore>>(py) {
-                    Ok(core) => Resolution {
-                        sensor: Some(core.shared()),
-                        finite,
-                        via_bridge: false,
-                        max_fetch_bytes: None,
-                    },
-                    Err(_) => Resolution {
-                        sensor: None,
-                        finite,
-                        via_bridge: true,
-                        max_fetch_bytes: None,
-                    },
-                }
-            }
+            Ok((sensor, finite)) => Resolution {
+                sensor: sensor.map(|core| core.shared()),
+                finite,
+                max_fetch_bytes: None,
+            },
             Err(e) => {
-                e.print(py);
-                // unknown: charge through the bridge, which reports its own errors
+                // fails closed: an entity whose quota cannot be resolved is held by a sensor that
+                // throttles every byte (bound 0), until a reload or expiry run asks again
+                bridge_error(py, bridge, "resolve", &e);
                 Resolution {
-                    sensor: None,
+                    sensor: Some(closed_sensor()),
                     finite: true,
-                    via_bridge: true,
-                    max_fetch_bytes: None,
+                    max_fetch_bytes: Some(0),
                 }
             }
         }
     })
+}
+
+/// A control-plane call that raised: logged through the gateway's logger (`Bridge.log`, the JSON
+/// log), or printed when even that fails. Each caller decides what the failure means (see there).
+pub fn bridge_error(py: Python<'_>, bridge: &Py<PyAny>, call: &str, err: &PyErr) {
+    let message = format!("control plane call {call} failed: {err}");
+    if bridge.call_method1(py, "log", ("error", message)).is_err() {
+        err.print(py);
+    }
+}
+
+/// The sensor of an entity whose quota could not be resolved: a one-second window and a bound of
+/// one byte (or percent), so every charge throttles, by one second at most each.
+fn closed_sensor() -> SharedSensor {
+    Arc::new(Mutex::new(crate::ring::Sensor {
+        ring: crate::ring::Ring::new(2, 1000, false),
+        bound: 1.0,
+        cap_ms: 1000,
+        last_record_ms: 0,
+    }))
 }
 
 /// Milliseconds on CLOCK_MONOTONIC, the clock of Python's `time.monotonic_ns` (the control plane's
@@ -319,6 +329,77 @@ pub fn monotonic_ms() -> i64 {
     // SAFETY: clock_gettime writes one timespec; CLOCK_MONOTONIC always exists on Linux
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
+}
+
+/// The time quotas are charged at: CLOCK_MONOTONIC, or a `ManualClock` shared with the control
+/// plane (tests and benchmarks move it; the data plane reads it without calling Python).
+#[derive(Default, Clone)]
+pub struct Clock(Option<Arc<AtomicI64>>);
+
+impl Clock {
+    pub fn manual(now_ms: Arc<AtomicI64>) -> Clock {
+        Clock(Some(now_ms))
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        match &self.0 {
+            None => monotonic_ms(),
+            Some(now_ms) => now_ms.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Milliseconds since the epoch for the usage log's windows (a manual clock doubles as it).
+    pub fn wall_ms(&self) -> i64 {
+        match &self.0 {
+            None => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0),
+            Some(now_ms) => now_ms.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A clock that moves only when told to (Kafka's `MockTime`), readable by the data plane's worker
+/// threads: the `kconfigs.clock.Clock` protocol, for a `QuotaGate` whose data plane charges at
+/// the test's time.
+#[pyclass(module = "kconfigs_enforcement._native")]
+pub struct ManualClock {
+    pub now: Arc<AtomicI64>,
+}
+
+#[pymethods]
+impl ManualClock {
+    #[new]
+    #[pyo3(signature = (start_ms=0))]
+    fn new(start_ms: i64) -> Self {
+        ManualClock {
+            now: Arc::new(AtomicI64::new(start_ms)),
+        }
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.now.load(Ordering::SeqCst)
+    }
+
+    fn wall_ms(&self) -> i64 {
+        self.now.load(Ordering::SeqCst)
+    }
+
+    /// Advance by `duration_ms` (>= 0).
+    fn sleep(&self, duration_ms: f64) -> PyResult<()> {
+        if duration_ms < 0.0 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "cannot sleep a negative duration",
+            ));
+        }
+        self.now.fetch_add(duration_ms as i64, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn set(&self, now_ms: i64) {
+        self.now.store(now_ms, Ordering::SeqCst);
+    }
 }
 
 fn lock(sensor: &SharedSensor) -> std::sync::MutexGuard<'_, crate::ring::Sensor> {
@@ -348,14 +429,66 @@ pub fn charge_fetch_replaced(sensor: &SharedSensor, nbytes: i64, request_throttl
     throttle_ms
 }
 
+/// `unrecordQuotaSensor` with fetch quotas disabled: the sensor Python creates for it (None: the
+/// bridge failed, reported).
+pub fn unrecord_sensor(bridge: &Py<PyAny>, user: &str, client_id: &str) -> Option<SharedSensor> {
+    Python::attach(|py| {
+        match bridge
+            .call_method1(py, "unrecord_sensor", (user, client_id))
+            .and_then(|v| {
+                v.extract::<PyRef<'_, RateCore>>(py)
+                    .map(|core| core.shared())
+                    .map_err(Into::into)
+            }) {
+            Ok(sensor) => Some(sensor),
+            Err(e) => {
+                bridge_error(py, bridge, "unrecord_sensor", &e);
+                None
+            }
+        }
+    })
+}
+
+/// Record `-nbytes` unchecked (the bytes of a response replaced by an empty throttled one).
+pub fn unrecord(sensor: &SharedSensor, nbytes: i64, now_ms: i64) {
+    lock(sensor).record_no_check(Value::Int(-nbytes), now_ms);
+}
+
+/// Whose `throttle-time` records a request's throttle (KIP-219).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RecordedBy {
+    Bandwidth,
+    Request,
+}
+
+/// `KafkaApis` (Produce and Fetch): the larger throttle applies, and only its quota records it;
+/// the bandwidth quota only when strictly larger (a tie goes to the request quota). Python's
+/// `throttle.combined_throttle` is the same rule; both are checked against
+/// `enforcement/kip219_vectors.csv`.
+pub fn combined_throttle(bandwidth_ms: i64, request_ms: i64) -> (i64, Option<RecordedBy>) {
+    if bandwidth_ms <= 0 && request_ms <= 0 {
+        (0, None)
+    } else if bandwidth_ms > request_ms {
+        (bandwidth_ms, Some(RecordedBy::Bandwidth))
+    } else {
+        (request_ms, Some(RecordedBy::Request))
+    }
+}
+
 /// One window's totals by user, then client-id, then ip, one (value, throttle ms) slot per kind:
 /// a charge borrows the caller's strings, so once its entity has been seen in the window it
 /// allocates nothing.
-type WindowTotals = HashMap<String, HashMap<String, HashMap<String, [Option<(f64, f64)>; KINDS]>>>;
+type WindowTotals = HashMap<String, HashMap<String, HashMap<String, [Option<(f64, f64)>; USAGE_SLOTS]>>>;
+/// the usage slots: one per `Kind`, then connection attempts (by ip alone)
+const USAGE_SLOTS: usize = KINDS + 1;
+const CONNECTION_SLOT: usize = KINDS;
+const USAGE_KINDS: [&str; USAGE_SLOTS] = ["produce", "fetch", "request", "producer_id", "connection"];
+
 /// Totals by epoch-aligned window start.
 type Totals = HashMap<i64, WindowTotals>;
-/// Usage rows: (window start ms, kind, user, client-id, ip, value, throttle ms).
-pub type UsageRow = (i64, &'static str, String, String, String, f64, f64);
+/// Usage rows: (window start ms, kind, user, client-id, ip, value, throttle ms); a connection's
+/// row has no user or client-id.
+pub type UsageRow = (i64, &'static str, Option<String>, Option<String>, String, f64, f64);
 /// A usage row's (window start ms, kind, user, client-id, ip): what a drain sums by.
 type UsageKey = (i64, &'static str, String, String, String);
 
@@ -375,19 +508,27 @@ fn this_threads_shard() -> usize {
 pub struct Usage {
     /// 0 = no usage log
     pub window_ms: AtomicI64,
+    pub clock: Clock,
     shards: [Mutex<Totals>; USAGE_SHARDS],
 }
 
 impl Usage {
     pub fn record(&self, kind: Kind, user: &str, client_id: &str, ip: &str, value: f64, throttle_ms: i64) {
+        self.add(kind as usize, user, client_id, ip, value, throttle_ms);
+    }
+
+    /// A connection attempt from `ip`: 1 accepted or 0 refused, and the delay of a refused one.
+    pub fn record_connection(&self, ip: &str, accepted: bool, delay_ms: i64) {
+        let (value, delay) = if accepted { (1.0, 0) } else { (0.0, delay_ms) };
+        self.add(CONNECTION_SLOT, "", "", ip, value, delay);
+    }
+
+    fn add(&self, slot: usize, user: &str, client_id: &str, ip: &str, value: f64, throttle_ms: i64) {
         let window_ms = self.window_ms.load(Ordering::Relaxed);
         if window_ms <= 0 {
             return;
         }
-        let wall_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
+        let wall_ms = self.clock.wall_ms();
         let mut totals = self.shards[this_threads_shard()].lock().unwrap();
         let window = totals.entry(wall_ms - wall_ms % window_ms).or_default();
         let slots = match window
@@ -404,7 +545,7 @@ impl Usage {
                 .entry(ip.to_string())
                 .or_default(),
         };
-        let slot = slots[kind as usize].get_or_insert((0.0, 0.0));
+        let slot = slots[slot].get_or_insert((0.0, 0.0));
         slot.0 += value;
         slot.1 += throttle_ms as f64;
     }
@@ -418,9 +559,9 @@ impl Usage {
                 for (user, clients) in users {
                     for (client_id, ips) in clients {
                         for (ip, slots) in ips {
-                            for (kind, slot) in Kind::ALL.iter().zip(slots) {
+                            for (kind, slot) in USAGE_KINDS.iter().zip(slots) {
                                 let Some((value, throttle)) = slot else { continue };
-                                let key = (start, kind.name(), user.clone(), client_id.clone(), ip.clone());
+                                let key = (start, *kind, user.clone(), client_id.clone(), ip.clone());
                                 let sum = merged.entry(key).or_insert((0.0, 0.0));
                                 sum.0 += value;
                                 sum.1 += throttle;
@@ -433,6 +574,11 @@ impl Usage {
         merged
             .into_iter()
             .map(|((start, kind, user, client_id, ip), (value, throttle))| {
+                let (user, client_id) = if kind == USAGE_KINDS[CONNECTION_SLOT] {
+                    (None, None)
+                } else {
+                    (Some(user), Some(client_id))
+                };
                 (start, kind, user, client_id, ip, value, throttle)
             })
             .collect()
@@ -462,7 +608,6 @@ mod tests {
             Resolution {
                 sensor: None,
                 finite: false,
-                via_bridge: false,
                 max_fetch_bytes: None,
             }
         };
@@ -488,7 +633,6 @@ mod tests {
             Resolution {
                 sensor: Some(sensor(asked.get() as f64)),
                 finite: true,
-                via_bridge: false,
                 max_fetch_bytes: None,
             }
         };
@@ -567,7 +711,16 @@ mod tests {
         let rows = usage.drain();
         let found: Vec<_> = rows
             .iter()
-            .map(|r| (r.1, r.2.as_str(), r.3.as_str(), r.4.as_str(), r.5, r.6))
+            .map(|r| {
+                (
+                    r.1,
+                    r.2.as_deref().unwrap(),
+                    r.3.as_deref().unwrap(),
+                    r.4.as_str(),
+                    r.5,
+                    r.6,
+                )
+            })
             .collect();
         // a window is an hour here: every charge lands in one (unless the test straddles an hour)
         if rows.iter().all(|r| r.0 == rows[0].0) {
@@ -587,6 +740,59 @@ mod tests {
         usage.window_ms.store(0, Ordering::Relaxed);
         usage.record(Kind::Produce, "alice", "app", "10.0.0.1", 100.0, 0);
         assert!(usage.drain().is_empty(), "no usage log: nothing kept");
+    }
+
+    #[test]
+    fn the_usage_slots_are_the_kinds_in_order_then_connections() {
+        let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names, USAGE_KINDS[..KINDS]);
+        let usage = Usage::default();
+        usage.window_ms.store(1_000, Ordering::Relaxed);
+        usage.record_connection("10.0.0.9", false, 250);
+        let rows = usage.drain();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (
+                rows[0].1,
+                rows[0].2.clone(),
+                rows[0].3.clone(),
+                rows[0].4.as_str(),
+                rows[0].5,
+                rows[0].6
+            ),
+            ("connection", None, None, "10.0.0.9", 0.0, 250.0)
+        );
+    }
+
+    #[test]
+    fn a_manual_clock_is_what_charges_and_usage_windows_read() {
+        let now = Arc::new(AtomicI64::new(7_500));
+        let quotas = Quotas::with_clock(Clock::manual(now.clone()));
+        assert_eq!(quotas.clock.now_ms(), 7_500);
+        quotas.usage.window_ms.store(1_000, Ordering::Relaxed);
+        quotas.usage.record(Kind::Produce, "u", "c", "ip", 5.0, 0);
+        now.store(9_100, Ordering::Relaxed);
+        quotas.usage.record(Kind::Produce, "u", "c", "ip", 7.0, 0);
+        let starts: Vec<(i64, f64)> = quotas.usage.drain().iter().map(|r| (r.0, r.5)).collect();
+        assert_eq!(starts, vec![(7_000, 5.0), (9_000, 7.0)]);
+    }
+
+    #[test]
+    fn the_kip219_combination_gives_kafkas_answers() {
+        let text = include_str!("../../../kip219_vectors.csv");
+        let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).skip(1).collect();
+        assert!(rows.len() >= 6);
+        for row in rows {
+            let f: Vec<&str> = row.split(',').collect();
+            let ms = |i: usize| f[i].parse::<i64>().unwrap();
+            let recorded_by = match f[3] {
+                "" => None,
+                "bandwidth" => Some(RecordedBy::Bandwidth),
+                "request" => Some(RecordedBy::Request),
+                other => panic!("unknown recorder {other}"),
+            };
+            assert_eq!(combined_throttle(ms(0), ms(1)), (ms(2), recorded_by), "{row}");
+        }
     }
 
     #[test]

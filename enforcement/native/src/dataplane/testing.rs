@@ -213,6 +213,14 @@ fn certificate_principal(der: &[u8]) -> Option<String> {
 pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     let m = PyModule::new(parent.py(), "testing")?;
     m.add("ANONYMOUS", sasl::ANONYMOUS)?;
+    m.add(
+        "API_KEYS",
+        wire::NAMED_API_KEYS.iter().copied().collect::<HashMap<&str, i16>>(),
+    )?;
+    m.add(
+        "CHARGED_KINDS",
+        super::quota::Kind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
+    )?;
     m.add("PRODUCE_FIRST_NODE_ENDPOINTS", wire::PRODUCE_FIRST_NODE_ENDPOINTS)?;
     m.add("FETCH_FIRST_NODE_ENDPOINTS", wire::FETCH_FIRST_NODE_ENDPOINTS)?;
     m.add_class::<SaslObserver>()?;

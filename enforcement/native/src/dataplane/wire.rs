@@ -7,23 +7,53 @@
 
 use std::fmt;
 
+use kafka_protocol::messages::ApiKey;
+
 pub const MIN_REQUEST_FRAME_BYTES: i32 = 10;
 pub const MIN_RESPONSE_FRAME_BYTES: i32 = 4;
-pub const PRODUCE: i16 = 0;
-pub const FETCH: i16 = 1;
-pub const METADATA: i16 = 3;
-pub const FIND_COORDINATOR: i16 = 10;
-pub const SASL_HANDSHAKE: i16 = 17;
-pub const API_VERSIONS: i16 = 18;
-pub const SASL_AUTHENTICATE: i16 = 36;
-pub const CREATE_DELEGATION_TOKEN: i16 = 38;
-pub const RENEW_DELEGATION_TOKEN: i16 = 39;
-pub const EXPIRE_DELEGATION_TOKEN: i16 = 40;
-pub const DESCRIBE_DELEGATION_TOKEN: i16 = 41;
-pub const DESCRIBE_QUORUM: i16 = 55;
-pub const DESCRIBE_CLUSTER: i16 = 60;
-pub const SHARE_FETCH: i16 = 78;
-pub const SHARE_ACKNOWLEDGE: i16 = 79;
+// Kafka API keys: the `kafka-protocol` crate's table (Python's `versions.py` is checked against
+// these by a test, through `_native.testing.API_KEYS`).
+pub const PRODUCE: i16 = ApiKey::Produce as i16;
+pub const FETCH: i16 = ApiKey::Fetch as i16;
+pub const METADATA: i16 = ApiKey::Metadata as i16;
+pub const FIND_COORDINATOR: i16 = ApiKey::FindCoordinator as i16;
+pub const JOIN_GROUP: i16 = ApiKey::JoinGroup as i16;
+pub const SYNC_GROUP: i16 = ApiKey::SyncGroup as i16;
+pub const SASL_HANDSHAKE: i16 = ApiKey::SaslHandshake as i16;
+pub const API_VERSIONS: i16 = ApiKey::ApiVersions as i16;
+pub const SASL_AUTHENTICATE: i16 = ApiKey::SaslAuthenticate as i16;
+pub const CREATE_DELEGATION_TOKEN: i16 = ApiKey::CreateDelegationToken as i16;
+pub const RENEW_DELEGATION_TOKEN: i16 = ApiKey::RenewDelegationToken as i16;
+pub const EXPIRE_DELEGATION_TOKEN: i16 = ApiKey::ExpireDelegationToken as i16;
+pub const DESCRIBE_DELEGATION_TOKEN: i16 = ApiKey::DescribeDelegationToken as i16;
+pub const DESCRIBE_CLIENT_QUOTAS: i16 = ApiKey::DescribeClientQuotas as i16;
+pub const ALTER_CLIENT_QUOTAS: i16 = ApiKey::AlterClientQuotas as i16;
+pub const DESCRIBE_QUORUM: i16 = ApiKey::DescribeQuorum as i16;
+pub const DESCRIBE_CLUSTER: i16 = ApiKey::DescribeCluster as i16;
+pub const SHARE_FETCH: i16 = ApiKey::ShareFetch as i16;
+pub const SHARE_ACKNOWLEDGE: i16 = ApiKey::ShareAcknowledge as i16;
+/// every API key named here, for the cross-language check
+pub const NAMED_API_KEYS: [(&str, i16); 19] = [
+    ("PRODUCE", PRODUCE),
+    ("FETCH", FETCH),
+    ("METADATA", METADATA),
+    ("FIND_COORDINATOR", FIND_COORDINATOR),
+    ("JOIN_GROUP", JOIN_GROUP),
+    ("SYNC_GROUP", SYNC_GROUP),
+    ("SASL_HANDSHAKE", SASL_HANDSHAKE),
+    ("API_VERSIONS", API_VERSIONS),
+    ("SASL_AUTHENTICATE", SASL_AUTHENTICATE),
+    ("CREATE_DELEGATION_TOKEN", CREATE_DELEGATION_TOKEN),
+    ("RENEW_DELEGATION_TOKEN", RENEW_DELEGATION_TOKEN),
+    ("EXPIRE_DELEGATION_TOKEN", EXPIRE_DELEGATION_TOKEN),
+    ("DESCRIBE_DELEGATION_TOKEN", DESCRIBE_DELEGATION_TOKEN),
+    ("DESCRIBE_CLIENT_QUOTAS", DESCRIBE_CLIENT_QUOTAS),
+    ("ALTER_CLIENT_QUOTAS", ALTER_CLIENT_QUOTAS),
+    ("DESCRIBE_QUORUM", DESCRIBE_QUORUM),
+    ("DESCRIBE_CLUSTER", DESCRIBE_CLUSTER),
+    ("SHARE_FETCH", SHARE_FETCH),
+    ("SHARE_ACKNOWLEDGE", SHARE_ACKNOWLEDGE),
+];
 pub const PRODUCE_FIRST_NODE_ENDPOINTS: i16 = 10;
 pub const FETCH_FIRST_NODE_ENDPOINTS: i16 = 16;
 
