@@ -66,6 +66,18 @@ class QuotaGate:
     def active(self) -> bool:
         return self._enforcer is not None
 
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while the gate's sensors change: a fleet share set under it never interleaves
+        with a snapshot install."""
+        return self._lock
+
+    def byte_rate_managers(self) -> list:
+        """The produce and fetch quota managers, whose sensors a fleet shares (none before the
+        first snapshot)."""
+        enforcer = self._enforcer
+        return [] if enforcer is None else [enforcer.produce, enforcer.fetch]
+
     @_locked
     def load(self, records: QuotaRecords) -> None:
         """Install a full quota snapshot; the next request is judged by it (live reload)."""

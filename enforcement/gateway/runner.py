@@ -187,14 +187,9 @@ def start_fleet_link(config: GatewayConfig, gateway):
 
     gate = gateway.quotas
 
-    def shared_managers() -> list:
-        # the gate's enforcer appears with the first snapshot; its lock orders sensor changes
-        enforcer = gate._enforcer
-        return [] if enforcer is None else [enforcer.produce, enforcer.fetch]
-
     bootstrap = ",".join(f"{host}:{port}" for host, port in config.upstreams)
     link = FleetLink(
-        config.fleet_name, bootstrap, shared_managers, gate._lock, config.fleet_topic, config.fleet_period_ms
+        config.fleet_name, bootstrap, gate.byte_rate_managers, gate.lock, config.fleet_topic, config.fleet_period_ms
     )
     gateway.stats.registry.register(FleetCollector(link))
     link.start()
