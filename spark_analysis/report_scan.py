@@ -85,6 +85,15 @@ def _narrow(inputs: Inputs, only: set[int] | None = None, check_cells: bool = Tr
     return _union(frames)
 
 
+def _optimistic_narrow(inputs: Inputs) -> DataFrame | None:
+    """Every JmxTool cell, exploded before it is cast (jmxtool.optimistic_cells)."""
+    frames = [
+        jmxtool.optimistic_cells(inputs.spark, header, inputs.options, series_of, bad)
+        for header, series_of, bad in inputs.jmx
+    ]
+    return _union(frames)
+
+
 def _canonical(inputs: Inputs) -> DataFrame | None:
     return readers.load_dumps(inputs.spark, inputs.others, inputs.options) if inputs.others else None
 
@@ -101,11 +110,18 @@ def _union(frames: list[DataFrame]) -> DataFrame | None:
 def scan_stats(inputs: Inputs) -> list[dict]:
     """:func:`transforms.group_stats` rows with entity and source columns (one Spark job per shape)."""
     groups = []
-    narrow = None if inputs.local_stats else _narrow(inputs)
     canonical = _canonical(inputs)
+    narrow, stats = None, []
+    if inputs.local_stats:
+        stats = _local_stats(inputs)
+    elif inputs.jmx:
+        narrow = _optimistic_narrow(inputs)
+        stats = _spark_stats(narrow)
+        if any(values["series"] == jmxtool.NOT_A_NUMBER_SERIES for values in stats):
+            narrow = _narrow(inputs)  # a quota cell is text: its line is malformed, checked line by line
+            stats = _spark_stats(narrow)
     if inputs.reuse_scan:
         inputs.scanned.update(narrow=narrow, canonical=canonical)
-    stats = _local_stats(inputs) if inputs.local_stats else _spark_stats(narrow) if narrow is not None else []
     for values in stats:
         groups.append({**dict(zip(_CANONICAL_KEYS, inputs.dims[values.pop("series")])), **values})
     if canonical is not None:
