@@ -128,6 +128,15 @@ def test_the_control_plane_protocol_is_every_call_the_data_plane_makes():
     assert all(getattr(bridge, name) is not getattr(native_plane.ControlPlane, name) for name in declared)
 
 
+def _read_until_closed(conn) -> bytes:
+    """What a connection answers before it closes: a refused connection is closed unread, which
+    ends in a FIN or, with the request still unread on the other side, a reset (both: nothing)."""
+    try:
+        return conn.recv(64)
+    except ConnectionResetError:
+        return b""
+
+
 def test_a_bridge_error_is_logged_through_the_gateway_logger_and_fails_closed(caplog):
     """A connection the control plane cannot judge (its connection_attempt raised) is refused,
     and the error is one line of the gateway's log, not a traceback on stderr."""
@@ -151,7 +160,7 @@ def test_a_bridge_error_is_logged_through_the_gateway_logger_and_fails_closed(ca
         try:
             with socket.create_connection(gateway.bootstrap_address, timeout=10) as conn:
                 conn.sendall(b"\x00\x00\x00\x0c\x00\x12\x00\x00\x00\x00\x00\x01\x00\x02ab")
-                answer = await asyncio.get_running_loop().run_in_executor(None, conn.recv, 64)
+                answer = await asyncio.get_running_loop().run_in_executor(None, _read_until_closed, conn)
         finally:
             await gateway.stop()
         stats = gateway.stats
