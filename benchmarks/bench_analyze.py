@@ -136,14 +136,18 @@ def _truth_rows(dump_dir: Path) -> dict:
     }
 
 
-def max_relative_difference(got: dict, want: dict) -> dict:
-    """Per statistic, the largest |got - want| / |want| over the entities."""
+def max_relative_difference(got: dict, want: dict, stats: tuple[str, ...] = STATS) -> dict:
+    """Per statistic, the largest |got - want| / |want| over the entities (a statistic one tool
+    leaves out, None, differs infinitely unless both leave it out)."""
     if set(got) != set(want):
         return {"entities_differ": len(set(got) ^ set(want))}
     worst = {}
     for key, expected in want.items():
-        for name in STATS:
+        for name in stats:
             value, ref = got[key][name], expected[name]
+            if value is None or ref is None:
+                worst[name] = max(worst.get(name, 0.0), 0.0 if value == ref else float("inf"))
+                continue
             worst[name] = max(worst.get(name, 0.0), abs(value - ref) / abs(ref) if ref else abs(value))
     return worst
 

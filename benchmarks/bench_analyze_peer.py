@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import machine, write_section  # noqa: E402
-from bench_analyze import _pandas_key, _spark_rows, measure, tree_rss_bytes  # noqa: E402,F401
+from bench_analyze import _pandas_key, _spark_rows, max_relative_difference, measure, tree_rss_bytes  # noqa: E402,F401
 
 ENTITIES = 500
 BROKERS = 2
@@ -74,21 +74,6 @@ def _duckdb_rows(path: Path) -> dict:
     return {_pandas_key(r["entity"]): r for r in json.loads(path.read_text())}
 
 
-def max_relative_difference(got: dict, want: dict) -> dict:
-    """Per statistic, the largest |got - want| / |want| over the entities (both tools' rows)."""
-    if set(got) != set(want):
-        return {"entities_differ": len(set(got) ^ set(want))}
-    worst = {}
-    for key, expected in want.items():
-        for name in STATS:
-            value, ref = got[key][name], expected[name]
-            if value is None or ref is None:
-                worst[name] = max(worst.get(name, 0.0), 0.0 if value == ref else float("inf"))
-                continue
-            worst[name] = max(worst.get(name, 0.0), abs(value - ref) / abs(ref) if ref else abs(value))
-    return worst
-
-
 def generate_dump(samples: int, out: Path) -> None:
     if (out / "truth.json").exists():
         return
@@ -129,7 +114,7 @@ def run_size(samples: int, workdir: Path, rounds: int, timeout_s: float, command
     report_ok = any(r["status"] == 0 for r in result["runs"].get("report", []))
     if report_ok and any(r["status"] == 0 for r in result["runs"]["duckdb"]):
         spark_json = workdir / f"kconfigs-report-{samples}.json"
-        result["diff"] = max_relative_difference(_spark_rows(spark_json), _duckdb_rows(peer_json))
+        result["diff"] = max_relative_difference(_spark_rows(spark_json), _duckdb_rows(peer_json), STATS)
     return result
 
 

@@ -249,6 +249,42 @@ def mean_rate(lines: list[dict], window_count: int, window_ms: int) -> float:
     return sum(l["value"] for l in lines) * 1000 / max(window_count * window_ms, 1)
 
 
+class ServeProcess:
+    """``kconfigs serve ARGS`` as a process listening on a free port, with its metrics listener
+    (/metrics, /healthz, /readyz), its usage log and its log (JSON lines) in ``workdir``."""
+
+    def __init__(self, workdir: Path, *args: str):
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.port, self.metrics_port = free_port(), free_port()
+        self.bootstrap = f"{LOCALHOST}:{self.port}"
+        self.usage = workdir / "usage.jsonl"
+        self.log_path = workdir / "serve.log"
+        self._log = open(self.log_path, "wb")
+        argv = [sys.executable, "-m", "kconfigs", "serve", *args, "--listen", self.bootstrap]
+        argv += ["--metrics-listen", f"{LOCALHOST}:{self.metrics_port}", "--usage-log", str(self.usage)]
+        self.proc = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        wait_for_port(self.port, 60)
+
+    def get(self, path: str) -> tuple[int, str]:
+        """(HTTP status, body) of the metrics listener's ``path``."""
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"http://{LOCALHOST}:{self.metrics_port}{path}", timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+
+    def messages(self) -> list[str]:
+        return [json.loads(l)["msg"] for l in self.log_path.read_text().splitlines() if l.startswith("{")]
+
+    def stop(self) -> int | None:
+        code = stop_process(self.proc, 60)
+        self._log.close()
+        return code
+
+
 class ServedGateway:
     """``kconfigs serve`` as a process with its own embedded store, in front of ``upstream``;
     quota admin through Kafka's API open to anyone (``quota_admin_principals = ["*"]``)."""

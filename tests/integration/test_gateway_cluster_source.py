@@ -11,13 +11,10 @@ listeners), with client ids of their own."""
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -31,12 +28,11 @@ from tests.integration.compat_support import run_kconfigs
 from tests.integration.gateway_support import (
     USAGE_WINDOW_MS,
     ServedGateway,
-    free_port,
+    ServeProcess,
     mean_rate,
     read_usage,
     stop_process,
     usage_inside,
-    wait_for_port,
     wait_until,
 )
 
@@ -54,27 +50,8 @@ def cluster(kraft_broker_factory):
     return kraft_broker_factory(sasl_scram=True)
 
 
-class ClusterGateway:
-    """``kconfigs serve`` as a process (JSON logs), its metrics listener and its usage log."""
-
-    def __init__(self, workdir: Path, *store_args: str):
-        workdir.mkdir(parents=True, exist_ok=True)
-        self.port, self.metrics_port = free_port(), free_port()
-        self.bootstrap = f"127.0.0.1:{self.port}"
-        self.usage = workdir / "usage.jsonl"
-        self.log_path = workdir / "serve.log"
-        self._log = open(self.log_path, "wb")
-        argv = [sys.executable, "-m", "kconfigs", "serve", *store_args, "--listen", self.bootstrap]
-        argv += ["--metrics-listen", f"127.0.0.1:{self.metrics_port}", "--usage-log", str(self.usage)]
-        self.proc = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        wait_for_port(self.port, 60)
-
-    def get(self, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}{path}", timeout=10) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode()
+class ClusterGateway(ServeProcess):
+    """``kconfigs serve STORE_ARGS`` as a process, and the limits its metrics say it holds."""
 
     def limit(self, client_id: str) -> float | None:
         """The Produce limit the gateway holds ``client_id`` to, from its metrics (None: none)."""
@@ -85,14 +62,6 @@ class ClusterGateway:
         )
         found = pattern.search(self.get("/metrics")[1])
         return float(found.group(1)) if found else None
-
-    def messages(self) -> list[str]:
-        return [json.loads(l)["msg"] for l in self.log_path.read_text().splitlines() if l.startswith("{")]
-
-    def stop(self) -> int | None:
-        code = stop_process(self.proc, 60)
-        self._log.close()
-        return code
 
 
 def _java_producer(bootstrap: str, client_id: str) -> subprocess.Popen:

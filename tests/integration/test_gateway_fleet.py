@@ -14,8 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -24,13 +22,12 @@ import pytest
 from tests.integration.compat_support import run_kconfigs
 from tests.integration.gateway_support import (
     USAGE_WINDOW_MS,
-    free_port,
+    ServeProcess,
     mean_rate,
     produce_until,
     read_usage,
     stop_process,
     usage_inside,
-    wait_for_port,
     wait_until,
 )
 
@@ -69,7 +66,7 @@ producer.flush(10)
 """
 
 
-class FleetGateway:
+class FleetGateway(ServeProcess):
     """``kconfigs serve --fleet`` as a process with its own embedded store, metrics and usage log."""
 
     def __init__(self, upstream: str, workdir: Path, fleet: str):
@@ -80,24 +77,11 @@ class FleetGateway:
         SqliteStore(str(self.store)).close()
         alter = ["alter", "--store", str(self.store), "--client-default", "--set", f"producer_byte_rate={QUOTA}"]
         assert run_kconfigs(alter).rc == 0
-        self.port, self.metrics_port = free_port(), free_port()
-        self.bootstrap = f"127.0.0.1:{self.port}"
-        self.usage = workdir / "usage.jsonl"
-        self._log = open(workdir / "serve.log", "wb")
-        argv = [sys.executable, "-m", "kconfigs", "serve", "--upstream", upstream, "--store", str(self.store)]
-        argv += ["--listen", self.bootstrap, "--metrics-listen", f"127.0.0.1:{self.metrics_port}"]
         settings = workdir / "gateway.toml"
         settings.write_text(f"quota_window_num = {QUOTA_WINDOW_NUM}\n")
-        argv += ["--usage-log", str(self.usage), "--fleet", fleet, "--config", str(settings)]
-        self.proc = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        wait_for_port(self.port, 60)
-
-    def get(self, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}{path}", timeout=10) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode()
+        super().__init__(
+            workdir, "--upstream", upstream, "--store", str(self.store), "--fleet", fleet, "--config", str(settings)
+        )
 
     def members(self) -> int:
         found = re.search(r"(\d+) members", self.get("/readyz")[1])
@@ -107,10 +91,6 @@ class FleetGateway:
         pattern = r'^kconfigs_fleet_share\{client_id="%s",fleet="[^"]+",quota_type="Produce",user="[^"]*"\} (\S+)$'
         found = re.search(pattern % re.escape(client_id), self.get("/metrics")[1], re.M)
         return float(found.group(1)) if found else None
-
-    def stop(self) -> None:
-        stop_process(self.proc, 30)
-        self._log.close()
 
 
 @pytest.fixture(scope="module")
