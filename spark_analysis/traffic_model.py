@@ -33,7 +33,8 @@ dump began, and a fresh one would let a burst of quota × 10 s through.
 
 Gateway usage-log lines are measured per window at the gateway, which logs what was sent and the
 throttles it returned in that window: their demand is their observed rate, their window is given
-(``window_ms``, starting at ``ts_ms``), and a line is throttled for a throttle in its own window.
+(``window_ms``, starting at ``ts_ms``), and a line is throttled for a throttle in its own window,
+or when a throttle given before holds the client muted through its end.
 """
 
 from __future__ import annotations
@@ -197,7 +198,8 @@ class SensorGroupReplay:
     ) -> None:
         """A modelled request of a sample's demand; ``last_of_sample`` closes that sample, which
         counts as throttled when the client was throttled in the ``throttle_lookback_ms`` before
-        it (a broker's throttle-time: :data:`THROTTLE_AVG_MS`; a usage-log line: its window). A
+        it (a broker's throttle-time: :data:`THROTTLE_AVG_MS`; a usage-log line: its window) or
+        is muted still. A
         request not ``counted`` is warm-up (the traffic before the first sample): replayed, not
         added up."""
         self._wake_until(now_ms)
@@ -214,7 +216,10 @@ class SensorGroupReplay:
             self._deliver(key, client, now_ms, value)
         if last_of_sample:
             client.totals.samples += 1
-            client.totals.throttled_samples += now_ms - client.last_throttle_ms < throttle_lookback_ms
+            # still muted at the sample's end: its requests wait for a throttle given before the
+            # lookback (a usage-log line's window is shorter than a long mute), held back all the same
+            held_back = now_ms - client.last_throttle_ms < throttle_lookback_ms or now_ms < client.muted_until_ms
+            client.totals.throttled_samples += held_back
 
     def as_sent(self, key: tuple, kind: str, now_ms: int, value: int) -> None:
         """A request exactly as recorded (a trace event, a connection): no client model."""
