@@ -32,7 +32,7 @@ from tests.integration.gateway_support import (
 )
 
 pytestmark = pytest.mark.integration
-QUOTA = int(__import__("os").environ.get("FLEET_QUOTA", 600_000))  # bytes/s, each client id (a default client quota)
+QUOTA = 600_000  # bytes/s, each client id (a default client quota)
 #: Kafka's default quota window (11 samples of 1 s)
 KAFKA_WINDOW_S = 11
 #: the steady state is measured over two windows: these clients' throttle cycles (a burst, a pause)
