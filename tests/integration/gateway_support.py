@@ -263,7 +263,9 @@ class ServeProcess:
         argv = [sys.executable, "-m", "kconfigs", "serve", *args, "--listen", self.bootstrap]
         argv += ["--metrics-listen", f"{LOCALHOST}:{self.metrics_port}", "--usage-log", str(self.usage)]
         self.proc = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # the metrics listener is bound after the data port: a test reading /metrics waits for both
         wait_for_port(self.port, 60)
+        wait_for_port(self.metrics_port, 30)
 
     def get(self, path: str) -> tuple[int, str]:
         """(HTTP status, body) of the metrics listener's ``path``."""

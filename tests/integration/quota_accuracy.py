@@ -128,6 +128,15 @@ def usage_series(lines: list[dict], client_id: str, kind: str = "produce") -> li
     return points
 
 
+def shared_quota_ceiling(quota: float, window_num: int, start_ms: int, end_ms: int, window_size_s: int = 1) -> float:
+    """The highest steady rate several connections of one client may show over [start_ms, end_ms]:
+    1.05·Q, plus one burst allowance Q·(N−1)·W spread over the span. Each connection is muted on its
+    own, so when the client's traffic pauses for (N−1)·W (all its connections muted together, or a
+    stall on a loaded machine) the sensor's samples empty and it may burst again, as on a broker."""
+    span_s = max(end_ms - start_ms, 1) / 1000
+    return quota * (1.05 + (window_num - 1) * window_size_s / span_s)
+
+
 def steady_window(run: dict, window_num: int, window_size_s: int = 1) -> tuple[int, int]:
     """[start + (N+1)·W, end of the flood loop] in epoch ms: excludes the burst allowance Q·(N−1)·W
     and one whole measurement window after it."""
