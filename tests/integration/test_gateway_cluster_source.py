@@ -108,9 +108,13 @@ def _seconds_until_limit(gateway: ClusterGateway, client_id: str, value: float, 
     return time.monotonic() - start
 
 
+def _produce_lines(usage: Path, client_id: str) -> list[dict]:
+    """The usage log's Produce lines of ``client_id`` (its request-time lines carry no quota here)."""
+    return [l for l in read_usage(usage) if l["client_id"] == client_id and l["kind"] == "produce"]
+
+
 def _produce_rate_after(usage: Path, client_id: str, start_ms: float, end_ms: float) -> tuple[float, list[dict]]:
-    lines = [l for l in read_usage(usage) if l["client_id"] == client_id and l["kind"] == "produce"]
-    after, windows = usage_inside(lines, start_ms, end_ms, USAGE_WINDOW_MS)
+    after, windows = usage_inside(_produce_lines(usage, client_id), start_ms, end_ms, USAGE_WINDOW_MS)
     return mean_rate(after, windows, USAGE_WINDOW_MS), after
 
 
@@ -179,7 +183,7 @@ def test_quotas_altered_on_the_cluster_reach_java_and_librdkafka_producers_withi
             # first, or the gateway's; a request that reached the gateway once it held the quota
             # is throttled there, at the new quota
             held_from_ms = altered_ms + latency_s * 1000
-            since = [l for l in read_usage(gateway.usage) if l["client_id"] == client_id and l["ts_ms"] >= held_from_ms]
+            since = [l for l in _produce_lines(gateway.usage, client_id) if l["ts_ms"] >= held_from_ms]
             assert all(l["quota"] == QUOTA_BYTES_PER_SEC and l["throttle_ms"] > 0 for l in since[:1]), (
                 client_id,
                 since[:5],
