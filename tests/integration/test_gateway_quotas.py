@@ -154,8 +154,10 @@ def test_one_client_id_on_connections_spread_over_two_workers_shares_one_quota(t
     charged = steady_rate(usage_series(read_usage(usage), client_id), start_ms, end_ms)
     sent = sum(steady_rate(r["series"], start_ms, end_ms) for r in runs)
     ceiling = shared_quota_ceiling(quota, WINDOW_NUM, start_ms, end_ms)
-    print(f"one client-id over 2 workers: charged {charged / quota:.3f}·Q, sent {sent / quota:.3f}·Q")
-    print(f"ceiling {ceiling / quota:.3f}·Q")
+    print(
+        f"one client-id over 2 workers: charged {charged / quota:.3f}·Q, sent {sent / quota:.3f}·Q, "
+        f"ceiling {ceiling / quota:.3f}·Q"
+    )
     assert 0.95 * quota <= charged <= ceiling, charged / quota
     assert 0.95 * quota <= sent <= ceiling, sent / quota
     assert all(r["throttle_max_ms"] > 0 for r in runs)
